@@ -1,0 +1,74 @@
+// File: pgflow/migrate.h
+//
+// Installs and upgrades pgflow's SQL core. The migrations are embedded in the library (and
+// also installed to share/pgflow/sql/migrations), so no files are needed at run time.
+//
+// migrate() first makes sure the PGMQ queue API exists: it uses the `pgmq` extension when
+// the server offers it and otherwise installs pgflow's bundled pure-SQL PGMQ 1.5.1 layer.
+// Then it applies every pending migration in order, each in its own transaction, and records
+// version, name and checksum in the ledger table pgflow.schema_migrations. Concurrent
+// callers are serialised by an advisory lock; re-running is a no-op.
+//
+// Example:
+//
+//   if (absl::Status s = pgflow::migrate(database_url); !s.ok()) { ... }
+#ifndef PGFLOW_MIGRATE_H_
+#define PGFLOW_MIGRATE_H_
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace pgflow {
+
+// A migration this library carries.
+struct Migration {
+  int version = 0;       // 1, 2, ... (the NNNN of NNNN_name.sql)
+  std::string name;      // "core"
+  std::string checksum;  // SHA-256 of the file, hex
+  std::string file_name() const;  // "0001_core.sql"
+};
+
+// A migration recorded in a database's ledger.
+struct AppliedMigration {
+  Migration migration;
+  std::string applied_at;  // timestamptz text
+};
+
+// What a database holds, compared with this library.
+struct SchemaStatus {
+  int library_version = 0;                // newest migration this library carries
+  std::vector<AppliedMigration> applied;  // ascending
+  std::vector<Migration> pending;         // ascending; empty when up to date
+  // "extension <version>", "bundled" (pgflow's pure-SQL layer), "external" (a SQL-only
+  // install of upstream PGMQ) or "missing".
+  std::string pgmq_mode;
+};
+
+struct MigrateOptions {
+  // Stop after this version (used to test upgrades). Default: apply everything.
+  std::optional<int> target_version;
+  // How long to wait for another migrator (advisory lock) before failing with kAborted.
+  // Default: 60 s.
+  std::chrono::seconds lock_wait{60};
+};
+
+// The migrations embedded in this library, ascending.
+std::vector<Migration> bundled_migrations();
+
+// Applies pending migrations. Fails, changing nothing further, when an applied migration's
+// checksum differs from the library's copy (the error names the file) or when the database
+// has migrations newer than this library.
+absl::Status migrate(std::string_view conninfo, const MigrateOptions& options = {});
+
+// Reads the ledger and PGMQ mode without changing anything.
+absl::StatusOr<SchemaStatus> schema_status(std::string_view conninfo);
+
+}  // namespace pgflow
+
+#endif  // PGFLOW_MIGRATE_H_

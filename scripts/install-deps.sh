@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs, from Debian 12 packages, everything pgflow needs to build, test and run
+# its demo. Idempotent and non-interactive: packages already present are skipped,
+# so a second run makes no changes and needs no network.
+set -euo pipefail
+
+packages=(
+  g++ cmake make pkg-config git ca-certificates
+  libpq-dev libabsl-dev nlohmann-json3-dev
+  libgtest-dev libgmock-dev googletest libbenchmark-dev
+  postgresql-15 postgresql-contrib postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$'; then
+    missing+=("$p")
+  fi
+done
+
+if [ "${#missing[@]}" -eq 0 ]; then
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}" >&2
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,16 @@
+// Bridges std::string_view to Debian's Abseil, whose absl::string_view is its own type
+// (ABSL_OPTION_USE_STD_STRING_VIEW is 0 there).
+#ifndef PGFLOW_INTERNAL_STRINGS_H_
+#define PGFLOW_INTERNAL_STRINGS_H_
+
+#include <string_view>
+
+#include "absl/strings/string_view.h"
+
+namespace pgflow::internal {
+
+inline absl::string_view av(std::string_view s) { return absl::string_view(s.data(), s.size()); }
+
+}  // namespace pgflow::internal
+
+#endif  // PGFLOW_INTERNAL_STRINGS_H_

@@ -1,0 +1,192 @@
+#include "pgflow/migrate.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "internal/status_macros.h"
+#include "internal/strings.h"
+#include "migrate/embedded_sql.h"
+#include "pg/connection.h"
+#include "pgflow/status.h"
+
+namespace pgflow {
+namespace {
+
+// Session advisory lock held by a migrator ("pgflow" in ASCII).
+constexpr char kMigrateLockKey[] = "110386046168183";
+
+constexpr std::string_view kCreateLedger = R"sql(
+create schema if not exists pgflow;
+create table if not exists pgflow.schema_migrations (
+  version    integer primary key check (version > 0),
+  name       text not null,
+  checksum   text not null,
+  applied_at timestamptz not null default now()
+);
+comment on table pgflow.schema_migrations is
+  'Ledger of pgflow migrations applied by the pgflow migration runner';
+)sql";
+
+constexpr std::string_view kPgmqMode = R"sql(
+select case
+  when exists (select 1 from pg_extension where extname = 'pgmq')
+    then 'extension ' || (select extversion from pg_extension where extname = 'pgmq')
+  when to_regnamespace('pgmq') is null then 'missing'
+  when coalesce(obj_description(to_regnamespace('pgmq'), 'pg_namespace'), '')
+       like 'pgflow bundled PGMQ%' then 'bundled'
+  else 'external'
+end
+)sql";
+
+Migration to_migration(const internal::EmbeddedMigration& m) {
+  return Migration{m.version, std::string(m.name), std::string(m.sha256)};
+}
+
+absl::Status in_transaction(pg::Connection& conn, auto&& body) {
+  PGFLOW_RETURN_IF_ERROR(conn.exec("begin").status());
+  absl::Status status = body();
+  if (!status.ok()) {
+    (void)conn.exec("rollback");  // the connection may be gone; the server rolls back then
+    return status;
+  }
+  return conn.exec("commit").status();
+}
+
+absl::StatusOr<std::vector<AppliedMigration>> read_ledger(pg::Connection& conn) {
+  PGFLOW_ASSIGN_OR_RETURN(pg::Result exists,
+                          conn.exec("select to_regclass('pgflow.schema_migrations') is not null"));
+  std::vector<AppliedMigration> applied;
+  if (exists.scalar() != "t") return applied;
+  PGFLOW_ASSIGN_OR_RETURN(
+      pg::Result rows,
+      conn.exec("select version, name, checksum, applied_at::text "
+                "from pgflow.schema_migrations order by version"));
+  for (int r = 0; r < rows.rows(); ++r) {
+    PGFLOW_ASSIGN_OR_RETURN(std::int64_t version, rows.int64(r, 0));
+    applied.push_back({Migration{static_cast<int>(version), std::string(rows.text(r, 1)),
+                                 std::string(rows.text(r, 2))},
+                       std::string(rows.text(r, 3))});
+  }
+  return applied;
+}
+
+// Checks the ledger against the library: same checksums, nothing newer than the library.
+absl::Status check_ledger(const std::vector<AppliedMigration>& applied) {
+  const auto& embedded = internal::embedded_migrations();
+  const int library_version = embedded.empty() ? 0 : embedded.back().version;
+  for (const AppliedMigration& a : applied) {
+    if (a.migration.version > library_version) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the database has pgflow migration ", a.migration.file_name(),
+          ", newer than this library (which knows up to version ", library_version,
+          "); upgrade the pgflow library"));
+    }
+    const auto& mine = embedded[static_cast<size_t>(a.migration.version - 1)];
+    if (mine.sha256 != a.migration.checksum || mine.name != a.migration.name) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "applied migration ", a.migration.file_name(),
+          " differs from this library's copy (checksum ", a.migration.checksum, " in the ledger, ",
+          internal::av(mine.sha256), " here); released migrations must never be edited"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ensure_pgmq(pg::Connection& conn) {
+  PGFLOW_ASSIGN_OR_RETURN(pg::Result mode, conn.exec(kPgmqMode));
+  if (mode.scalar() != "missing") return absl::OkStatus();
+  PGFLOW_ASSIGN_OR_RETURN(
+      pg::Result available,
+      conn.exec("select exists (select 1 from pg_available_extensions where name = 'pgmq')"));
+  return in_transaction(conn, [&]() -> absl::Status {
+    if (available.scalar() == "t") {
+      return conn.exec("create extension if not exists pgmq").status();
+    }
+    absl::Status s = conn.exec_script(internal::bundled_pgmq_sql());
+    if (!s.ok()) return absl::Status(s.code(), absl::StrCat("installing bundled PGMQ: ", s.message()));
+    return s;
+  });
+}
+
+absl::Status apply(pg::Connection& conn, const internal::EmbeddedMigration& m) {
+  Migration info = to_migration(m);
+  absl::Status s = in_transaction(conn, [&]() -> absl::Status {
+    PGFLOW_RETURN_IF_ERROR(conn.exec_script(m.sql));
+    return conn
+        .exec("insert into pgflow.schema_migrations (version, name, checksum) values ($1, $2, $3)",
+              {std::to_string(m.version), std::string(m.name), std::string(m.sha256)})
+        .status();
+  });
+  if (!s.ok()) {
+    absl::Status out(s.code(), absl::StrCat("migration ", info.file_name(),
+                                            " failed and was rolled back: ", s.message()));
+    if (auto payload = s.GetPayload(kSqlStatePayload)) out.SetPayload(kSqlStatePayload, *payload);
+    return out;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::string Migration::file_name() const {
+  char prefix[16];
+  std::snprintf(prefix, sizeof prefix, "%04d_", version);
+  return absl::StrCat(prefix, name, ".sql");
+}
+
+std::vector<Migration> bundled_migrations() {
+  std::vector<Migration> out;
+  for (const auto& m : internal::embedded_migrations()) out.push_back(to_migration(m));
+  return out;
+}
+
+absl::Status migrate(std::string_view conninfo, const MigrateOptions& options) {
+  PGFLOW_ASSIGN_OR_RETURN(pg::Connection conn, pg::Connection::open(conninfo, "pgflow-migrate"));
+  PGFLOW_RETURN_IF_ERROR(
+      conn.exec("select set_config('lock_timeout', $1, false)",
+                {absl::StrCat(options.lock_wait.count(), "s")})
+          .status());
+  absl::Status locked =
+      conn.exec(absl::StrCat("select pg_advisory_lock(", kMigrateLockKey, ")")).status();
+  if (!locked.ok()) {
+    return absl::Status(locked.code(),
+                        absl::StrCat("waiting for another pgflow migrator: ", locked.message()));
+  }
+  // Migrations take the locks they need themselves, with their own bounded waits.
+  PGFLOW_RETURN_IF_ERROR(conn.exec("set lock_timeout = 0").status());
+
+  absl::Status result = [&]() -> absl::Status {
+    PGFLOW_RETURN_IF_ERROR(ensure_pgmq(conn));
+    PGFLOW_RETURN_IF_ERROR(in_transaction(conn, [&] { return conn.exec_script(kCreateLedger); }));
+    PGFLOW_ASSIGN_OR_RETURN(std::vector<AppliedMigration> applied, read_ledger(conn));
+    PGFLOW_RETURN_IF_ERROR(check_ledger(applied));
+    const int current = applied.empty() ? 0 : applied.back().migration.version;
+    for (const auto& m : internal::embedded_migrations()) {
+      if (m.version <= current) continue;
+      if (options.target_version && m.version > *options.target_version) break;
+      PGFLOW_RETURN_IF_ERROR(apply(conn, m));
+    }
+    return absl::OkStatus();
+  }();
+  (void)conn.exec(absl::StrCat("select pg_advisory_unlock(", kMigrateLockKey, ")"));
+  return result;
+}
+
+absl::StatusOr<SchemaStatus> schema_status(std::string_view conninfo) {
+  PGFLOW_ASSIGN_OR_RETURN(pg::Connection conn, pg::Connection::open(conninfo, "pgflow-status"));
+  SchemaStatus status;
+  const auto& embedded = internal::embedded_migrations();
+  status.library_version = embedded.empty() ? 0 : embedded.back().version;
+  PGFLOW_ASSIGN_OR_RETURN(status.applied, read_ledger(conn));
+  const int current = status.applied.empty() ? 0 : status.applied.back().migration.version;
+  for (const auto& m : embedded) {
+    if (m.version > current) status.pending.push_back(to_migration(m));
+  }
+  PGFLOW_ASSIGN_OR_RETURN(pg::Result mode, conn.exec(kPgmqMode));
+  status.pgmq_mode = std::string(mode.scalar());
+  return status;
+}
+
+}  // namespace pgflow

@@ -1,0 +1,238 @@
+#include "pg/connection.h"
+
+#include <libpq-fe.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <mutex>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "pg/error.h"
+
+namespace pgflow::pg {
+namespace {
+
+// libpq error text ends with a newline; statuses should not.
+std::string trimmed(const char* text) {
+  std::string s = text ? text : "";
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+absl::Status status_from_result(const PGresult* result, PGconn* conn) {
+  if (result == nullptr) return database_error("", trimmed(PQerrorMessage(conn)));
+  const char* sqlstate = PQresultErrorField(result, PG_DIAG_SQLSTATE);
+  std::string message = trimmed(PQresultErrorField(result, PG_DIAG_MESSAGE_PRIMARY));
+  if (message.empty()) message = trimmed(PQresultErrorMessage(result));
+  if (const char* detail = PQresultErrorField(result, PG_DIAG_MESSAGE_DETAIL)) {
+    absl::StrAppend(&message, " (", trimmed(detail), ")");
+  }
+  if (const char* hint = PQresultErrorField(result, PG_DIAG_MESSAGE_HINT)) {
+    absl::StrAppend(&message, " hint: ", trimmed(hint));
+  }
+  // A missing SQLSTATE means libpq itself failed: the connection is gone.
+  return database_error(sqlstate ? sqlstate : "", message);
+}
+
+// Notices (e.g. "schema already exists, skipping") are not errors; callers that care use
+// RAISE ... and read results instead.
+void ignore_notice(void*, const PGresult*) {}
+
+// Closes an eventfd-based stop signal when the wait ends.
+struct EventFd {
+  int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  ~EventFd() {
+    if (fd >= 0) close(fd);
+  }
+};
+
+}  // namespace
+
+// ---- Result ----
+
+void Result::Clear::operator()(PGresult* r) const { PQclear(r); }
+
+Result::Result(PGresult* result) : result_(result) {}
+
+int Result::rows() const { return result_ ? PQntuples(result_.get()) : 0; }
+int Result::columns() const { return result_ ? PQnfields(result_.get()) : 0; }
+
+int Result::column(std::string_view name) const {
+  if (!result_) return -1;
+  return PQfnumber(result_.get(), std::string(name).c_str());
+}
+
+bool Result::is_null(int row, int col) const {
+  return !result_ || PQgetisnull(result_.get(), row, col) == 1;
+}
+
+std::string_view Result::text(int row, int col) const {
+  if (is_null(row, col)) return {};
+  return {PQgetvalue(result_.get(), row, col),
+          static_cast<size_t>(PQgetlength(result_.get(), row, col))};
+}
+
+absl::StatusOr<std::int64_t> Result::int64(int row, int col) const {
+  std::string_view s = text(row, col);
+  std::int64_t value = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (ec != std::errc() || end != s.data() + s.size()) {
+    return absl::InternalError(absl::StrCat("expected an integer in column ", col, ", got '",
+                                            std::string(s), "'"));
+  }
+  return value;
+}
+
+absl::StatusOr<bool> Result::boolean(int row, int col) const {
+  std::string_view s = text(row, col);
+  if (s == "t") return true;
+  if (s == "f") return false;
+  return absl::InternalError(absl::StrCat("expected a boolean in column ", col));
+}
+
+// ---- Connection ----
+
+Connection::Connection(PGconn* conn) : conn_(conn) {}
+
+Connection::Connection(Connection&& other) noexcept : conn_(std::exchange(other.conn_, nullptr)) {}
+
+Connection& Connection::operator=(Connection&& other) noexcept {
+  if (this != &other) {
+    if (conn_) PQfinish(conn_);
+    conn_ = std::exchange(other.conn_, nullptr);
+  }
+  return *this;
+}
+
+Connection::~Connection() {
+  if (conn_) PQfinish(conn_);
+}
+
+absl::StatusOr<Connection> Connection::open(std::string_view conninfo,
+                                            std::string_view application_name) {
+  // libpq merges keyword arrays with the "dbname" entry expanded as a full connection
+  // string, so both URLs and key=value strings work and application_name is added.
+  std::string info(conninfo);
+  std::string app(application_name);
+  const char* keys[] = {"dbname", "application_name", "connect_timeout", nullptr};
+  const char* values[] = {info.c_str(), app.c_str(), "10", nullptr};
+  PGconn* conn = PQconnectdbParams(keys, values, /*expand_dbname=*/1);
+  if (conn == nullptr) return absl::ResourceExhaustedError("libpq could not allocate a connection");
+  if (PQstatus(conn) != CONNECTION_OK) {
+    std::string message = absl::StrCat("cannot connect to ", describe_conninfo(conninfo), ": ",
+                                       trimmed(PQerrorMessage(conn)));
+    PQfinish(conn);
+    return database_error("08001", message);
+  }
+  PQsetNoticeReceiver(conn, ignore_notice, nullptr);
+  return Connection(conn);
+}
+
+absl::StatusOr<Result> Connection::exec(std::string_view sql, const std::vector<Param>& params) {
+  std::vector<const char*> values;
+  values.reserve(params.size());
+  for (const Param& p : params) values.push_back(p ? p->c_str() : nullptr);
+  std::string statement(sql);
+  PGresult* raw = PQexecParams(conn_, statement.c_str(), static_cast<int>(values.size()),
+                               /*paramTypes=*/nullptr, values.data(), /*paramLengths=*/nullptr,
+                               /*paramFormats=*/nullptr, /*resultFormat=*/0);
+  Result result(raw);
+  ExecStatusType st = raw ? PQresultStatus(raw) : PGRES_FATAL_ERROR;
+  if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) return status_from_result(raw, conn_);
+  return result;
+}
+
+absl::Status Connection::exec_script(std::string_view sql) {
+  std::string script(sql);
+  PGresult* raw = PQexec(conn_, script.c_str());
+  Result result(raw);
+  ExecStatusType st = raw ? PQresultStatus(raw) : PGRES_FATAL_ERROR;
+  if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK && st != PGRES_EMPTY_QUERY) {
+    return status_from_result(raw, conn_);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Connection::listen(std::string_view channel) {
+  return exec(absl::StrCat("LISTEN ", quote_identifier(channel))).status();
+}
+
+std::optional<Notification> Connection::take_notification() {
+  PGnotify* n = PQnotifies(conn_);
+  if (n == nullptr) return std::nullopt;
+  Notification out{n->relname ? n->relname : "", n->extra ? n->extra : "", n->be_pid};
+  PQfreemem(n);
+  return out;
+}
+
+absl::StatusOr<std::optional<Notification>> Connection::wait_notification(
+    std::chrono::steady_clock::time_point deadline, std::stop_token stop) {
+  if (auto n = take_notification()) return n;
+  EventFd wake;
+  if (wake.fd < 0) return absl::InternalError("eventfd failed");
+  // A stop request writes to the eventfd and so interrupts poll() at once.
+  std::stop_callback on_stop(stop, [&wake] {
+    std::uint64_t one = 1;
+    [[maybe_unused]] ssize_t n = write(wake.fd, &one, sizeof one);
+  });
+  const int sock = PQsocket(conn_);
+  if (sock < 0) return database_error("", "connection lost");
+  while (!stop.stop_requested()) {
+    auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) return std::optional<Notification>();
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
+    pollfd fds[2] = {{sock, POLLIN, 0}, {wake.fd, POLLIN, 0}};
+    int rc = poll(fds, 2, static_cast<int>(std::min<long long>(left + 1, 60'000)));
+    if (rc < 0) {
+      if (errno == EINTR) continue;
+      return absl::InternalError(absl::StrCat("poll failed: ", std::strerror(errno)));
+    }
+    if (fds[0].revents != 0) {
+      if (PQconsumeInput(conn_) == 0) return database_error("", trimmed(PQerrorMessage(conn_)));
+      if (auto n = take_notification()) return n;
+    }
+  }
+  return std::optional<Notification>();
+}
+
+bool Connection::healthy() const { return conn_ != nullptr && PQstatus(conn_) == CONNECTION_OK; }
+
+int Connection::backend_pid() const { return conn_ ? PQbackendPID(conn_) : 0; }
+
+std::string describe_conninfo(std::string_view conninfo) {
+  char* error = nullptr;
+  PQconninfoOption* options = PQconninfoParse(std::string(conninfo).c_str(), &error);
+  if (options == nullptr) {
+    if (error) PQfreemem(error);
+    return "<unparsable connection string>";
+  }
+  std::string out;
+  for (PQconninfoOption* o = options; o->keyword != nullptr; ++o) {
+    if (o->val == nullptr || o->val[0] == '\0') continue;
+    std::string_view key = o->keyword;
+    if (key != "host" && key != "hostaddr" && key != "port" && key != "dbname" && key != "user") {
+      continue;  // password, sslkey and friends are never shown
+    }
+    if (!out.empty()) out += ' ';
+    absl::StrAppend(&out, o->keyword, "=", o->val);
+  }
+  PQconninfoFree(options);
+  return out.empty() ? "<default connection>" : out;
+}
+
+std::string quote_identifier(std::string_view name) {
+  std::string out = "\"";
+  for (char c : name) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  out += '"';
+  return out;
+}
+
+}  // namespace pgflow::pg
