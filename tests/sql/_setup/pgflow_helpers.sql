@@ -1,0 +1,196 @@
+-- Test helpers for the pgflow SQL core (schema pgflow_tests). Loaded into the test template
+-- after helpers.sql; never part of an installation.
+
+create schema if not exists pgflow_tests;
+
+-- Registers (or re-uses) a worker row; claims need one (step_tasks.last_worker_id FK).
+create or replace function pgflow_tests.ensure_worker(
+  queue_name text,
+  worker_uuid uuid default '11111111-1111-1111-1111-111111111111',
+  function_name text default 'test_worker')
+returns pgflow.workers
+language sql
+as $$
+  insert into pgflow.workers (worker_id, queue_name, function_name)
+  values (worker_uuid, queue_name, function_name)
+  on conflict (worker_id) do update set last_heartbeat_at = now()
+  returning *
+$$;
+
+-- Phase 1 (pgmq.read, no polling) and phase 2 (start_tasks) of a claim, as a worker does it.
+create or replace function pgflow_tests.read_and_start(
+  flow_slug text,
+  vt integer default 1,
+  qty integer default 1,
+  worker_uuid uuid default '11111111-1111-1111-1111-111111111111',
+  function_name text default 'test_worker')
+returns setof pgflow.step_task_record
+language plpgsql
+as $$
+begin
+  perform pgflow_tests.ensure_worker(flow_slug, worker_uuid, function_name);
+  return query
+  select * from pgflow.start_tasks(
+    flow_slug,
+    array(select m.msg_id from pgmq.read(flow_slug, vt, qty) m),
+    worker_uuid);
+end;
+$$;
+
+-- Claims up to qty tasks and completes each with output {"input": <task input>}.
+create or replace function pgflow_tests.poll_and_complete(
+  flow_slug text, vt integer default 1, qty integer default 1)
+returns setof pgflow.step_tasks
+language plpgsql
+as $$
+declare
+  t pgflow.step_task_record;
+begin
+  for t in select * from pgflow_tests.read_and_start(flow_slug, vt, qty) loop
+    return query select * from pgflow.complete_task(t.run_id, t.step_slug, t.task_index,
+                                                    jsonb_build_object('input', t.input));
+  end loop;
+end;
+$$;
+
+-- Claims up to qty tasks and fails each with '<step_slug> FAILED'.
+create or replace function pgflow_tests.poll_and_fail(
+  flow_slug text, vt integer default 1, qty integer default 1)
+returns setof pgflow.step_tasks
+language plpgsql
+as $$
+declare
+  t pgflow.step_task_record;
+begin
+  for t in select * from pgflow_tests.read_and_start(flow_slug, vt, qty) loop
+    return query select * from pgflow.fail_task(t.run_id, t.step_slug, t.task_index,
+                                                t.step_slug || ' FAILED');
+  end loop;
+end;
+$$;
+
+-- Standard fixture flows, all with timeout 1:
+--   sequential:            first -> second -> last
+--   sequential_other:      the same, as flow "other"
+--   two_roots:             root_a, root_b -> last
+--   two_roots_left_right:  connected_root -> left, right; disconnected_root
+create or replace function pgflow_tests.setup_flow(flow_slug text)
+returns void
+language plpgsql
+as $$
+begin
+  if flow_slug in ('sequential', 'sequential_other') then
+    perform pgflow.create_flow(case flow_slug when 'sequential' then 'sequential' else 'other' end,
+                               timeout => 1);
+    perform pgflow.add_step(case flow_slug when 'sequential' then 'sequential' else 'other' end, 'first');
+    perform pgflow.add_step(case flow_slug when 'sequential' then 'sequential' else 'other' end, 'second', array['first']);
+    perform pgflow.add_step(case flow_slug when 'sequential' then 'sequential' else 'other' end, 'last', array['second']);
+  elsif flow_slug = 'two_roots' then
+    perform pgflow.create_flow('two_roots', timeout => 1);
+    perform pgflow.add_step('two_roots', 'root_a');
+    perform pgflow.add_step('two_roots', 'root_b');
+    perform pgflow.add_step('two_roots', 'last', array['root_a', 'root_b']);
+  elsif flow_slug = 'two_roots_left_right' then
+    perform pgflow.create_flow('two_roots_left_right', timeout => 1);
+    perform pgflow.add_step('two_roots_left_right', 'connected_root');
+    perform pgflow.add_step('two_roots_left_right', 'left', array['connected_root']);
+    perform pgflow.add_step('two_roots_left_right', 'right', array['connected_root']);
+    perform pgflow.add_step('two_roots_left_right', 'disconnected_root');
+  else
+    raise exception 'unknown fixture flow %', flow_slug;
+  end if;
+end;
+$$;
+
+-- One step of a flow shape, with upstream's defaults.
+create or replace function pgflow_tests.step_shape(
+  slug text,
+  dependencies text[] default '{}',
+  step_type text default 'single',
+  when_unmet text default 'skip',
+  when_exhausted text default 'fail',
+  required jsonb default null,
+  forbidden jsonb default null,
+  options jsonb default null)
+returns jsonb
+language sql immutable
+as $$
+  select jsonb_build_object(
+    'slug', slug,
+    'stepType', step_type,
+    'dependencies', to_jsonb(array(select d from unnest(dependencies) d order by d)),
+    'whenUnmet', when_unmet,
+    'whenExhausted', when_exhausted,
+    'requiredInputPattern', case when required is null then '{"defined": false}'::jsonb
+                                 else jsonb_build_object('defined', true, 'value', required) end,
+    'forbiddenInputPattern', case when forbidden is null then '{"defined": false}'::jsonb
+                                  else jsonb_build_object('defined', true, 'value', forbidden) end)
+  || case when options is null then '{}'::jsonb else jsonb_build_object('options', options) end
+$$;
+
+-- Makes every message of a queue visible now (skips visibility timeouts and backoffs).
+create or replace function pgflow_tests.reset_message_visibility(queue_name text)
+returns void
+language plpgsql
+as $$
+begin
+  execute format('update pgmq.%I set vt = clock_timestamp()', pgmq.format_table_name(queue_name, 'q'));
+end;
+$$;
+
+-- The queue's messages for a step with their visibility delay in whole seconds from now.
+create or replace function pgflow_tests.message_timing(step_slug text, queue_name text)
+returns table (msg_id bigint, read_ct int, vt_seconds int, message jsonb)
+language plpgsql
+as $$
+begin
+  return query execute format(
+    'select msg_id, read_ct, round(extract(epoch from vt - clock_timestamp()))::int, message
+     from pgmq.%I where message->>''step_slug'' = $1 order by msg_id',
+    pgmq.format_table_name(queue_name, 'q'))
+  using step_slug;
+end;
+$$;
+
+-- Installs a stand-in for Supabase's realtime.send that records every call.
+create or replace function pgflow_tests.install_realtime_stub()
+returns void
+language plpgsql
+as $$
+begin
+  create schema if not exists realtime;
+  create table if not exists realtime.messages (
+    id bigint generated always as identity primary key,
+    topic text not null,
+    extension text not null default 'broadcast',
+    payload jsonb,
+    event text,
+    private boolean default false,
+    inserted_at timestamp default clock_timestamp());
+  create or replace function realtime.send(payload jsonb, event text, topic text,
+                                           private boolean default true)
+  returns void language sql as
+  'insert into realtime.messages (topic, payload, event, private) values (topic, payload, event, private)';
+end;
+$$;
+
+-- Realtime broadcasts recorded by the stub for one run, in emission order.
+create or replace function pgflow_tests.realtime_events(run_id uuid)
+returns table (event text, payload jsonb, topic text)
+language plpgsql  -- plpgsql: realtime.messages exists only after install_realtime_stub()
+as $$
+begin
+  return query select m.event, m.payload, m.topic from realtime.messages m
+               where m.topic = 'pgflow:run:' || run_id order by m.id;
+end;
+$$;
+
+-- Counts the messages (active, archived) of a queue.
+create or replace function pgflow_tests.queue_counts(queue_name text, out active bigint, out archived bigint)
+language plpgsql
+as $$
+begin
+  execute format('select count(*) from pgmq.%I', pgmq.format_table_name(queue_name, 'q')) into active;
+  execute format('select count(*) from pgmq.%I', pgmq.format_table_name(queue_name, 'a')) into archived;
+end;
+$$;
