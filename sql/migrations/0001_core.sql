@@ -18,6 +18,10 @@
 -- A runtime function touches one run at a time, except claims (runs locked FOR SHARE in run_id
 -- order) and stall recovery (SKIP LOCKED, never waits while holding a task).
 --
+-- QUEUE ACCESS. Runtime functions reach PGMQ only through _archive_task_message,
+-- _set_task_message_vt, _terminate_tasks and start_ready_steps, so the queue a task lives in
+-- is decided in one place (0002 makes it the task's own queue_name snapshot).
+--
 -- EVENTS. Every state change is published with pg_notify on channel `pgflow_events` as a small
 -- JSON object {event, run_id, flow_slug, step_slug?, status} (never inputs, outputs or errors).
 -- When realtime.send(jsonb, text, text, boolean) exists (Supabase), the upstream broadcast is
@@ -640,6 +644,27 @@ begin
   where t.run_id = p_run_id and t.step_slug = p_step_slug and t.task_index = p_task_index;
   if v_msg is not null then
     perform pgmq.archive(v_flow, v_msg);
+  end if;
+end;
+$$;
+
+-- Sets the visibility of one task's message to now + p_delay seconds (retries, recovery).
+create function pgflow._set_task_message_vt(p_run_id uuid, p_step_slug text, p_task_index int,
+                                            p_delay int)
+returns void
+language plpgsql volatile
+set search_path = ''
+as $$
+#variable_conflict use_column
+declare
+  v_flow text;
+  v_msg bigint;
+begin
+  select t.flow_slug, t.message_id into v_flow, v_msg
+  from pgflow.step_tasks t
+  where t.run_id = p_run_id and t.step_slug = p_step_slug and t.task_index = p_task_index;
+  if v_msg is not null then
+    perform pgmq.set_vt(v_flow, v_msg, p_delay);
   end if;
 end;
 $$;
@@ -1440,10 +1465,8 @@ begin
     set status = 'queued', started_at = null, error_message = p_error_message
     where t.run_id = p_run_id and t.step_slug = p_step_slug and t.task_index = p_task_index
     returning * into v_task;
-    if v_task.message_id is not null then
-      perform pgmq.set_vt(v_run.flow_slug, v_task.message_id,
-                          pgflow.calculate_retry_delay(v_base_delay, v_task.attempts_count));
-    end if;
+    perform pgflow._set_task_message_vt(p_run_id, p_step_slug, p_task_index,
+                                        pgflow.calculate_retry_delay(v_base_delay, v_task.attempts_count));
     return next v_task;
     return;
   end if;
@@ -1555,9 +1578,7 @@ begin
           requeued_count = t.requeued_count + 1, last_requeued_at = now()
       where t.run_id = v_task.run_id and t.step_slug = v_task.step_slug
         and t.task_index = v_task.task_index;
-      if v_task.message_id is not null then
-        perform pgmq.set_vt(v_task.flow_slug, v_task.message_id, 0);
-      end if;
+      perform pgflow._set_task_message_vt(v_task.run_id, v_task.step_slug, v_task.task_index, 0);
       v_requeued := v_requeued + 1;
     else
       update pgflow.step_tasks t set permanently_stalled_at = now()
