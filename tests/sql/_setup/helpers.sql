@@ -3,3 +3,41 @@
 create extension if not exists pgtap;
 create extension if not exists dblink;
 create schema if not exists pgflow_tests;
+
+-- A libpq connection string for the current database, for tests that need a second session
+-- (dblink). The test clusters listen on 127.0.0.1 and trust the superuser postgres.
+create or replace function pgflow_tests.dblink_connstr()
+returns text
+language sql stable
+set search_path = ''
+as $$
+  select pg_catalog.format('host=127.0.0.1 port=%s user=postgres dbname=''%s''',
+                           pg_catalog.current_setting('port'),
+                           pg_catalog.replace(pg_catalog.replace(pg_catalog.current_database(),
+                                                                 '\', '\\'), '''', '\'''));
+$$;
+
+-- Waits (at most timeout_s seconds) until backend `pid` is sleeping in pg_sleep, i.e. a
+-- read_with_poll there has started polling. Returns whether it got there.
+create or replace function pgflow_tests.wait_for_pg_sleep(pid integer, timeout_s integer default 10)
+returns boolean
+language plpgsql
+set search_path = ''
+as $$
+declare
+  give_up timestamptz := pg_catalog.clock_timestamp() + pg_catalog.make_interval(secs => timeout_s);
+begin
+  loop
+    -- pg_stat_activity is cached per transaction; drop the cache to see the current state.
+    perform pg_catalog.pg_stat_clear_snapshot();
+    if exists (select 1 from pg_catalog.pg_stat_activity a
+               where a.pid = wait_for_pg_sleep.pid and a.wait_event = 'PgSleep') then
+      return true;
+    end if;
+    if pg_catalog.clock_timestamp() > give_up then
+      return false;
+    end if;
+    perform pg_catalog.pg_sleep(0.01);
+  end loop;
+end;
+$$;
