@@ -194,3 +194,66 @@ begin
   execute format('select count(*) from pgmq.%I', pgmq.format_table_name(queue_name, 'a')) into archived;
 end;
 $$;
+
+-- ---- Runtime progression helpers (claim / complete / fail one specific task) ----
+
+-- Claims one specific task for the test worker: start_tasks with that task's message id,
+-- as a worker does after reading the message (visibility is not checked, so a task whose
+-- message is still hidden by a backoff can be claimed too).
+create or replace function pgflow_tests.start_task(
+  run_id uuid, step_slug text, task_index int default 0,
+  worker_uuid uuid default '11111111-1111-1111-1111-111111111111')
+returns setof pgflow.step_task_record
+language plpgsql
+as $$
+#variable_conflict use_column
+declare
+  v_flow text;
+  v_msg bigint;
+begin
+  select t.flow_slug, t.message_id into v_flow, v_msg
+  from pgflow.step_tasks t
+  where t.run_id = start_task.run_id and t.step_slug = start_task.step_slug
+    and t.task_index = start_task.task_index;
+  if not found then
+    raise exception 'pgflow_tests.start_task: no task %/%/%', run_id, step_slug, task_index;
+  end if;
+  perform pgflow_tests.ensure_worker(v_flow, worker_uuid);
+  return query select * from pgflow.start_tasks(v_flow, array[v_msg], worker_uuid);
+end;
+$$;
+
+-- Claims one specific task and completes it with `output`.
+create or replace function pgflow_tests.complete_step_task(
+  run_id uuid, step_slug text, task_index int default 0, output jsonb default '{}')
+returns setof pgflow.step_tasks
+language plpgsql
+as $$
+begin
+  perform pgflow_tests.start_task(run_id, step_slug, task_index);
+  return query select * from pgflow.complete_task(run_id, step_slug, task_index, output);
+end;
+$$;
+
+-- Claims one specific task and fails it with `error_message`.
+create or replace function pgflow_tests.fail_step_task(
+  run_id uuid, step_slug text, task_index int default 0, error_message text default 'boom')
+returns setof pgflow.step_tasks
+language plpgsql
+as $$
+begin
+  perform pgflow_tests.start_task(run_id, step_slug, task_index);
+  return query select * from pgflow.fail_task(run_id, step_slug, task_index, error_message);
+end;
+$$;
+
+-- Message ids of a queue: active (in the queue) or archived.
+create or replace function pgflow_tests.queue_msg_ids(queue_name text, archived boolean default false)
+returns setof bigint
+language plpgsql
+as $$
+begin
+  return query execute format('select msg_id from pgmq.%I order by msg_id',
+                              pgmq.format_table_name(queue_name, case when archived then 'a' else 'q' end));
+end;
+$$;

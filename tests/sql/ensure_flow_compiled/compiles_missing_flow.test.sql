@@ -1,0 +1,16 @@
+-- A flow that does not exist is created from the shape: status "compiled", no differences.
+begin;
+select plan(4);
+
+select is(pgflow.ensure_flow_compiled('fresh', jsonb_build_object(
+    'steps', jsonb_build_array(pgflow_tests.step_shape('a', options => '{"timeout": 7}'),
+                               pgflow_tests.step_shape('b', array['a'], 'map')),
+    'options', '{"maxAttempts": 4}'::jsonb)),
+  '{"status": "compiled", "differences": []}'::jsonb, 'returns compiled');
+select results_eq($$select step_slug, step_type, opt_timeout from pgflow.steps where flow_slug = 'fresh' order by step_index$$,
+                  $$values ('a'::text, 'single'::text, 7), ('b', 'map', null)$$, 'the steps exist with their options');
+select is((select opt_max_attempts from pgflow.flows where flow_slug = 'fresh'), 4, 'flow options are applied');
+select ok(exists (select 1 from pgmq.list_queues() where queue_name = 'fresh'), 'the queue exists');
+
+select * from finish();
+rollback;
