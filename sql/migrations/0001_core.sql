@@ -403,6 +403,7 @@ end;
 $$;
 
 -- The flow shape as stored (the DB never reports options: they are runtime-tunable).
+-- Dependencies sort by byte order (collation "C"), as upstream's JavaScript sort does.
 create function pgflow._get_flow_shape(p_flow_slug text) returns jsonb
 language sql stable
 set search_path = ''
@@ -412,7 +413,7 @@ as $$
       'slug', s.step_slug,
       'stepType', s.step_type,
       'dependencies', coalesce((
-        select jsonb_agg(d.dep_slug order by d.dep_slug) from pgflow.deps d
+        select jsonb_agg(d.dep_slug order by d.dep_slug collate "C") from pgflow.deps d
         where d.flow_slug = s.flow_slug and d.step_slug = s.step_slug), '[]'::jsonb),
       'whenUnmet', s.when_unmet,
       'whenExhausted', s.when_exhausted,
@@ -433,7 +434,7 @@ language sql immutable
 set search_path = ''
 as $$
   select case when jsonb_typeof(p_value) = 'array'
-    then array(select e from jsonb_array_elements_text(p_value) e order by e)
+    then array(select e from jsonb_array_elements_text(p_value) e order by e collate "C")
   end
 $$;
 
@@ -472,7 +473,8 @@ begin
                                    i, v_l->>'slug');
       continue;
     end if;
-    foreach v_key in array array['slug', 'stepType', 'whenUnmet', 'whenExhausted'] loop
+    -- Upstream's order: slug, type, dependencies, whenUnmet, whenExhausted, patterns.
+    foreach v_key in array array['slug', 'stepType'] loop
       if (v_l->v_key) is distinct from (v_d->v_key) then
         v_label := case v_key when 'slug' then 'slug' when 'stepType' then 'type' else v_key end;
         v_diffs := v_diffs || format('Step at index %s: %s differs ''%s'' vs ''%s''', i, v_label,
@@ -486,6 +488,13 @@ begin
         coalesce(array_to_string(pgflow._sorted_text_array(v_l->'dependencies'), ', '), '<missing>'),
         coalesce(array_to_string(pgflow._sorted_text_array(v_d->'dependencies'), ', '), '<missing>'));
     end if;
+    foreach v_key in array array['whenUnmet', 'whenExhausted'] loop
+      if (v_l->v_key) is distinct from (v_d->v_key) then
+        v_diffs := v_diffs || format('Step at index %s: %s differs ''%s'' vs ''%s''', i, v_key,
+                                     coalesce(v_l->>v_key, '<missing>'),
+                                     coalesce(v_d->>v_key, '<missing>'));
+      end if;
+    end loop;
     foreach v_key in array array['requiredInputPattern', 'forbiddenInputPattern'] loop
       if (v_l->v_key) is distinct from (v_d->v_key) then
         v_diffs := v_diffs || format('Step at index %s: %s differs ''%s'' vs ''%s''', i, v_key,
@@ -520,10 +529,13 @@ begin
        or jsonb_typeof(v_step->'slug') is distinct from 'string'
        or jsonb_typeof(v_step->'stepType') is distinct from 'string'
        or jsonb_typeof(v_step->'dependencies') is distinct from 'array'
+       or jsonb_typeof(v_step->'whenUnmet') is distinct from 'string'
+       or jsonb_typeof(v_step->'whenExhausted') is distinct from 'string'
        or jsonb_typeof(v_step->'requiredInputPattern') is distinct from 'object'
        or jsonb_typeof(v_step->'forbiddenInputPattern') is distinct from 'object' then
-      raise exception 'Invalid flow shape: step at index % needs string "slug" and "stepType", '
-        'array "dependencies" and object "requiredInputPattern"/"forbiddenInputPattern"', i
+      raise exception 'Invalid flow shape: step at index % needs string "slug", "stepType", '
+        '"whenUnmet" and "whenExhausted", array "dependencies" and object '
+        '"requiredInputPattern"/"forbiddenInputPattern"', i
         using errcode = 'invalid_parameter_value';
     end if;
     i := i + 1;
@@ -933,7 +945,14 @@ begin
     from pgflow.step_states ss
     join pgflow.steps s on s.flow_slug = ss.flow_slug and s.step_slug = ss.step_slug
     where ss.run_id = v_run.run_id and ss.status = 'created' and ss.remaining_deps = 0
-      and ss.initial_tasks = 0;
+      and ss.initial_tasks = 0
+      -- A step whose condition is unmet is left to cascade_resolve_conditions, which
+      -- _advance_run runs again after every call that completed something.
+      and ((s.required_input_pattern is null and s.forbidden_input_pattern is null)
+           or (select (s.required_input_pattern is null or ci.value @> s.required_input_pattern)
+                      and (s.forbidden_input_pattern is null or not ci.value @> s.forbidden_input_pattern)
+               from (select pgflow._condition_input(ss.run_id, ss.flow_slug, ss.step_slug,
+                                                    s.deps_count) as value) ci));
     exit when v_slugs is null;
 
     update pgflow.step_states ss
