@@ -3,7 +3,9 @@
 
 create schema if not exists pgflow_tests;
 
--- Registers (or re-uses) a worker row; claims need one (step_tasks.last_worker_id FK).
+-- Registers (or re-uses) a worker row for a queue; claims need one (step_tasks.last_worker_id
+-- FK, and claim_tasks checks the subscription). Re-using a worker id for another queue moves
+-- the test worker's subscription to that queue (one default worker serves every flow).
 create or replace function pgflow_tests.ensure_worker(
   queue_name text,
   worker_uuid uuid default '11111111-1111-1111-1111-111111111111',
@@ -11,9 +13,9 @@ create or replace function pgflow_tests.ensure_worker(
 returns pgflow.workers
 language sql
 as $$
-  insert into pgflow.workers (worker_id, queue_name, function_name)
-  values (worker_uuid, queue_name, function_name)
-  on conflict (worker_id) do update set last_heartbeat_at = now()
+  insert into pgflow.workers (worker_id, queue_name, function_name, protocol)
+  values (worker_uuid, lower(queue_name), function_name, pgflow.worker_protocol())
+  on conflict (worker_id) do update set last_heartbeat_at = now(), queue_name = excluded.queue_name
   returning *
 $$;
 

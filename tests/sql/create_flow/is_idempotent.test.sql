@@ -1,9 +1,10 @@
 -- Calling create_flow again returns the existing row unchanged (options are never updated)
--- and keeps the one queue with its messages.
+-- and leaves the flow's queue (provisioned by add_step) and its messages alone.
 begin;
 select plan(5);
 
 select pgflow.create_flow('again', max_attempts => 2, base_delay => 1, timeout => 10);
+select pgflow.add_step('again', 's');
 select pgmq.send('again', '{"keep": true}');
 
 select results_eq(

@@ -16,9 +16,10 @@ declare
   v_run uuid; v_input jsonb; r record; rounds int; claimed int; v_status text; v_flow text;
   has_root_map boolean; bad text;
 begin
-  perform pgflow_tests.ensure_worker('x');
   for k in 1..40 loop
     v_flow := 'fz_' || k;
+    -- Since 0002 a worker claims only from the queue it is registered for.
+    perform pgflow_tests.ensure_worker(v_flow);
     perform pgflow.create_flow(v_flow, max_attempts => 1 + (random() * 1.5)::int, base_delay => 0);
     n := 2 + (random() * 6)::int;
     for i in 1..n loop

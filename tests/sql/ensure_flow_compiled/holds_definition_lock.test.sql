@@ -1,17 +1,23 @@
--- ensure_flow_compiled takes the flow's definition lock (advisory xact lock (1, hashtext(slug)))
--- and keeps it until the transaction ends, so concurrent compilations of one flow queue up.
+-- ensure_flow_compiled takes the flow's definition lock (advisory xact lock
+-- (1, hashtext(lower(slug))) since 0002, so case aliases share it) and keeps it until the
+-- transaction ends, so concurrent compilations of one flow queue up. Only the protocol-2
+-- signature compiles; the 0.16.0 signature remains but refuses.
 begin;
-select plan(3);
+select plan(5);
 
-select pgflow.ensure_flow_compiled('locked', jsonb_build_object('steps', jsonb_build_array(pgflow_tests.step_shape('a'))));
+select pgflow.ensure_flow_compiled('locked', jsonb_build_object('steps', jsonb_build_array(pgflow_tests.step_shape('a'))), pgflow.worker_protocol());
 select dblink_connect('other', pgflow_tests.dblink_connstr());
 
 select is((select * from dblink('other', $$select pg_try_advisory_xact_lock(1, hashtext('locked'))$$) as t(ok boolean)),
           false, 'another session cannot take the lock of that flow');
 select is((select * from dblink('other', $$select pg_try_advisory_xact_lock(1, hashtext('unrelated'))$$) as t(ok boolean)),
           true, 'the lock of another flow is free');
-select has_function('pgflow', 'ensure_flow_compiled', array['text', 'jsonb'],
-                    'the 0.16.0 signature (flow_slug, shape), without allow_data_loss');
+select is((select * from dblink('other', $$select pg_try_advisory_xact_lock(1, hashtext(lower('Locked')))$$) as t(ok boolean)),
+          false, 'a case alias of the flow maps to the same lock');
+select has_function('pgflow', 'ensure_flow_compiled', array['text', 'jsonb', 'integer'],
+                    'the protocol-2 signature (flow_slug, shape, worker_protocol)');
+select throws_ok($$select pgflow.ensure_flow_compiled('locked', pgflow._get_flow_shape('locked'))$$, '0A000', null,
+                 'the 0.16.0 signature (flow_slug, shape) exists but refuses with a protocol error');
 
 select dblink_disconnect('other');
 select * from finish();

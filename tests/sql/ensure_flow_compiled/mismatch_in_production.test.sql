@@ -8,10 +8,10 @@ select run_id as run from pgflow.start_flow('sequential', '{}') \gset
 
 select is(pgflow.ensure_flow_compiled('sequential', jsonb_build_object('steps', jsonb_build_array(
     pgflow_tests.step_shape('first'), pgflow_tests.step_shape('second', array['first']),
-    pgflow_tests.step_shape('last', array['first'], when_unmet => 'fail')))),
+    pgflow_tests.step_shape('last', array['first'], when_unmet => 'fail'))), pgflow.worker_protocol()),
   jsonb_build_object('status', 'mismatch', 'differences', jsonb_build_array(
     'Step at index 2: dependencies differ [first] vs [second]',
-    'Step at index 2: whenUnmet differs ''fail'' vs ''skip''')),
+    'Step at index 2: whenUnmet differs ''fail'' vs ''skip'''), 'queue_name', 'sequential'),
   'returns mismatch with the differences');
 select results_eq($$select step_slug, when_unmet from pgflow.steps where flow_slug = 'sequential' order by step_index$$,
                   $$values ('first'::text, 'skip'::text), ('second', 'skip'), ('last', 'skip')$$,

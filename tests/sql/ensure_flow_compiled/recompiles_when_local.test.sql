@@ -9,11 +9,11 @@ select run_id as run from pgflow.start_flow('sequential', '{}') \gset
 
 select is(pgflow.ensure_flow_compiled('sequential', jsonb_build_object('steps', jsonb_build_array(
     pgflow_tests.step_shape('first'), pgflow_tests.step_shape('second', array['first'], 'map')),
-    'options', '{"timeout": 20}'::jsonb)),
+    'options', '{"timeout": 20}'::jsonb), pgflow.worker_protocol()),
   jsonb_build_object('status', 'recompiled', 'differences', jsonb_build_array(
     'Step count differs: 2 vs 3',
     'Step at index 1: type differs ''map'' vs ''single''',
-    'Step at index 2: missing in first shape (second has ''last'')')),
+    'Step at index 2: missing in first shape (second has ''last'')'), 'queue_name', 'sequential'),
   'returns recompiled with the differences');
 select results_eq($$select step_slug, step_type from pgflow.steps where flow_slug = 'sequential' order by step_index$$,
                   $$values ('first'::text, 'single'::text), ('second', 'map')$$, 'the new shape is stored');

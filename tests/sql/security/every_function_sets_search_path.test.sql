@@ -27,7 +27,7 @@ begin
   perform pgflow_tests.ensure_worker('sp');
   perform pgflow.start_tasks('sp', array(select message_id from pgflow.step_tasks), '11111111-1111-1111-1111-111111111111');
   perform pgflow.complete_task(run_id, 'a', 0, '[1]') from pgflow.runs;
-  perform pgflow.ensure_flow_compiled('sp', pgflow._get_flow_shape('sp'));
+  perform pgflow.ensure_flow_compiled('sp', pgflow._get_flow_shape('sp'), pgflow.worker_protocol());
   perform pgflow.requeue_stalled_tasks();
   insert into pg_temp.outcome values (null);
 exception when others then

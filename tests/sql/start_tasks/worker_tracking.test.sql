@@ -1,4 +1,5 @@
--- The claiming worker is recorded in last_worker_id; a worker must be registered first (FK).
+-- The claiming worker is recorded in last_worker_id; a worker must be registered first
+-- (since 0002 claim_tasks checks the subscription before anything else).
 begin;
 select plan(4);
 
@@ -10,7 +11,8 @@ select pgflow_tests.ensure_worker('two_roots', '33333333-3333-3333-3333-33333333
 select throws_ok(
   $$select * from pgflow.start_tasks('two_roots', array(select message_id from pgflow.step_tasks where step_slug = 'root_a'),
                                      '99999999-9999-9999-9999-999999999999')$$,
-  '23503', null, 'an unregistered worker cannot claim (step_tasks.last_worker_id references workers)');
+  'P0002', 'Worker 99999999-9999-9999-9999-999999999999 is not registered (register_worker)',
+  'an unregistered worker cannot claim');
 select pgflow.start_tasks('two_roots', array(select message_id from pgflow.step_tasks where step_slug = 'root_a'),
                           '22222222-2222-2222-2222-222222222222');
 select pgflow.start_tasks('two_roots', array(select message_id from pgflow.step_tasks where step_slug = 'root_b'),

@@ -1,4 +1,5 @@
--- create_flow inserts the definition, creates the PGMQ queue named by the slug and returns the row.
+-- create_flow inserts the definition and returns the row; since 0002 it creates no PGMQ queue
+-- (the compiler and add_step provision lower(flow_slug)).
 begin;
 select plan(6);
 
@@ -11,10 +12,9 @@ select results_eq(
   $$select flow_slug from pgflow.flows$$,
   $$values ('test_flow'::text)$$,
   'the flow is stored');
-select ok(exists (select 1 from pgmq.list_queues() where queue_name = 'test_flow'),
-          'a queue named by the flow slug exists');
-select has_table('pgmq', 'q_test_flow', 'its message table exists');
-select has_table('pgmq', 'a_test_flow', 'its archive table exists');
+select is((select count(*) from pgmq.meta), 0::bigint, 'no queue was created (no pgmq.meta row)');
+select hasnt_table('pgmq', 'q_test_flow', 'no message table');
+select hasnt_table('pgmq', 'a_test_flow', 'no archive table');
 select is((select created_at from pgflow.flows), now(), 'created_at is the transaction time');
 
 select * from finish();

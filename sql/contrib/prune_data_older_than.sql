@@ -1,0 +1,60 @@
+-- pgflow.prune_data_older_than(retention_interval interval): deletes finished history.
+--
+-- Optional and installed by hand (never by migrations):
+--     psql "$DATABASE_URL" -f share/pgflow/sql/contrib/prune_data_older_than.sql
+-- Running this file again replaces an installed copy (CREATE OR REPLACE), which is also how a
+-- copy installed before schema version 0002 is upgraded (the 0002 audit says when that is
+-- needed). If you customized your copy, merge by hand instead.
+--
+-- With cutoff = now() - retention_interval it deletes:
+--   * workers whose last heartbeat is older than the cutoff;
+--   * runs completed or failed before the cutoff, with their step states and tasks, and any
+--     still-active queue message of those tasks (from each task's own queue);
+--   * archived messages older than the cutoff from every queue on a persisted flow route
+--     (pgflow.steps.queue_name).
+-- Lock order as in the core: runs, then tasks, then queue rows. Schedule it with pg_cron, e.g.
+--     select cron.schedule('pgflow_prune', '0 3 * * *',
+--                          $$select pgflow.prune_data_older_than('14 days')$$);
+create or replace function pgflow.prune_data_older_than(retention_interval interval)
+returns void
+language plpgsql volatile
+set search_path = ''
+as $$
+declare
+  v_cutoff timestamptz := now() - retention_interval;
+  v_batch record;
+begin
+  delete from pgflow.workers w where w.last_heartbeat_at < v_cutoff;
+
+  perform 1 from pgflow.runs r
+  where r.status in ('completed', 'failed') and coalesce(r.completed_at, r.failed_at) < v_cutoff
+  order by r.run_id
+  for update;
+
+  for v_batch in
+    with deleted as (
+      delete from pgflow.step_tasks t using pgflow.runs r
+      where t.run_id = r.run_id and r.status in ('completed', 'failed')
+        and coalesce(r.completed_at, r.failed_at) < v_cutoff
+      returning t.queue_name, t.message_id, t.status)
+    select d.queue_name, array_agg(d.message_id order by d.message_id) as ids
+    from deleted d
+    where d.status in ('queued', 'started') and d.message_id is not null
+    group by d.queue_name
+  loop
+    perform pgmq.delete(v_batch.queue_name, v_batch.ids);
+  end loop;
+
+  delete from pgflow.step_states s using pgflow.runs r
+  where s.run_id = r.run_id and r.status in ('completed', 'failed')
+    and coalesce(r.completed_at, r.failed_at) < v_cutoff;
+  delete from pgflow.runs r
+  where r.status in ('completed', 'failed') and coalesce(r.completed_at, r.failed_at) < v_cutoff;
+
+  for v_batch in select distinct s.queue_name from pgflow.steps s order by s.queue_name loop
+    execute format('delete from pgmq.%I where archived_at < $1',
+                   pgmq.format_table_name(v_batch.queue_name, 'a'))
+    using v_cutoff;
+  end loop;
+end;
+$$;

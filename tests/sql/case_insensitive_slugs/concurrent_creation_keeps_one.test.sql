@@ -1,0 +1,96 @@
+-- Case-insensitive uniqueness holds under concurrency: two sessions creating "Orders" and
+-- "orders" at the same time (both transactions open) end with exactly one flow, through
+-- create_flow, through the startup compiler, and through direct INSERTs that bypass the API's
+-- lock (the unique index decides). The loser fails instead of waiting forever or winning too.
+begin;
+select plan(12);
+
+create function pg_temp.wait_for_lock(p int) returns boolean language plpgsql as $$
+declare
+  give_up timestamptz := clock_timestamp() + interval '10 seconds';
+begin
+  loop
+    perform pg_stat_clear_snapshot();
+    if exists (select 1 from pg_stat_activity a where a.pid = p and a.wait_event_type = 'Lock') then
+      return true;
+    end if;
+    if clock_timestamp() > give_up then
+      return false;
+    end if;
+    perform pg_sleep(0.01);
+  end loop;
+end $$;
+
+-- Runs `first` in session a and `second` in session b, both in open transactions: b blocks
+-- behind a; a commits; returns b's error message (NULL if b succeeded), then b commits.
+create function pg_temp.race(first text, second text) returns text language plpgsql as $$
+declare
+  b_pid int;
+  b_error text;
+begin
+  perform dblink_connect('a', pgflow_tests.dblink_connstr());
+  perform dblink_connect('b', pgflow_tests.dblink_connstr());
+  perform dblink_exec('a', 'begin');
+  perform * from dblink('a', first) as t(x text);
+  perform dblink_exec('b', 'begin');
+  select pid into b_pid from dblink('b', 'select pg_backend_pid()') as t(pid int);
+  perform dblink_send_query('b', second);
+  if not pg_temp.wait_for_lock(b_pid) then
+    raise exception 'session b did not block behind session a';
+  end if;
+  perform dblink_exec('a', 'commit');
+  perform * from dblink_get_result('b', false) as t(x text);
+  b_error := nullif(dblink_error_message('b'), 'OK');
+  perform * from dblink_get_result('b', false) as t(x text);
+  perform dblink_exec('b', case when b_error is null then 'commit' else 'rollback' end);
+  perform dblink_disconnect('a');
+  perform dblink_disconnect('b');
+  return b_error;
+end $$;
+
+create temp table race_result (name text, error text);
+
+insert into race_result select 'create_flow',
+  pg_temp.race($$select pgflow.create_flow('Orders')::text$$, $$select pgflow.create_flow('orders')::text$$);
+select ok((select error from race_result where name = 'create_flow') like '%differs only in case from existing flow "Orders"%',
+          'create_flow: the second session fails with the case conflict');
+select results_eq($$select flow_slug from pgflow.flows where lower(flow_slug) = 'orders'$$, $$values ('Orders'::text)$$,
+                  'create_flow: exactly one flow, the first one');
+
+insert into race_result select 'compiler', pg_temp.race(
+  $$select pgflow.ensure_flow_compiled('Billing', '{"steps": []}', pgflow.worker_protocol())::text$$,
+  $$select pgflow.ensure_flow_compiled('billing', '{"steps": []}', pgflow.worker_protocol())::text$$);
+select ok((select error from race_result where name = 'compiler') like '%differs only in case from existing flow "Billing"%',
+          'compiler: the second compilation fails with the case conflict');
+select results_eq($$select flow_slug from pgflow.flows where lower(flow_slug) = 'billing'$$, $$values ('Billing'::text)$$,
+                  'compiler: exactly one flow');
+select results_eq($$select queue_name::text from pgmq.meta where lower(queue_name) = 'billing'$$, $$values ('billing'::text)$$,
+                  'compiler: exactly one queue');
+
+insert into race_result select 'insert', pg_temp.race(
+  $$insert into pgflow.flows (flow_slug) values ('Shipping')$$,
+  $$insert into pgflow.flows (flow_slug) values ('SHIPPING')$$);
+select ok((select error from race_result where name = 'insert') like '%flows_flow_slug_lower_key%',
+          'direct INSERT: the second insert waits, then fails on the lower(flow_slug) index');
+select results_eq($$select flow_slug from pgflow.flows where lower(flow_slug) = 'shipping'$$, $$values ('Shipping'::text)$$,
+                  'direct INSERT: exactly one flow');
+
+insert into race_result select 'add_step', pg_temp.race(
+  $$select pgflow.add_step('Orders', 'fetchUser')::text$$,
+  $$select pgflow.add_step('Orders', 'FetchUser')::text$$);
+select ok((select error from race_result where name = 'add_step') like '%differs only in case from step "fetchUser"%',
+          'add_step: the second session fails with the case conflict');
+select results_eq($$select step_slug from pgflow.steps where flow_slug = 'Orders'$$, $$values ('fetchUser'::text)$$,
+                  'add_step: exactly one step');
+
+insert into race_result select 'step insert', pg_temp.race(
+  $$insert into pgflow.steps (flow_slug, step_slug, step_index, queue_name) values ('Shipping', 'pack', 0, 'shipping')$$,
+  $$insert into pgflow.steps (flow_slug, step_slug, step_index, queue_name) values ('Shipping', 'PACK', 1, 'shipping')$$);
+select ok((select error from race_result where name = 'step insert') like '%steps_step_slug_lower_key%',
+          'direct step INSERT: the second waits, then fails on the (flow, lower(step)) index');
+select results_eq($$select step_slug from pgflow.steps where flow_slug = 'Shipping'$$, $$values ('pack'::text)$$,
+                  'direct step INSERT: exactly one step');
+select is((select count(*) from race_result where error is null), 0::bigint, '(every second session failed)');
+
+select * from finish();
+rollback;

@@ -1,0 +1,42 @@
+-- register_worker and the three-argument ensure_flow_compiled accept only protocol 2: an older
+-- worker is told to upgrade itself, a newer one to upgrade the database, and nothing is
+-- written. A protocol-2 worker registers for its flow's queue only.
+begin;
+select plan(12);
+
+select throws_ok($$select pgflow.ensure_flow_compiled('f', '{"steps": []}', 1)$$, '0A000',
+  'pgflow: worker protocol 1 is not supported by this database (it speaks protocol 2): upgrade the worker (workers of pgflow 0.16.0 and older cannot run against queue identity)',
+  'ensure_flow_compiled with protocol 1 is refused');
+select throws_ok($$select pgflow.ensure_flow_compiled('f', '{"steps": []}', 3)$$, '0A000',
+  'pgflow: worker protocol 3 is not supported by this database (it speaks protocol 2): upgrade the database with `pgflow migrate`',
+  'ensure_flow_compiled with protocol 3 is refused');
+select is((select count(*) from pgflow.flows), 0::bigint, '(nothing compiled)');
+
+select pgflow.ensure_flow_compiled('myFlow', '{"steps": []}', pgflow.worker_protocol());
+select throws_ok($$select pgflow.register_worker('11111111-1111-1111-1111-111111111111', 'fn', 'myFlow', 'myflow', 1)$$, '0A000',
+  'pgflow: worker protocol 1 is not supported by this database (it speaks protocol 2): upgrade the worker (workers of pgflow 0.16.0 and older cannot run against queue identity)',
+  'register_worker with protocol 1 is refused');
+select throws_ok($$select pgflow.register_worker('11111111-1111-1111-1111-111111111111', 'fn', 'myFlow', 'myflow', 3)$$, '0A000',
+  'pgflow: worker protocol 3 is not supported by this database (it speaks protocol 2): upgrade the database with `pgflow migrate`',
+  'register_worker with protocol 3 is refused');
+select throws_ok($$select pgflow.register_worker('11111111-1111-1111-1111-111111111111', 'fn', 'myFlow', 'myflow', null)$$, '0A000', null,
+  'register_worker without a protocol is refused');
+select is((select count(*) from pgflow.workers) + (select count(*) from pgflow.worker_functions), 0::bigint,
+          'the refused registrations wrote nothing');
+
+select throws_ok($$select pgflow.register_worker('11111111-1111-1111-1111-111111111111', 'fn', 'nope', 'nope', 2)$$, 'P0002',
+  'Flow "nope" does not exist; compile it first (ensure_flow_compiled)', 'an unknown flow is refused');
+select throws_ok($$select pgflow.register_worker('11111111-1111-1111-1111-111111111111', 'fn', 'myFlow', 'other', 2)$$, '22023',
+  'Queue "other" is not on the route of flow "myFlow" (its queue is "myflow")', 'a queue off the flow''s route is refused');
+select throws_ok($$select pgflow.register_worker('11111111-1111-1111-1111-111111111111', 'fn', 'myFlow', 'myFlow', 2)$$, '22023', null,
+  'the queue must be given canonically (lowercase)');
+
+select results_eq($$select worker_id, queue_name, function_name, protocol
+                    from pgflow.register_worker('11111111-1111-1111-1111-111111111111', 'fn', 'myFlow', 'myflow', 2)$$,
+                  $$values ('11111111-1111-1111-1111-111111111111'::uuid, 'myflow'::text, 'fn'::text, 2)$$,
+                  'a protocol-2 worker registers for its flow''s queue');
+select results_eq($$select function_name, paused_at from pgflow.worker_functions$$, $$values ('fn'::text, null::timestamptz)$$,
+                  'and its function is tracked, not paused');
+
+select * from finish();
+rollback;
