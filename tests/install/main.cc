@@ -1,7 +1,16 @@
 // Links against the installed package and uses its public API.
 #include <cstdio>
+#include <string>
+#include <vector>
 
+#include "pgflow/flow.h"
 #include "pgflow/migrate.h"
+
+// A tiny typed flow: proves the installed headers (detail/ included) compile in a consumer.
+const auto greet = pgflow::Flow<"greetUsers", std::vector<std::string>>()
+                       .map<"hello">([](const std::string& name) { return "hello " + name; })
+                       .step<"count">(pgflow::after<"hello">,
+                                      [](const std::vector<std::string>& greetings) { return greetings.size(); });
 
 int main() {
   const auto migrations = pgflow::bundled_migrations();
@@ -11,5 +20,6 @@ int main() {
   }
   std::printf("pgflow carries %zu migrations, first %s\n", migrations.size(),
               migrations.front().file_name().c_str());
-  return 0;
+  std::printf("flow shape: %s\n", pgflow::shape_of(greet).dump().c_str());
+  return pgflow::validate(greet).ok() ? 0 : 1;
 }

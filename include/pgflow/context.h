@@ -1,0 +1,116 @@
+// File: pgflow/context.h
+//
+// pgflow::Context: what a step handler may ask about the task it is running. A handler
+// receives it by declaring a trailing `pgflow::Context&` parameter:
+//
+//   .map<"notifyAll">(pgflow::over<"friends">,
+//                     [](const Friend& f, pgflow::Context& ctx) -> absl::StatusOr<int> {
+//                       ctx.log().info("notifying", {{"friend", f.id}});
+//                       absl::StatusOr<Signup> signup = ctx.flow_input<Signup>();
+//                       if (!signup.ok()) return signup.status();
+//                       if (ctx.stop_token().stop_requested()) {
+//                         return absl::CancelledError("worker is stopping");
+//                       }
+//                       return notify(f, signup->email, ctx.deadline());
+//                     })
+//
+// The worker builds one Context per task and passes it to exactly one handler call on one
+// thread. It is not thread-safe and must not outlive the call; copy what you need.
+#ifndef PGFLOW_CONTEXT_H_
+#define PGFLOW_CONTEXT_H_
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "nlohmann/json.hpp"
+#include "pgflow/log.h"
+
+namespace pgflow {
+
+namespace detail {
+// Builds the kInvalidArgument status for a flow input that does not convert to the
+// requested type (non-template, in src/flow/).
+absl::Status flow_input_conversion_error(std::string_view flow_slug, std::string_view step_slug,
+                                         std::string_view reason);
+}  // namespace detail
+
+// pgflow::Context
+class Context {
+ public:
+  // Loads the run's input when a handler first asks for it. Supplied by the worker (which
+  // caches inputs per run); may be empty when the input is known up front.
+  using FlowInputProvider = std::function<absl::StatusOr<nlohmann::json>()>;
+
+  // Everything a Context holds. The worker fills it in; tests build one directly.
+  struct Init {
+    std::string flow_slug = {};
+    std::string run_id = {};      // UUID text
+    std::string step_slug = {};
+    int task_index = 0;           // 0 for single steps; the element index for map steps
+    int attempt = 1;              // 1 for the first attempt
+    std::string message_id = {};  // decimal text of the 64-bit PGMQ message id
+    // The run input when already known (the claim returns it for root single steps).
+    std::optional<nlohmann::json> flow_input = {};
+    // Used on the first flow_input() call when `flow_input` is empty.
+    FlowInputProvider flow_input_provider = {};
+    // Signalled when the worker stops; long handlers should poll it and give up early.
+    std::stop_token stop_token = {};
+    // When the task's visibility timeout (the step's timeout) runs out; after it another
+    // worker may claim the task again. Default: no deadline.
+    std::chrono::system_clock::time_point deadline = std::chrono::system_clock::time_point::max();
+    // A logger whose records already carry the flow, run, step and task fields.
+    Logger logger = {};
+  };
+
+  explicit Context(Init init);
+
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+  Context(Context&&) = default;
+  Context& operator=(Context&&) = default;
+
+  const std::string& flow_slug() const { return init_.flow_slug; }
+  const std::string& run_id() const { return init_.run_id; }
+  const std::string& step_slug() const { return init_.step_slug; }
+  int task_index() const { return init_.task_index; }
+  int attempt() const { return init_.attempt; }
+  // The PGMQ message id as decimal text (ids are 64-bit; text keeps them exact everywhere).
+  const std::string& message_id() const { return init_.message_id; }
+
+  // The run's input as JSON. Loaded on first use through the provider and cached in this
+  // Context; a failed load is returned and not cached (the next call tries again).
+  absl::StatusOr<nlohmann::json> flow_input();
+
+  // The run's input converted to T; kInvalidArgument naming the flow and step when the
+  // JSON does not convert.
+  template <typename T>
+  absl::StatusOr<T> flow_input();
+
+  const std::stop_token& stop_token() const { return init_.stop_token; }
+  std::chrono::system_clock::time_point deadline() const { return init_.deadline; }
+  const Logger& log() const { return init_.logger; }
+
+ private:
+  Init init_;
+};
+
+template <typename T>
+absl::StatusOr<T> Context::flow_input() {
+  absl::StatusOr<nlohmann::json> json = flow_input();
+  if (!json.ok()) return json.status();
+  try {
+    return json->template get<T>();
+  } catch (const std::exception& e) {
+    return detail::flow_input_conversion_error(init_.flow_slug, init_.step_slug, e.what());
+  }
+}
+
+}  // namespace pgflow
+
+#endif  // PGFLOW_CONTEXT_H_

@@ -1,0 +1,275 @@
+// File: pgflow/detail/step.h
+//
+// NOT API: template machinery of the typed flow DSL (see pgflow/flow.h).
+//
+// Type-level records of a flow's steps, the tag types behind the DSL's step arguments
+// (after<...>, over<...>, when(...), when_unmet_skip, ...), and lookups over them.
+#ifndef PGFLOW_DETAIL_STEP_H_
+#define PGFLOW_DETAIL_STEP_H_
+
+#include <array>
+#include <cstddef>
+#include <iterator>
+#include <tuple>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "nlohmann/json.hpp"
+#include "pgflow/detail/fixed_string.h"
+#include "pgflow/detail/slug.h"
+#include "pgflow/flow_definition.h"
+#include "pgflow/flow_options.h"
+
+namespace pgflow::detail {
+
+template <typename... Ts>
+struct TypeList {
+  static constexpr std::size_t size = sizeof...(Ts);
+  template <template <typename...> class F>
+  using apply = F<Ts...>;
+};
+
+template <typename... A, typename... B>
+TypeList<A..., B...> operator+(TypeList<A...>, TypeList<B...>);  // type-level concat only
+
+// A list of slugs: the dependencies of a step.
+template <FixedString... Slugs>
+struct SlugList {
+  static constexpr std::size_t size = sizeof...(Slugs);
+  template <FixedString S>
+  static constexpr bool contains = ((Slugs == S) || ...);
+  static constexpr bool has_duplicates() {
+    const std::array<std::string_view, sizeof...(Slugs) + 1> all = {Slugs.view()..., {}};
+    for (std::size_t i = 0; i < size; ++i) {
+      for (std::size_t j = i + 1; j < size; ++j) {
+        if (all[i] == all[j]) return true;
+      }
+    }
+    return false;
+  }
+  static constexpr std::array<std::string_view, sizeof...(Slugs)> views = {Slugs.view()...};
+};
+
+template <FixedString... A, FixedString... B>
+SlugList<A..., B...> operator+(SlugList<A...>, SlugList<B...>);  // type-level concat only
+
+// What dependents and the run output can expect of a step that may be skipped.
+struct SkipTraits {
+  // Skipped with mode `skip` (condition unmet or retries exhausted): dependents still run,
+  // without this step's output, so they receive it as std::optional<T>.
+  bool arrives_optional = false;
+  // Skipped with mode `skip-cascade`, or a transitive dependent of such a step: when it is
+  // skipped its dependents are skipped too, so those that run always receive a T.
+  bool may_cascade = false;
+  // May end the run without an output (either of the above): optional in the run output.
+  bool may_be_absent = false;
+};
+
+// One step of a typed flow, at the type level. The handler lives in the FlowDefinition.
+template <FixedString Slug, StepType Type, typename Output, typename Dependencies, SkipTraits Skip>
+struct StepTag {
+  static constexpr FixedString slug = Slug;
+  static constexpr StepType type = Type;
+  using output_type = Output;
+  using dependencies = Dependencies;
+  static constexpr SkipTraits skip = Skip;
+};
+
+// Which builder method declared a step (.array is .step with an array check).
+enum class StepKind { kStep, kArray, kMap };
+
+// ---- the DSL's step arguments -------------------------------------------------------------
+
+template <FixedString... Slugs>
+struct AfterTag {};
+template <FixedString... Slugs>
+struct OverTag {};
+struct IfPattern {
+  nlohmann::json pattern;
+};
+struct IfNotPattern {
+  nlohmann::json pattern;
+};
+template <WhenMode Mode>
+struct WhenUnmetTag {};
+template <WhenMode Mode>
+struct WhenExhaustedTag {};
+
+// Classifies one step argument (everything before the handler).
+template <typename T>
+struct ArgKind {
+  static constexpr bool known = false;
+};
+template <FixedString... S>
+struct ArgKind<AfterTag<S...>> {
+  static constexpr bool known = true, is_after = true;
+  using deps = SlugList<S...>;
+};
+template <FixedString... S>
+struct ArgKind<OverTag<S...>> {
+  static constexpr bool known = true, is_over = true;
+  using deps = SlugList<S...>;
+};
+template <>
+struct ArgKind<IfPattern> {
+  static constexpr bool known = true, is_if = true;
+};
+template <>
+struct ArgKind<IfNotPattern> {
+  static constexpr bool known = true, is_if_not = true;
+};
+template <WhenMode M>
+struct ArgKind<WhenUnmetTag<M>> {
+  static constexpr bool known = true, is_unmet = true;
+  static constexpr WhenMode mode = M;
+};
+template <WhenMode M>
+struct ArgKind<WhenExhaustedTag<M>> {
+  static constexpr bool known = true, is_exhausted = true;
+  static constexpr WhenMode mode = M;
+};
+template <>
+struct ArgKind<StepOptions> {
+  static constexpr bool known = true, is_options = true;
+};
+
+template <typename T> constexpr bool is_after_v = requires { requires ArgKind<T>::is_after; };
+template <typename T> constexpr bool is_over_v = requires { requires ArgKind<T>::is_over; };
+template <typename T> constexpr bool is_if_v = requires { requires ArgKind<T>::is_if; };
+template <typename T> constexpr bool is_if_not_v = requires { requires ArgKind<T>::is_if_not; };
+template <typename T> constexpr bool is_unmet_v = requires { requires ArgKind<T>::is_unmet; };
+template <typename T> constexpr bool is_exhausted_v = requires { requires ArgKind<T>::is_exhausted; };
+template <typename T> constexpr bool is_options_v = requires { requires ArgKind<T>::is_options; };
+
+template <typename T>
+struct DepsOf {
+  using type = SlugList<>;
+};
+template <typename T>
+  requires(is_after_v<T> || is_over_v<T>)
+struct DepsOf<T> {
+  using type = typename ArgKind<T>::deps;
+};
+
+template <typename T>
+constexpr int unmet_mode_of() {
+  if constexpr (is_unmet_v<T>) return static_cast<int>(ArgKind<T>::mode);
+  return -1;
+}
+template <typename T>
+constexpr int exhausted_mode_of() {
+  if constexpr (is_exhausted_v<T>) return static_cast<int>(ArgKind<T>::mode);
+  return -1;
+}
+
+// Everything the type level needs from a step's arguments (handler excluded).
+template <typename... Args>
+struct StepArgs {
+  static constexpr bool all_known = (ArgKind<Args>::known && ...);
+  static constexpr int afters = (0 + ... + int{is_after_v<Args>});
+  static constexpr int overs = (0 + ... + int{is_over_v<Args>});
+  static constexpr int ifs = (0 + ... + int{is_if_v<Args>});
+  static constexpr int if_nots = (0 + ... + int{is_if_not_v<Args>});
+  static constexpr int unmets = (0 + ... + int{is_unmet_v<Args>});
+  static constexpr int exhausteds = (0 + ... + int{is_exhausted_v<Args>});
+  static constexpr int options = (0 + ... + int{is_options_v<Args>});
+  static constexpr bool no_repeats = afters <= 1 && overs <= 1 && ifs <= 1 && if_nots <= 1 &&
+                                     unmets <= 1 && exhausteds <= 1 && options <= 1;
+
+  using deps = decltype((SlugList<>{} + ... + typename DepsOf<Args>::type{}));
+
+  static constexpr bool has_condition = ifs > 0 || if_nots > 0;
+  // -1 when not given.
+  static constexpr int unmet = (-1 + ... + (unmet_mode_of<Args>() + 1));
+  static constexpr int exhausted = (-1 + ... + (exhausted_mode_of<Args>() + 1));
+  // The modes the SQL core will use (the flow-shape values).
+  static constexpr WhenMode effective_unmet = unmet < 0 ? WhenMode::kSkip : static_cast<WhenMode>(unmet);
+  static constexpr WhenMode effective_exhausted =
+      exhausted < 0 ? WhenMode::kFail : static_cast<WhenMode>(exhausted);
+
+  // Upstream's inference rule 7 records one "skippable mode" per step (explicit when_unmet
+  // skip/skip-cascade wins, else when_exhausted). We track both paths instead, so that a
+  // step with when_unmet skip-cascade and when_exhausted skip (skipped without cascade when
+  // its handler keeps failing) still reaches its dependents as std::optional.
+  static constexpr bool plain_skip = (has_condition && effective_unmet == WhenMode::kSkip) ||
+                                     effective_exhausted == WhenMode::kSkip;
+  static constexpr bool cascade_skip = (has_condition && effective_unmet == WhenMode::kSkipCascade) ||
+                                       effective_exhausted == WhenMode::kSkipCascade;
+};
+
+// ---- lookups over a flow's steps ------------------------------------------------------------
+
+// Index of the step called S in Steps..., or sizeof...(Steps) when there is none.
+template <FixedString S, typename... Steps>
+constexpr std::size_t step_index() {
+  constexpr std::array<bool, sizeof...(Steps) + 1> matches = {(Steps::slug == S)..., false};
+  for (std::size_t i = 0; i < sizeof...(Steps); ++i) {
+    if (matches[i]) return i;
+  }
+  return sizeof...(Steps);
+}
+
+template <FixedString S, typename... Steps>
+constexpr bool has_step = step_index<S, Steps...>() < sizeof...(Steps);
+
+// True when some step's slug equals S ignoring case but not exactly.
+template <FixedString S, typename... Steps>
+constexpr bool has_case_alias =
+    ((equal_ignoring_case(Steps::slug.view(), S.view()) && !(Steps::slug == S)) || ...);
+
+template <FixedString S, typename... Steps>
+using StepNamed = std::tuple_element_t<step_index<S, Steps...>(), std::tuple<Steps...>>;
+
+template <typename Deps, typename... Steps>
+struct AllKnown;
+template <FixedString... Ds, typename... Steps>
+struct AllKnown<SlugList<Ds...>, Steps...> {
+  static constexpr bool value = (has_step<Ds, Steps...> && ...);
+};
+
+// True when any of Deps may be skipped with skip-cascade (so a dependent may be too).
+template <typename Deps, typename... Steps>
+struct AnyCascades;
+template <FixedString... Ds, typename... Steps>
+struct AnyCascades<SlugList<Ds...>, Steps...> {
+  static constexpr bool value = (StepNamed<Ds, Steps...>::skip.may_cascade || ...);
+};
+
+// True when no step of Steps... depends on S.
+template <FixedString S, typename... Steps>
+constexpr bool is_leaf = (!Steps::dependencies::template contains<S> && ...);
+
+// ---- array types --------------------------------------------------------------------------
+
+template <typename T>
+struct is_optional : std::false_type {};
+template <typename T>
+struct is_optional<std::optional<T>> : std::true_type {};
+
+// A type whose JSON form is an array: nlohmann::json (checked at run time by the SQL core),
+// or a range that is neither string-like nor a map.
+template <typename T>
+concept ArrayLike =
+    std::same_as<T, nlohmann::json> ||
+    (requires(const T& t) {
+       std::begin(t);
+       std::end(t);
+       typename T::value_type;
+     } && !std::is_convertible_v<const T&, std::string_view> && !requires { typename T::mapped_type; });
+
+template <typename T>
+struct ElementOf {
+  using type = typename T::value_type;
+};
+template <>
+struct ElementOf<nlohmann::json> {
+  using type = nlohmann::json;
+};
+
+}  // namespace pgflow::detail
+
+#endif  // PGFLOW_DETAIL_STEP_H_

@@ -1,0 +1,273 @@
+// File: pgflow/flow.h
+//
+// pgflow::Flow: typed flow definitions, checked at compile time.
+//
+// A flow is a DAG of steps. Each builder call returns a new, immutable Flow whose type
+// records every step (slug, output type, dependencies, skip behaviour), so the compiler
+// checks what each handler receives and returns:
+//
+//   struct Signup { std::string email; };            // + to_json/from_json (pgflow/json.h)
+//   struct Profile { std::string id; bool vip; };
+//   ...
+//   inline const auto onboard =
+//       pgflow::Flow<"onboardUser", Signup>({.max_attempts = 3, .timeout = 30})
+//           .step<"profile">([](const Signup& s) { return Profile{s.email, false}; })
+//           .array<"friends">(pgflow::after<"profile">,
+//                             [](const Profile& p) { return std::vector<Friend>{}; })
+//           .map<"notifyAll">(pgflow::over<"friends">,
+//                             [](const Friend& f, pgflow::Context& ctx) { return f.id; })
+//           .step<"gift">(pgflow::after<"profile">,
+//                         pgflow::when(R"({"profile": {"vip": true}})"_json),
+//                         [](const Profile& p) { return Gift{p.id}; })
+//           .step<"report">(pgflow::after<"notifyAll", "gift">,
+//                           [](const std::vector<std::string>& ids, std::optional<Gift> g) {
+//                             return Sent{static_cast<int>(ids.size()), g.has_value()};
+//                           });
+//
+// Steps. `.step<"slug">(args..., handler)` adds a single-task step, `.array<"slug">` one whose
+// result must be an array, `.map<"slug">` one task per element of an array. The arguments
+// before the handler, in any order, each at most once:
+//   pgflow::after<"a", "b">        dependencies (.step/.array); only earlier steps
+//   pgflow::over<"a">              the source array of a .map (none: the flow input)
+//   pgflow::when(pattern)          run only if the input contains pattern   (upstream `if`)
+//   pgflow::unless(pattern)        run only if it does not contain pattern  (upstream `ifNot`)
+//   pgflow::when_unmet_{fail,skip,skip_cascade}       condition false  (default skip)
+//   pgflow::when_exhausted_{fail,skip,skip_cascade}   retries exhausted (default fail)
+//   {.max_attempts = …, .base_delay = …, .timeout = …, .start_delay = …}  (flow_options.h)
+// A condition is tested (PostgreSQL `@>` containment) against the run input for root steps
+// and against {dep_slug: output} of the completed dependencies otherwise. Patterns must be
+// JSON objects (checked by pgflow::validate()).
+//
+// Handlers. Any const-callable (lambda, function pointer, functor); they run concurrently
+// on the worker's pool, so they must be thread-safe. Arguments:
+//   root step           (const Input&)
+//   dependent step      (const A&, const B&, ...)   outputs of after<"a", "b"> in that order
+//   .map                (const Element&)            one element of the source array
+// then optionally a trailing pgflow::Context& (context.h). A dependency that may be skipped
+// with mode `skip` (its when_unmet, or its when_exhausted, is skip; a condition without
+// when_unmet skips) arrives as std::optional<T>; with `skip-cascade` the dependent is
+// skipped too, so it arrives as T. A handler returns a JSON-convertible T, void (JSON null),
+// absl::Status or absl::StatusOr<T>; a non-OK status or a thrown exception fails the
+// attempt with its message. A map step's output is the std::vector of its handler results.
+//
+// Every rule the types can express is a compile error whose message starts with `pgflow:`:
+// slug rules (detail/slug.h), duplicate and case-only duplicate slugs, unknown
+// dependencies, map over a non-array, a handler that does not fit its input, a result
+// without JSON conversion, when_unmet without a condition, std::optional vs T for skippable
+// dependencies, and out-of-range option literals. See docs/flows.md.
+#ifndef PGFLOW_FLOW_H_
+#define PGFLOW_FLOW_H_
+
+#include <array>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "nlohmann/json.hpp"
+#include "pgflow/context.h"
+#include "pgflow/detail/builder.h"
+#include "pgflow/detail/checks.h"
+#include "pgflow/detail/fixed_string.h"
+#include "pgflow/detail/flow_output.h"
+#include "pgflow/detail/handler.h"
+#include "pgflow/detail/step.h"
+#include "pgflow/flow_definition.h"
+#include "pgflow/flow_options.h"
+#include "pgflow/json.h"
+
+namespace pgflow {
+
+// ---- step arguments -------------------------------------------------------------------------
+
+// Dependencies of a .step/.array: `pgflow::after<"profile", "friends">`. The handler receives
+// their outputs in this order.
+template <detail::FixedString... Slugs>
+inline constexpr detail::AfterTag<Slugs...> after{};
+
+// The source array of a .map: `pgflow::over<"friends">`. Without it, a map iterates the
+// flow input (which must then be an array type).
+template <detail::FixedString... Slugs>
+inline constexpr detail::OverTag<Slugs...> over{};
+
+// Run the step only if its condition input contains `pattern` (a JSON object).
+inline detail::IfPattern when(nlohmann::json pattern) { return detail::IfPattern{std::move(pattern)}; }
+// Run the step only if its condition input does not contain `pattern` (a JSON object).
+inline detail::IfNotPattern unless(nlohmann::json pattern) {
+  return detail::IfNotPattern{std::move(pattern)};
+}
+
+// When the condition is not met: fail the run, skip the step (default), or skip it and all
+// its dependents. Needs when(...) or unless(...).
+inline constexpr detail::WhenUnmetTag<WhenMode::kFail> when_unmet_fail{};
+inline constexpr detail::WhenUnmetTag<WhenMode::kSkip> when_unmet_skip{};
+inline constexpr detail::WhenUnmetTag<WhenMode::kSkipCascade> when_unmet_skip_cascade{};
+
+// When the last attempt fails: fail the run (default), skip the step, or skip it and all
+// its dependents.
+inline constexpr detail::WhenExhaustedTag<WhenMode::kFail> when_exhausted_fail{};
+inline constexpr detail::WhenExhaustedTag<WhenMode::kSkip> when_exhausted_skip{};
+inline constexpr detail::WhenExhaustedTag<WhenMode::kSkipCascade> when_exhausted_skip_cascade{};
+
+// pgflow::Flow<Slug, Input>
+//
+// An immutable, cheaply copyable typed flow. `Slug` is the flow slug (shared slug rules,
+// at most 47 characters); `Input` the run input type (JsonConvertible). Steps... are the
+// type-level records the builder methods add; spell the type with `auto` or decltype.
+template <detail::FixedString Slug, typename Input, typename... Steps>
+class Flow : public detail::StepMethods<Flow<Slug, Input, Steps...>> {
+ public:
+  using input_type = Input;
+
+  // An empty flow: `pgflow::Flow<"onboardUser", Signup>({.max_attempts = 3})`.
+  explicit Flow(FlowOptions options = {})
+    requires(sizeof...(Steps) == 0)
+      : definition_(detail::new_flow(Slug.view(), options)) {
+    [[maybe_unused]] constexpr bool slug_ok = detail::check_flow_slug<Slug>();
+    static_assert(JsonConvertible<Input>,
+                  "pgflow: the flow input type has no JSON conversion; give it nlohmann to_json and from_json (e.g. NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE)");
+  }
+
+  static constexpr std::string_view slug() { return Slug.view(); }
+  static constexpr std::size_t step_count = sizeof...(Steps);
+  // Step slugs in declaration order.
+  static constexpr std::array<std::string_view, sizeof...(Steps)> step_slugs = {Steps::slug.view()...};
+
+  template <detail::FixedString S>
+  static constexpr bool has_step = detail::has_step<S, Steps...>;
+
+  // The runtime definition (handlers erased to JSON) that the worker consumes.
+  const FlowDefinition& definition() const { return *definition_; }
+  std::shared_ptr<const FlowDefinition> shared_definition() const { return definition_; }
+
+  // .step<"slug">(...), .array<"slug">(...), .map<"slug">(...): see the file comment.
+
+  // Not API: the type-level record of step S.
+  template <detail::FixedString S>
+  using step_named = detail::StepNamed<S, Steps...>;
+  using step_list = detail::TypeList<Steps...>;
+
+ private:
+  template <detail::FixedString, typename, typename...>
+  friend class Flow;
+  friend class detail::StepMethods<Flow>;
+
+  explicit Flow(std::shared_ptr<const FlowDefinition> definition) : definition_(std::move(definition)) {}
+
+  template <detail::FixedString S, detail::StepKind Kind, typename... A>
+  auto add_step(A&&... a) const {
+    static_assert(sizeof...(A) > 0, "pgflow: a step needs a handler as its last argument");
+    if constexpr (sizeof...(A) == 0) {
+      return detail::InvalidFlow{};
+    } else {
+      return add_step_checked<S, Kind>(std::make_index_sequence<sizeof...(A) - 1>{}, std::forward<A>(a)...);
+    }
+  }
+
+  // Checks in stages; a failed stage returns InvalidFlow so that later stages (and later
+  // steps) add no follow-up errors. I... index the arguments before the handler.
+  template <detail::FixedString S, detail::StepKind Kind, std::size_t... I, typename... A>
+  auto add_step_checked(std::index_sequence<I...>, A&&... a) const {
+    using H = std::decay_t<std::tuple_element_t<sizeof...(I), std::tuple<A...>>>;
+    using Args = detail::StepArgs<std::remove_cvref_t<std::tuple_element_t<I, std::tuple<A...>>>...>;
+    using Deps = typename Args::deps;
+
+    constexpr bool names_ok = detail::check_step_slug<S>() && detail::check_unique_slug<S, Steps...>();
+    constexpr bool args_ok = names_ok && detail::check_step_args<Kind, Args>();
+    constexpr bool deps_ok = args_ok && detail::check_dependencies_known<Kind, Deps, Steps...>();
+    if constexpr (!deps_ok) {
+      return detail::InvalidFlow{};
+    } else {
+      constexpr bool source_ok =
+          detail::check_source<Kind, Deps::size == 0, typename detail::MapSource<Input, Deps, Steps...>::type>();
+      if constexpr (!source_ok) {
+        return detail::InvalidFlow{};
+      } else {
+        using Reader = typename detail::ReaderOf<Kind, Input, Deps, Steps...>::type;
+        using ArgList = typename Reader::args;
+        using Call = detail::HandlerCall<H, ArgList>;
+        using StrippedCall = detail::HandlerCall<H, typename detail::StripOptionals<ArgList>::type>;
+        constexpr bool has_optional_args =
+            !std::is_same_v<ArgList, typename detail::StripOptionals<ArgList>::type>;
+        constexpr bool handler_ok =
+            detail::check_handler<Call, StrippedCall, has_optional_args,
+                                  Deps::size != 0 && Kind != detail::StepKind::kMap &&
+                                      detail::takes_optional_for_value<H, ArgList>()>();
+        if constexpr (!handler_ok) {
+          return detail::InvalidFlow{};
+        } else {
+          using Result = typename detail::HandlerResult<typename Call::template Result<>::type>::value;
+          if constexpr (!detail::check_output<Kind, Result>()) {
+            return detail::InvalidFlow{};
+          } else {
+            using Output = std::conditional_t<Kind == detail::StepKind::kMap, std::vector<Result>, Result>;
+            constexpr bool dep_cascades = detail::AnyCascades<Deps, Steps...>::value;
+            constexpr detail::SkipTraits skip{
+                .arrives_optional = Args::plain_skip,
+                .may_cascade = Args::cascade_skip || dep_cascades,
+                .may_be_absent = Args::plain_skip || Args::cascade_skip || dep_cascades,
+            };
+            using Tag = detail::StepTag<S, Kind == detail::StepKind::kMap ? StepType::kMap : StepType::kSingle,
+                                        Output, Deps, skip>;
+
+            StepDefinition step = detail::new_step(S.view(), Tag::type, Deps::views, Args::effective_unmet,
+                                                   Args::effective_exhausted);
+            // Runtime arguments (patterns, options) fill the step; the handler and the tags pass through.
+            (detail::apply_step_arg(step, std::forward<A>(a)), ...);
+            return Flow<Slug, Input, Steps..., Tag>(
+                detail::append_step(*definition_, std::move(step),
+                                    detail::make_step_handler<Reader>(detail::StepNames{Slug.view(), S.view()},
+                                                                      detail::last_arg(std::forward<A>(a)...))));
+          }
+        }
+      }
+    }
+  }
+
+  std::shared_ptr<const FlowDefinition> definition_;
+};
+
+// ---- type utilities -------------------------------------------------------------------------
+
+// The run input type of flow type F: `pgflow::FlowInput<decltype(onboard)>` is Signup.
+template <typename F>
+using FlowInput = typename std::remove_cvref_t<F>::input_type;
+
+// The output type of step `Slug` (a map step: std::vector of its handler's result).
+template <typename F, detail::FixedString Slug>
+using StepOutput = typename detail::StepOutputOf<std::remove_cvref_t<F>, Slug>::type;
+
+// The run output: the leaf steps (no other step depends on them) by slug, std::optional for
+// leaves that may be skipped. JSON-convertible; `out.get<"report">()`.
+template <typename F>
+using FlowOutput = typename std::remove_cvref_t<F>::step_list::template apply<detail::FlowOutputOf>::type;
+
+// Step slugs of flow type F in declaration order, as std::array<std::string_view, N>.
+template <typename F>
+inline constexpr auto step_slugs = std::remove_cvref_t<F>::step_slugs;
+
+// The flow shape of a typed flow (see shape_of(const FlowDefinition&)).
+template <detail::FixedString Slug, typename Input, typename... Steps>
+nlohmann::ordered_json shape_of(const Flow<Slug, Input, Steps...>& flow) {
+  return shape_of(flow.definition());
+}
+
+// Not API: accept flows whose definition failed a compile-time check (see detail::InvalidFlow).
+inline nlohmann::ordered_json shape_of(const detail::InvalidFlow& flow) { return shape_of(flow.definition()); }
+inline absl::Status validate(const detail::InvalidFlow& flow) { return validate(flow.definition()); }
+
+// validate() of a typed flow's definition: only runtime values can fail here (patterns
+// that are not JSON objects, option values given through pgflow::runtime()).
+template <detail::FixedString Slug, typename Input, typename... Steps>
+absl::Status validate(const Flow<Slug, Input, Steps...>& flow) {
+  return validate(flow.definition());
+}
+
+}  // namespace pgflow
+
+#endif  // PGFLOW_FLOW_H_

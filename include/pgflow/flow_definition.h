@@ -1,0 +1,129 @@
+// File: pgflow/flow_definition.h
+//
+// The runtime form of a flow: what the typed builder (pgflow/flow.h) produces after its
+// compile-time checks, and what the worker consumes. Handlers here are type-erased: they
+// take the task's JSON input and return its JSON output.
+//
+// Most code never builds a FlowDefinition by hand; it gets one from a typed flow:
+//
+//   const pgflow::FlowDefinition& def = onboard.definition();
+//   nlohmann::ordered_json shape = pgflow::shape_of(def);   // for ensure_flow_compiled
+//   absl::Status ok = pgflow::validate(def);                // runtime-only rules
+//
+// A hand-built definition (tools, tests, dynamic flows) gets none of the compile-time
+// checks, so validate() re-checks every rule.
+#ifndef PGFLOW_FLOW_DEFINITION_H_
+#define PGFLOW_FLOW_DEFINITION_H_
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "nlohmann/json.hpp"
+#include "pgflow/context.h"
+
+namespace pgflow {
+
+// How the SQL core runs a step: one task (`single`), or one task per element of an array
+// (`map`).
+enum class StepType { kSingle, kMap };
+
+// What happens when a step's condition is not met (when_unmet) or its last attempt fails
+// (when_exhausted): fail the run, skip the step (dependents run without its output), or skip
+// it and every step that depends on it, transitively.
+enum class WhenMode { kFail, kSkip, kSkipCascade };
+
+// "single" / "map".
+std::string_view to_string(StepType type);
+// "fail" / "skip" / "skip-cascade", the SQL and flow-shape spelling.
+std::string_view to_string(WhenMode mode);
+
+// Flow-level option values; nullopt means the database default (3, 5, 60).
+struct FlowOptionValues {
+  std::optional<int> max_attempts;
+  std::optional<int> base_delay;  // seconds
+  std::optional<int> timeout;     // seconds
+};
+
+// Step-level option values; nullopt means inherit the flow's value (start_delay: 0).
+struct StepOptionValues {
+  std::optional<int> max_attempts;
+  std::optional<int> base_delay;   // seconds
+  std::optional<int> timeout;      // seconds
+  std::optional<int> start_delay;  // seconds
+};
+
+// pgflow::StepHandler
+//
+// A type-erased handler. `input` is exactly the `input` column of the claim
+// (pgflow.start_tasks):
+//   - root single step: `{}` (the run input comes from ctx.flow_input());
+//   - dependent single step: `{dep_slug: output, ...}` for the dependencies that completed
+//     (a skipped dependency is absent);
+//   - map step: the one array element this task processes.
+// The result is the task's output, or a non-OK status that fails the attempt with the
+// status message. The wrappers produced by the typed builder never throw.
+//
+// Handlers run concurrently on the worker's pool, several at once and possibly the same
+// handler for many tasks: they must be thread-safe.
+using StepHandler =
+    std::function<absl::StatusOr<nlohmann::json>(const nlohmann::json& input, Context& ctx)>;
+
+// pgflow::StepDefinition
+struct StepDefinition {
+  std::string slug;
+  StepType type = StepType::kSingle;
+  // Slugs of the steps this one depends on, in declaration order (a map: at most one, its
+  // source array). The flow shape sorts them; this list does not.
+  std::vector<std::string> dependencies;
+  StepOptionValues options;
+  // The step runs only if its condition input contains `if_pattern` (JSON containment,
+  // PostgreSQL `@>`) and does not contain `if_not_pattern`. Both must be JSON objects.
+  // Upstream calls them `if` / `ifNot` (requiredInputPattern / forbiddenInputPattern).
+  std::optional<nlohmann::json> if_pattern;
+  std::optional<nlohmann::json> if_not_pattern;
+  WhenMode when_unmet = WhenMode::kSkip;     // only meaningful with a pattern
+  WhenMode when_exhausted = WhenMode::kFail;
+  StepHandler handler;
+};
+
+// pgflow::FlowDefinition
+struct FlowDefinition {
+  std::string slug;
+  FlowOptionValues options;
+  // In declaration order, which is a topological order: a step only depends on earlier ones.
+  std::vector<StepDefinition> steps;
+
+  // The step called `slug`, or nullptr.
+  const StepDefinition* find(std::string_view step_slug) const;
+};
+
+// The flow-shape JSON that pgflow.ensure_flow_compiled(flow_slug, shape) takes, exactly as
+// upstream pgflow's extractFlowShape emits it (same keys, key order and value spelling):
+//
+//   {"steps": [{"slug", "stepType", "dependencies" (sorted), "whenUnmet", "whenExhausted",
+//               "requiredInputPattern": {"defined": false} | {"defined": true, "value": …},
+//               "forbiddenInputPattern": …,
+//               "options"?: {"maxAttempts"?, "baseDelay"?, "timeout"?, "startDelay"?}}, …],
+//    "options"?: {"maxAttempts"?, "baseDelay"?, "timeout"?}}
+//
+// `options` objects appear only when at least one value is set, with only the set keys. The
+// flow slug is not part of the shape. Dependencies sort by byte order (ASCII), as
+// JavaScript's Array.prototype.sort does for slugs.
+nlohmann::ordered_json shape_of(const FlowDefinition& flow);
+
+// Checks the rules that the typed builder cannot check at compile time, plus every
+// compile-time rule for hand-built definitions: slugs (shared rules; flow slug at most 47
+// characters), unique step slugs (also ignoring case), dependencies on earlier steps only and
+// at most one for a map, patterns are JSON objects, option ranges (max_attempts >= 1,
+// base_delay >= 1, timeout >= 3, start_delay >= 0), and a handler for every step.
+// Returns kInvalidArgument listing every problem; each names the flow, the step and the field.
+absl::Status validate(const FlowDefinition& flow);
+
+}  // namespace pgflow
+
+#endif  // PGFLOW_FLOW_DEFINITION_H_

@@ -1,0 +1,115 @@
+// File: pgflow/flow_options.h
+//
+// Retry and timing options of a typed flow and of its steps, as plain aggregates for
+// designated initializers:
+//
+//   pgflow::Flow<"onboardUser", Signup>({.max_attempts = 3, .timeout = 30})
+//       .step<"profile">({.timeout = 10, .start_delay = 5}, load_profile);
+//
+// All values are whole seconds, except max_attempts. An unset step option inherits the
+// flow's value; an unset flow option takes the database default (the SQL core's
+// create_flow: max_attempts 3, base_delay 5, timeout 60; start_delay 0).
+//
+// Values written as literals are checked at compile time: `{.max_attempts = 0}` does not
+// compile, and the error line says why. A value known only at run time (configuration)
+// goes through pgflow::runtime(n); it is checked by pgflow::validate() instead:
+//
+//   .step<"send">({.timeout = pgflow::runtime(config.send_timeout)}, send);
+//
+// Ranges (upstream pgflow's DSL rules): max_attempts >= 1, base_delay >= 1,
+// timeout >= 3, start_delay >= 0.
+#ifndef PGFLOW_FLOW_OPTIONS_H_
+#define PGFLOW_FLOW_OPTIONS_H_
+
+#include <optional>
+
+namespace pgflow {
+
+// pgflow::RuntimeValue
+//
+// A numeric option value that is not a compile-time constant. It skips the compile-time
+// range check; pgflow::validate() (run by the worker at startup) reports it instead.
+struct RuntimeValue {
+  int value;
+};
+
+// Wraps a value read at run time, e.g. `{.timeout = pgflow::runtime(cfg.timeout)}`.
+constexpr RuntimeValue runtime(int value) { return RuntimeValue{value}; }
+
+namespace detail {
+
+// Never defined and not constexpr: calling it while evaluating a consteval constructor is
+// what makes an out-of-range literal a compile error. The compiler shows the calling line,
+// which carries the explanation.
+void pgflow_option_value_out_of_range(const char* explanation);
+
+struct MaxAttemptsRule {
+  static consteval void check(int v) {
+    if (v < 1) pgflow_option_value_out_of_range("pgflow: max_attempts must be at least 1 (the first attempt counts); use 1 to disable retries");
+  }
+};
+struct BaseDelayRule {
+  static consteval void check(int v) {
+    if (v < 1) pgflow_option_value_out_of_range("pgflow: base_delay must be at least 1 second; leave it unset to inherit the flow's value");
+  }
+};
+struct TimeoutRule {
+  static consteval void check(int v) {
+    if (v < 3) pgflow_option_value_out_of_range("pgflow: timeout must be at least 3 seconds; leave it unset to inherit the flow's value");
+  }
+};
+struct StartDelayRule {
+  static consteval void check(int v) {
+    if (v < 0) pgflow_option_value_out_of_range("pgflow: start_delay cannot be negative; use 0 (the default) to start at once");
+  }
+};
+
+// An optional int option whose literal values are range-checked at compile time.
+template <typename Rule>
+class CheckedOption {
+ public:
+  constexpr CheckedOption() = default;
+  consteval CheckedOption(int value) : value_(value) { Rule::check(value); }  // NOLINT: implicit
+  constexpr CheckedOption(RuntimeValue value) : value_(value.value) {}        // NOLINT: implicit
+
+  // The value, or nullopt when unset (inherit / database default).
+  constexpr std::optional<int> value() const { return value_; }
+
+ private:
+  std::optional<int> value_;
+};
+
+}  // namespace detail
+
+// Total attempts per task, the first one included. Default: the flow's value (flow: 3).
+using MaxAttempts = detail::CheckedOption<detail::MaxAttemptsRule>;
+// Seconds; retry n waits base_delay * 2^n. Default: the flow's value (flow: 5).
+using BaseDelay = detail::CheckedOption<detail::BaseDelayRule>;
+// Seconds a task may run before its message becomes visible again. Default: flow's (60).
+using Timeout = detail::CheckedOption<detail::TimeoutRule>;
+// Seconds between the step becoming ready and its tasks becoming visible. Default: 0.
+using StartDelay = detail::CheckedOption<detail::StartDelayRule>;
+
+// pgflow::FlowOptions
+//
+// Defaults for every step of the flow. There is no flow-level start_delay (it would
+// compound along the graph), as upstream.
+struct FlowOptions {
+  MaxAttempts max_attempts = {};  // Default: unset (database default 3).
+  BaseDelay base_delay = {};      // Default: unset (database default 5).
+  Timeout timeout = {};           // Default: unset (database default 60).
+};
+
+// pgflow::StepOptions
+//
+// Per-step overrides; an unset value inherits the flow's.
+struct StepOptions {
+  MaxAttempts max_attempts = {};  // Default: the flow's.
+  BaseDelay base_delay = {};      // Default: the flow's.
+  Timeout timeout = {};           // Default: the flow's.
+  StartDelay start_delay = {};    // Default: 0.
+};
+
+}  // namespace pgflow
+
+#endif  // PGFLOW_FLOW_OPTIONS_H_

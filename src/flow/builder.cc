@@ -1,0 +1,48 @@
+// The non-template half of the typed flow builder (pgflow/flow.h): everything that does not
+// depend on a step's types, so the templates stay small.
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "pgflow/flow.h"
+
+namespace pgflow::detail {
+
+StepDefinition new_step(std::string_view slug, StepType type, std::span<const std::string_view> dependencies,
+                        WhenMode when_unmet, WhenMode when_exhausted) {
+  StepDefinition step;
+  step.slug = std::string(slug);
+  step.type = type;
+  step.dependencies.assign(dependencies.begin(), dependencies.end());
+  step.when_unmet = when_unmet;
+  step.when_exhausted = when_exhausted;
+  return step;
+}
+
+std::shared_ptr<const FlowDefinition> append_step(const FlowDefinition& flow, StepDefinition step,
+                                                  StepHandler handler) {
+  auto copy = std::make_shared<FlowDefinition>(flow);
+  step.handler = std::move(handler);
+  copy->steps.push_back(std::move(step));
+  return copy;
+}
+
+std::shared_ptr<const FlowDefinition> new_flow(std::string_view slug, const FlowOptions& options) {
+  auto flow = std::make_shared<FlowDefinition>();
+  flow->slug = std::string(slug);
+  flow->options = FlowOptionValues{options.max_attempts.value(), options.base_delay.value(), options.timeout.value()};
+  return flow;
+}
+
+void apply_step_arg(StepDefinition& step, IfPattern&& arg) { step.if_pattern = std::move(arg.pattern); }
+
+void apply_step_arg(StepDefinition& step, IfNotPattern&& arg) { step.if_not_pattern = std::move(arg.pattern); }
+
+void apply_step_arg(StepDefinition& step, const StepOptions& options) {
+  step.options = StepOptionValues{options.max_attempts.value(), options.base_delay.value(), options.timeout.value(),
+                                  options.start_delay.value()};
+}
+
+}  // namespace pgflow::detail

@@ -1,0 +1,186 @@
+#include "pgflow/flow_definition.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "internal/strings.h"
+#include "pgflow/detail/slug.h"
+
+namespace pgflow {
+namespace {
+
+using internal::av;
+
+nlohmann::ordered_json pattern_shape(const std::optional<nlohmann::json>& pattern) {
+  nlohmann::ordered_json wrapper;
+  if (!pattern.has_value()) {
+    wrapper["defined"] = false;
+  } else {
+    wrapper["defined"] = true;
+    wrapper["value"] = nlohmann::ordered_json(*pattern);
+  }
+  return wrapper;
+}
+
+void put_if_set(nlohmann::ordered_json& object, const char* key, const std::optional<int>& value) {
+  if (value.has_value()) object[key] = *value;
+}
+
+// Collects problems as "flow "f", step "s", field "x": message".
+class Problems {
+ public:
+  explicit Problems(const FlowDefinition& flow) : flow_(flow.slug) {}
+
+  void flow_field(std::string_view field, std::string_view message) {
+    list_.push_back(absl::StrCat("flow \"", av(flow_), "\", field \"", av(field), "\": ", av(message)));
+  }
+  void step_field(std::string_view step, std::string_view field, std::string_view message) {
+    list_.push_back(absl::StrCat("flow \"", av(flow_), "\", step \"", av(step), "\", field \"", av(field),
+                                 "\": ", av(message)));
+  }
+
+  absl::Status status() const {
+    if (list_.empty()) return absl::OkStatus();
+    return absl::InvalidArgumentError(absl::StrJoin(list_, "; "));
+  }
+
+ private:
+  std::string flow_;
+  std::vector<std::string> list_;
+};
+
+void check_range(Problems& problems, const std::string* step, std::string_view field,
+                 const std::optional<int>& value, int min, std::string_view unit) {
+  if (!value.has_value() || *value >= min) return;
+  std::string message = absl::StrCat("must be at least ", min, unit.empty() ? "" : " ", av(unit),
+                                     ", got ", *value);
+  if (step == nullptr) {
+    problems.flow_field(field, message);
+  } else {
+    problems.step_field(*step, field, message);
+  }
+}
+
+}  // namespace
+
+std::string_view to_string(StepType type) {
+  switch (type) {
+    case StepType::kSingle: return "single";
+    case StepType::kMap: return "map";
+  }
+  return "single";
+}
+
+std::string_view to_string(WhenMode mode) {
+  switch (mode) {
+    case WhenMode::kFail: return "fail";
+    case WhenMode::kSkip: return "skip";
+    case WhenMode::kSkipCascade: return "skip-cascade";
+  }
+  return "fail";
+}
+
+const StepDefinition* FlowDefinition::find(std::string_view step_slug) const {
+  for (const StepDefinition& step : steps) {
+    if (step.slug == step_slug) return &step;
+  }
+  return nullptr;
+}
+
+nlohmann::ordered_json shape_of(const FlowDefinition& flow) {
+  nlohmann::ordered_json steps = nlohmann::ordered_json::array();
+  for (const StepDefinition& step : flow.steps) {
+    std::vector<std::string> dependencies = step.dependencies;
+    std::sort(dependencies.begin(), dependencies.end());  // byte order, like JS sort on ASCII
+
+    nlohmann::ordered_json s;
+    s["slug"] = step.slug;
+    s["stepType"] = std::string(to_string(step.type));
+    s["dependencies"] = dependencies;
+    s["whenUnmet"] = std::string(to_string(step.when_unmet));
+    s["whenExhausted"] = std::string(to_string(step.when_exhausted));
+    s["requiredInputPattern"] = pattern_shape(step.if_pattern);
+    s["forbiddenInputPattern"] = pattern_shape(step.if_not_pattern);
+    nlohmann::ordered_json options = nlohmann::ordered_json::object();
+    put_if_set(options, "maxAttempts", step.options.max_attempts);
+    put_if_set(options, "baseDelay", step.options.base_delay);
+    put_if_set(options, "timeout", step.options.timeout);
+    put_if_set(options, "startDelay", step.options.start_delay);
+    if (!options.empty()) s["options"] = std::move(options);
+    steps.push_back(std::move(s));
+  }
+
+  nlohmann::ordered_json shape;
+  shape["steps"] = std::move(steps);
+  nlohmann::ordered_json options = nlohmann::ordered_json::object();
+  put_if_set(options, "maxAttempts", flow.options.max_attempts);
+  put_if_set(options, "baseDelay", flow.options.base_delay);
+  put_if_set(options, "timeout", flow.options.timeout);
+  if (!options.empty()) shape["options"] = std::move(options);
+  return shape;
+}
+
+absl::Status validate(const FlowDefinition& flow) {
+  Problems problems(flow);
+  if (const char* error = detail::flow_slug_error(flow.slug)) problems.flow_field("slug", error);
+  check_range(problems, nullptr, "max_attempts", flow.options.max_attempts, 1, "");
+  check_range(problems, nullptr, "base_delay", flow.options.base_delay, 1, "second");
+  check_range(problems, nullptr, "timeout", flow.options.timeout, 3, "seconds");
+
+  for (std::size_t i = 0; i < flow.steps.size(); ++i) {
+    const StepDefinition& step = flow.steps[i];
+    const std::string* name = &step.slug;
+    if (const char* error = detail::slug_error(step.slug)) problems.step_field(step.slug, "slug", error);
+    for (std::size_t j = 0; j < i; ++j) {
+      if (flow.steps[j].slug == step.slug) {
+        problems.step_field(step.slug, "slug", "another step already has this slug");
+      } else if (detail::equal_ignoring_case(flow.steps[j].slug, step.slug)) {
+        problems.step_field(step.slug, "slug",
+                            absl::StrCat("differs from step \"", flow.steps[j].slug,
+                                         "\" only in letter case; slugs must differ in more than case"));
+      }
+    }
+
+    for (std::size_t d = 0; d < step.dependencies.size(); ++d) {
+      const std::string& dep = step.dependencies[d];
+      bool earlier = false;
+      for (std::size_t j = 0; j < i; ++j) earlier = earlier || flow.steps[j].slug == dep;
+      if (!earlier) {
+        problems.step_field(step.slug, "dependencies",
+                            absl::StrCat("\"", dep, "\" is not a step defined before this one"));
+      }
+      for (std::size_t e = 0; e < d; ++e) {
+        if (step.dependencies[e] == dep) {
+          problems.step_field(step.slug, "dependencies", absl::StrCat("\"", dep, "\" is listed twice"));
+        }
+      }
+    }
+    if (step.type == StepType::kMap && step.dependencies.size() > 1) {
+      problems.step_field(step.slug, "dependencies",
+                          absl::StrCat("a map step has at most one dependency (its source array), got ",
+                                       step.dependencies.size()));
+    }
+
+    if (step.if_pattern.has_value() && !step.if_pattern->is_object()) {
+      problems.step_field(step.slug, "if_pattern",
+                          absl::StrCat("must be a JSON object, got ", step.if_pattern->type_name()));
+    }
+    if (step.if_not_pattern.has_value() && !step.if_not_pattern->is_object()) {
+      problems.step_field(step.slug, "if_not_pattern",
+                          absl::StrCat("must be a JSON object, got ", step.if_not_pattern->type_name()));
+    }
+
+    check_range(problems, name, "max_attempts", step.options.max_attempts, 1, "");
+    check_range(problems, name, "base_delay", step.options.base_delay, 1, "second");
+    check_range(problems, name, "timeout", step.options.timeout, 3, "seconds");
+    check_range(problems, name, "start_delay", step.options.start_delay, 0, "seconds");
+
+    if (!step.handler) problems.step_field(step.slug, "handler", "is not set");
+  }
+  return problems.status();
+}
+
+}  // namespace pgflow

@@ -1,0 +1,160 @@
+// pgflow::shape_of against the exact upstream flow-shape JSON: key names and order, step
+// order, sorted dependencies, pattern wrappers, defaults, options only when set.
+#include <string>
+
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "pgflow/flow.h"
+#include "pgflow/flow_definition.h"
+#include "testing/test_flows.h"
+
+namespace pgflow {
+namespace {
+
+namespace flows = pgflow::testing::flows;
+
+// Parsing into ordered_json keeps the key order as written, so comparing dumps compares
+// key order too.
+std::string canonical(const char* expected) { return nlohmann::ordered_json::parse(expected).dump(); }
+
+TEST(FlowShape, ArchitectureSketch) {
+  EXPECT_EQ(shape_of(flows::onboarding).dump(), canonical(R"({
+    "steps": [
+      {"slug": "profile", "stepType": "single", "dependencies": [],
+       "whenUnmet": "skip", "whenExhausted": "fail",
+       "requiredInputPattern": {"defined": false}, "forbiddenInputPattern": {"defined": false}},
+      {"slug": "friends", "stepType": "single", "dependencies": ["profile"],
+       "whenUnmet": "skip", "whenExhausted": "fail",
+       "requiredInputPattern": {"defined": false}, "forbiddenInputPattern": {"defined": false}},
+      {"slug": "notifyAll", "stepType": "map", "dependencies": ["friends"],
+       "whenUnmet": "skip", "whenExhausted": "fail",
+       "requiredInputPattern": {"defined": false}, "forbiddenInputPattern": {"defined": false}},
+      {"slug": "gift", "stepType": "single", "dependencies": ["profile"],
+       "whenUnmet": "skip", "whenExhausted": "fail",
+       "requiredInputPattern": {"defined": true, "value": {"profile": {"vip": true}}},
+       "forbiddenInputPattern": {"defined": false}},
+      {"slug": "report", "stepType": "single", "dependencies": ["gift", "notifyAll"],
+       "whenUnmet": "skip", "whenExhausted": "fail",
+       "requiredInputPattern": {"defined": false}, "forbiddenInputPattern": {"defined": false}}
+    ],
+    "options": {"maxAttempts": 3, "timeout": 30}
+  })"));
+}
+
+TEST(FlowShape, RootAndDependentMaps) {
+  EXPECT_EQ(shape_of(flows::maps).dump(), canonical(R"({
+    "steps": [
+      {"slug": "double", "stepType": "map", "dependencies": [],
+       "whenUnmet": "skip", "whenExhausted": "fail",
+       "requiredInputPattern": {"defined": false}, "forbiddenInputPattern": {"defined": false},
+       "options": {"maxAttempts": 5}},
+      {"slug": "label", "stepType": "map", "dependencies": ["double"],
+       "whenUnmet": "skip", "whenExhausted": "fail",
+       "requiredInputPattern": {"defined": false}, "forbiddenInputPattern": {"defined": false}},
+      {"slug": "count", "stepType": "single", "dependencies": ["label"],
+       "whenUnmet": "skip", "whenExhausted": "fail",
+       "requiredInputPattern": {"defined": false}, "forbiddenInputPattern": {"defined": false}}
+    ]
+  })"));
+}
+
+TEST(FlowShape, ConditionsAndModes) {
+  EXPECT_EQ(shape_of(flows::conditions).dump(), canonical(R"({
+    "steps": [
+      {"slug": "check", "stepType": "single", "dependencies": [],
+       "whenUnmet": "fail", "whenExhausted": "fail",
+       "requiredInputPattern": {"defined": true, "value": {"kind": "order"}},
+       "forbiddenInputPattern": {"defined": false}},
+      {"slug": "maybe", "stepType": "single", "dependencies": ["check"],
+       "whenUnmet": "skip", "whenExhausted": "fail",
+       "requiredInputPattern": {"defined": false},
+       "forbiddenInputPattern": {"defined": true, "value": {"check": {"test": true}}}},
+      {"slug": "cascade", "stepType": "single", "dependencies": ["check"],
+       "whenUnmet": "skip-cascade", "whenExhausted": "fail",
+       "requiredInputPattern": {"defined": true, "value": {"check": {"kind": "order"}}},
+       "forbiddenInputPattern": {"defined": true, "value": {"check": {"cancelled": true}}}},
+      {"slug": "fragile", "stepType": "single", "dependencies": ["check"],
+       "whenUnmet": "skip", "whenExhausted": "skip",
+       "requiredInputPattern": {"defined": false}, "forbiddenInputPattern": {"defined": false}},
+      {"slug": "final", "stepType": "single", "dependencies": ["cascade", "fragile", "maybe"],
+       "whenUnmet": "skip", "whenExhausted": "skip-cascade",
+       "requiredInputPattern": {"defined": false}, "forbiddenInputPattern": {"defined": false}}
+    ]
+  })"));
+}
+
+TEST(FlowShape, OptionsOnlyWhenSetAndOnlySetKeys) {
+  EXPECT_EQ(shape_of(flows::options).dump(), canonical(R"({
+    "steps": [
+      {"slug": "fast", "stepType": "single", "dependencies": [],
+       "whenUnmet": "skip", "whenExhausted": "fail",
+       "requiredInputPattern": {"defined": false}, "forbiddenInputPattern": {"defined": false},
+       "options": {"maxAttempts": 1, "baseDelay": 1, "timeout": 3, "startDelay": 0}},
+      {"slug": "slow", "stepType": "single", "dependencies": ["fast"],
+       "whenUnmet": "skip", "whenExhausted": "fail",
+       "requiredInputPattern": {"defined": false}, "forbiddenInputPattern": {"defined": false},
+       "options": {"timeout": 600, "startDelay": 30}},
+      {"slug": "plain", "stepType": "single", "dependencies": ["slow"],
+       "whenUnmet": "skip", "whenExhausted": "fail",
+       "requiredInputPattern": {"defined": false}, "forbiddenInputPattern": {"defined": false}}
+    ],
+    "options": {"maxAttempts": 4, "baseDelay": 2, "timeout": 90}
+  })"));
+}
+
+TEST(FlowShape, DependenciesSortByteOrderButDefinitionKeepsDeclarationOrder) {
+  const nlohmann::ordered_json shape = shape_of(flows::sorted_deps);
+  EXPECT_EQ(shape["steps"][3]["dependencies"].dump(), R"(["Zeta","alpha","mid"])");
+  EXPECT_EQ(flows::sorted_deps.definition().steps[3].dependencies,
+            (std::vector<std::string>{"mid", "alpha", "Zeta"}));
+  EXPECT_FALSE(shape.contains("options"));
+}
+
+TEST(FlowShape, EmptyFlow) { EXPECT_EQ(shape_of(flows::empty).dump(), R"({"steps":[]})"); }
+
+TEST(FlowShape, RuntimeOptionValuesAppearAsGiven) {
+  const int configured = 45;
+  const auto flow = Flow<"runtimeOptions", int>({.timeout = runtime(configured)})
+                        .step<"only">({.start_delay = runtime(configured / 3)}, [](int x) { return x; });
+  const nlohmann::ordered_json shape = shape_of(flow);
+  EXPECT_EQ(shape["options"].dump(), R"({"timeout":45})");
+  EXPECT_EQ(shape["steps"][0]["options"].dump(), R"({"startDelay":15})");
+}
+
+TEST(FlowShape, HandBuiltDefinition) {
+  FlowDefinition def;
+  def.slug = "handBuilt";
+  def.options.base_delay = 7;
+  StepDefinition a;
+  a.slug = "a";
+  StepDefinition b;
+  b.slug = "b";
+  b.type = StepType::kMap;
+  b.dependencies = {"a"};
+  b.when_exhausted = WhenMode::kSkipCascade;
+  b.if_not_pattern = nlohmann::json{{"a", nullptr}};
+  def.steps = {a, b};
+  EXPECT_EQ(shape_of(def).dump(), canonical(R"({
+    "steps": [
+      {"slug": "a", "stepType": "single", "dependencies": [],
+       "whenUnmet": "skip", "whenExhausted": "fail",
+       "requiredInputPattern": {"defined": false}, "forbiddenInputPattern": {"defined": false}},
+      {"slug": "b", "stepType": "map", "dependencies": ["a"],
+       "whenUnmet": "skip", "whenExhausted": "skip-cascade",
+       "requiredInputPattern": {"defined": false},
+       "forbiddenInputPattern": {"defined": true, "value": {"a": null}}}
+    ],
+    "options": {"baseDelay": 7}
+  })"));
+}
+
+TEST(FlowShape, TypedFlowAndItsDefinitionAgree) {
+  EXPECT_EQ(shape_of(flows::onboarding), shape_of(flows::onboarding.definition()));
+  EXPECT_EQ(flows::onboarding.definition().slug, "onboardUser");
+  ASSERT_NE(flows::onboarding.definition().find("gift"), nullptr);
+  EXPECT_EQ(flows::onboarding.definition().find("gift")->when_unmet, WhenMode::kSkip);
+  EXPECT_EQ(flows::onboarding.definition().find("missing"), nullptr);
+}
+
+}  // namespace
+}  // namespace pgflow

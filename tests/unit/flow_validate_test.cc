@@ -1,0 +1,132 @@
+// pgflow::validate: runtime-only values of typed flows, and every rule for hand-built
+// definitions, with messages naming flow, step and field.
+#include <string>
+
+#include "absl/status/status.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "pgflow/flow.h"
+#include "pgflow/flow_definition.h"
+#include "testing/status_matchers.h"
+#include "testing/test_flows.h"
+
+namespace pgflow {
+namespace {
+
+using ::pgflow::testing::IsOk;
+using ::pgflow::testing::StatusIs;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::testing::Not;
+namespace flows = pgflow::testing::flows;
+
+StepHandler noop() {
+  return [](const nlohmann::json&, Context&) -> absl::StatusOr<nlohmann::json> { return nullptr; };
+}
+
+StepDefinition step(std::string slug, std::vector<std::string> deps = {}) {
+  StepDefinition s;
+  s.slug = std::move(slug);
+  s.dependencies = std::move(deps);
+  s.handler = noop();
+  return s;
+}
+
+TEST(FlowValidate, TypedTestFlowsAreValid) {
+  EXPECT_THAT(validate(flows::onboarding), IsOk());
+  EXPECT_THAT(validate(flows::maps), IsOk());
+  EXPECT_THAT(validate(flows::conditions), IsOk());
+  EXPECT_THAT(validate(flows::options), IsOk());
+  EXPECT_THAT(validate(flows::sorted_deps), IsOk());
+  EXPECT_THAT(validate(flows::empty), IsOk());
+}
+
+TEST(FlowValidate, PatternsMustBeObjects) {
+  const auto flow = Flow<"patterns", nlohmann::json>()
+                        .step<"a">(when(nlohmann::json::array({1, 2})), [](const nlohmann::json&) { return 1; })
+                        .step<"b">(unless("text"), [](const nlohmann::json&) { return 1; });
+  EXPECT_THAT(validate(flow),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("flow \"patterns\", step \"a\", field \"if_pattern\": must be a JSON "
+                                       "object, got array"),
+                             HasSubstr("flow \"patterns\", step \"b\", field \"if_not_pattern\": must be a "
+                                       "JSON object, got string"))));
+}
+
+TEST(FlowValidate, RuntimeOptionValuesAreRangeChecked) {
+  const auto flow = Flow<"ranges", int>({.max_attempts = runtime(0), .base_delay = runtime(0), .timeout = runtime(2)})
+                        .step<"s">({.max_attempts = runtime(-1),
+                                    .base_delay = runtime(0),
+                                    .timeout = runtime(1),
+                                    .start_delay = runtime(-5)},
+                                   [](int x) { return x; });
+  absl::Status status = validate(flow);
+  EXPECT_THAT(status, StatusIs(absl::StatusCode::kInvalidArgument,
+                               AllOf(HasSubstr("flow \"ranges\", field \"max_attempts\": must be at least 1, got 0"),
+                                     HasSubstr("flow \"ranges\", field \"base_delay\": must be at least 1 second"),
+                                     HasSubstr("flow \"ranges\", field \"timeout\": must be at least 3 seconds, got 2"),
+                                     HasSubstr("step \"s\", field \"max_attempts\": must be at least 1, got -1"),
+                                     HasSubstr("step \"s\", field \"base_delay\""),
+                                     HasSubstr("step \"s\", field \"timeout\": must be at least 3 seconds, got 1"),
+                                     HasSubstr("step \"s\", field \"start_delay\": must be at least 0 seconds, got -5"))));
+}
+
+TEST(FlowValidate, BoundaryValuesAreValid) {
+  FlowDefinition def;
+  def.slug = "bounds";
+  def.options = {.max_attempts = 1, .base_delay = 1, .timeout = 3};
+  def.steps = {step("s")};
+  def.steps[0].options = {.max_attempts = 1, .base_delay = 1, .timeout = 3, .start_delay = 0};
+  EXPECT_THAT(validate(def), IsOk());
+}
+
+TEST(FlowValidate, HandBuiltSlugRules) {
+  FlowDefinition def;
+  def.slug = "bad-flow";
+  def.steps = {step("ok"), step("2fast"), step("OK"), step("ok"), step("x__y")};
+  EXPECT_THAT(validate(def),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("flow \"bad-flow\", field \"slug\": a slug can contain only ASCII"),
+                             HasSubstr("step \"2fast\", field \"slug\": a slug must start with a letter"),
+                             HasSubstr("step \"OK\", field \"slug\": differs from step \"ok\" only in letter case"),
+                             HasSubstr("step \"ok\", field \"slug\": another step already has this slug"),
+                             HasSubstr("step \"x__y\", field \"slug\": a slug cannot contain '__'"))));
+}
+
+TEST(FlowValidate, FlowSlugQueueLengthLimit) {
+  FlowDefinition def;
+  def.slug = std::string(47, 'q');
+  EXPECT_THAT(validate(def), IsOk());
+  def.slug = std::string(48, 'q');
+  EXPECT_THAT(validate(def), StatusIs(absl::StatusCode::kInvalidArgument,
+                                      HasSubstr("a flow slug can be at most 47 characters")));
+}
+
+TEST(FlowValidate, HandBuiltDependencyRules) {
+  FlowDefinition def;
+  def.slug = "deps";
+  def.steps = {step("a", {"later"}), step("b", {"a", "a"}), step("later"), step("m", {"a", "b"})};
+  def.steps[3].type = StepType::kMap;
+  def.steps[2].handler = nullptr;
+  EXPECT_THAT(validate(def),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("step \"a\", field \"dependencies\": \"later\" is not a step defined "
+                                       "before this one"),
+                             HasSubstr("step \"b\", field \"dependencies\": \"a\" is listed twice"),
+                             HasSubstr("step \"m\", field \"dependencies\": a map step has at most one "
+                                       "dependency"),
+                             HasSubstr("step \"later\", field \"handler\": is not set"))));
+}
+
+TEST(FlowValidate, SelfDependencyIsNotEarlier) {
+  FlowDefinition def;
+  def.slug = "selfish";
+  def.steps = {step("me", {"me"})};
+  EXPECT_THAT(validate(def), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("\"me\" is not a step defined")));
+  def.steps = {step("me")};
+  EXPECT_THAT(validate(def), Not(StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("me"))));
+}
+
+}  // namespace
+}  // namespace pgflow
