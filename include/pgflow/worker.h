@@ -1,0 +1,153 @@
+// File: pgflow/worker.h
+//
+// pgflow::EdgeWorker runs one flow's step handlers: it claims the flow's tasks from
+// PostgreSQL, runs them on a pool of threads and reports each result back. Everything else
+// (readiness, retries, map fan-out, run completion) happens in the database.
+//
+// Example (a deployment main(); see examples/worker_main.cc):
+//
+//   int main() {
+//     absl::Status s = pgflow::EdgeWorker::run(my_flow, {.max_concurrent = 8});
+//     if (!s.ok()) { std::fprintf(stderr, "%s\n", std::string(s.message()).c_str()); return 1; }
+//   }
+//
+// Or embedded, with a handle:
+//
+//   absl::StatusOr<pgflow::EdgeWorker> worker = pgflow::EdgeWorker::start(my_flow, config);
+//   ...
+//   worker->stop();                         // or let the destructor stop and drain it
+//   absl::Status why = worker->wait();
+//
+// Startup, in order: protocol handshake with the database (an older or newer schema is
+// refused with a clear message), compile-or-verify the flow shape (a mismatch outside local
+// development lists the differences and stops startup; a local database recompiles),
+// register (a worker function paused by a fatal claim is refused), then poll.
+//
+// @par Connections
+// A worker holds 4 connections: the poller (also LISTENs for new work), the reporter (results),
+// the heartbeat (also stall recovery) and one for lazily loaded run inputs.
+//
+// @par Threads
+// One poller, one reporter, one heartbeat thread and `max_concurrent` handler threads.
+// Handlers run concurrently and must be thread-safe.
+//
+// @par Errors
+// Database errors are classified by SQLSTATE; transient ones (lost connection, deadlock, lock
+// timeout, server restart) are retried with capped exponential backoff and jitter, and the
+// connection is re-established: the worker never spins and never dies on them. Results
+// computed while the database is unreachable are kept in memory and reported once it is back.
+// A fatal claim (unsupported messages in the queue, see docs/worker.md) stops the worker with
+// one error line; wait() then returns kFailedPrecondition.
+#ifndef PGFLOW_WORKER_H_
+#define PGFLOW_WORKER_H_
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "pgflow/flow_definition.h"
+#include "pgflow/log.h"
+
+namespace pgflow {
+
+// One measurement, delivered to WorkerConfig::metrics as it happens.
+struct WorkerMetric {
+  enum class Kind {
+    kClaimed,       // value: tasks claimed by one claim call
+    kCompleted,     // value: 1 per task reported completed
+    kFailed,        // value: 1 per task whose failure exhausted its attempts
+    kRetried,       // value: 1 per failed attempt that the database will retry
+    kClaimLatency,  // value: milliseconds of one read-and-claim round trip
+    kHandlerTime,   // value: milliseconds one handler call took
+  };
+  Kind kind;
+  std::string_view step_slug;  // empty for kClaimed and kClaimLatency
+  double value;
+};
+
+// How a worker runs. Plain aggregate: use designated initializers.
+struct WorkerConfig {
+  // libpq connection string or URL. Default: the DATABASE_URL environment variable.
+  std::string connection_string;
+  // Names the deployment (pgflow.worker_functions); a fatal claim pauses it. Default:
+  // "<flow_slug>-worker".
+  std::string function_name;
+  // Handler threads, i.e. tasks in flight at once. Default: 10. Range 1..1000.
+  int max_concurrent = 10;
+  // Messages read per poll (never more than the free handler slots). Default: 10. 1..1000.
+  int batch_size = 10;
+  // Seconds a read message stays hidden before the claim extends it to the step's timeout
+  // (+2 s). Default: 5. At least 1.
+  int visibility_timeout = 5;
+  // When idle, the poller wakes on new-work notifications; it also polls at this interval
+  // to catch retries whose backoff ended and delayed steps. Default: 1 s. At least 10 ms.
+  std::chrono::milliseconds poll_interval{1000};
+  // Heartbeat period (pgflow.workers.last_heartbeat_at). Default: 5 s.
+  std::chrono::milliseconds heartbeat_interval{5000};
+  // How often this worker offers to run stall recovery (pgflow.requeue_stalled_tasks); one
+  // worker at a time across the cluster does it. Zero disables. Default: 15 s.
+  std::chrono::milliseconds stall_recovery_interval{15000};
+  // On stop, how long in-flight handlers get to finish (their stop token is signalled at
+  // once) before the worker is marked stopped. Default: 30 s.
+  std::chrono::milliseconds stop_grace_period{30000};
+  // Results reported per round trip. 1 disables batching. Default: 64.
+  int report_batch_size = 64;
+  // Where log records go. Default: stderr_log_sink().
+  LogSink log_sink;
+  // Default: kInfo. Per-task lines are at kDebug.
+  LogLevel log_level = LogLevel::kInfo;
+  // Optional; called from worker threads (must be thread-safe and quick).
+  std::function<void(const WorkerMetric&)> metrics;
+};
+
+// pgflow::EdgeWorker
+//
+// A move-only handle of a running worker. Destroying it stops the worker and waits for it
+// to drain.
+class EdgeWorker {
+ public:
+  // Starts a worker for a typed flow (pgflow/flow.h) or a FlowDefinition.
+  template <typename TypedFlow>
+    requires requires(const TypedFlow& f) { f.definition(); }
+  static absl::StatusOr<EdgeWorker> start(const TypedFlow& flow, WorkerConfig config = {}) {
+    return start(flow.definition(), std::move(config));
+  }
+  static absl::StatusOr<EdgeWorker> start(const FlowDefinition& flow, WorkerConfig config = {});
+
+  // Starts a worker and blocks until SIGTERM or SIGINT (then stops it gracefully) or until it
+  // stops by itself. Returns OK after a signal-initiated stop, else why it stopped.
+  template <typename TypedFlow>
+    requires requires(const TypedFlow& f) { f.definition(); }
+  static absl::Status run(const TypedFlow& flow, WorkerConfig config = {}) {
+    return run(flow.definition(), std::move(config));
+  }
+  static absl::Status run(const FlowDefinition& flow, WorkerConfig config = {});
+
+  EdgeWorker(EdgeWorker&&) noexcept;
+  EdgeWorker& operator=(EdgeWorker&&) noexcept;
+  ~EdgeWorker();
+
+  // Asks the worker to stop: no new claims; in-flight handlers are signalled and drained.
+  // Returns at once; wait() blocks until the worker has stopped.
+  void stop();
+  // Blocks until the worker stopped; returns why (OK after stop()).
+  absl::Status wait();
+  // True until the worker has stopped.
+  bool running() const;
+  // This worker's id (pgflow.workers.worker_id).
+  const std::string& worker_id() const;
+
+  class Impl;  // internal
+
+ private:
+  explicit EdgeWorker(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace pgflow
+
+#endif  // PGFLOW_WORKER_H_

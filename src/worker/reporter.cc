@@ -1,0 +1,160 @@
+#include "worker/reporter.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "pg/error.h"
+
+namespace pgflow::internal {
+namespace {
+
+// Results are applied in (run_id, step, task) order so that concurrent reporters lock runs in
+// one global order and cannot deadlock. Outputs travel wrapped ({"o": output}) so a JSON null
+// output stays JSON null.
+constexpr char kCompleteBatch[] = R"sql(
+select r.step_slug, t.status
+from (select * from jsonb_to_recordset($1::jsonb)
+        as x(run_id uuid, step_slug text, task_index int, result jsonb)
+      order by run_id, step_slug, task_index) r
+cross join lateral pgflow.complete_task(r.run_id, r.step_slug, r.task_index, r.result->'o') t
+)sql";
+
+constexpr char kFailBatch[] = R"sql(
+select r.step_slug, t.status
+from (select * from jsonb_to_recordset($1::jsonb)
+        as x(run_id uuid, step_slug text, task_index int, error text)
+      order by run_id, step_slug, task_index) r
+cross join lateral pgflow.fail_task(r.run_id, r.step_slug, r.task_index, r.error) t
+)sql";
+
+nlohmann::json to_rows(const std::vector<TaskResult>& batch, bool completions) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const TaskResult& r : batch) {
+    nlohmann::json row = {{"run_id", r.run_id}, {"step_slug", r.step_slug},
+                          {"task_index", r.task_index}};
+    if (completions) {
+      row["result"] = {{"o", r.output}};
+    } else {
+      row["error"] = r.error_message;
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+}  // namespace
+
+Reporter::Reporter(Session session, Logger log, int batch_size,
+                   std::function<void(const WorkerMetric&)> metrics)
+    : session_(std::move(session)),
+      log_(std::move(log)),
+      batch_size_(std::max(batch_size, 1)),
+      metrics_(std::move(metrics)) {}
+
+void Reporter::submit(TaskResult result) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back(std::move(result));
+  }
+  ready_.notify_one();
+}
+
+void Reporter::finish() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    finishing_ = true;
+  }
+  ready_.notify_all();
+}
+
+size_t Reporter::pending() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return queue_.size();
+}
+
+void Reporter::run(const std::stop_token& give_up) {
+  while (true) {
+    std::vector<TaskResult> completions, failures;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      ready_.wait(lock, give_up, [this] { return finishing_ || !queue_.empty(); });
+      if (give_up.stop_requested() && !queue_.empty()) {
+        for (const TaskResult& r : queue_) {
+          log_.error("result not reported before shutdown; stall recovery will retry the task",
+                     {{"run_id", r.run_id}, {"step_slug", r.step_slug},
+                      {"task_index", std::to_string(r.task_index)}, {"msg_id", r.message_id}});
+        }
+        queue_.clear();
+        return;
+      }
+      if (queue_.empty()) return;  // finishing and drained
+      while (!queue_.empty() &&
+             static_cast<int>(completions.size() + failures.size()) < batch_size_) {
+        (queue_.front().ok ? completions : failures).push_back(std::move(queue_.front()));
+        queue_.pop_front();
+      }
+    }
+    if (!completions.empty() && !report(std::move(completions), true, give_up)) return;
+    if (!failures.empty() && !report(std::move(failures), false, give_up)) return;
+  }
+}
+
+bool Reporter::report(std::vector<TaskResult> batch, bool completions,
+                      const std::stop_token& give_up) {
+  const std::string rows = to_rows(batch, completions).dump();
+  absl::StatusOr<pg::Result> result = session_.retry<pg::Result>(
+      give_up, completions ? "complete tasks" : "fail tasks",
+      [&](pg::Connection& c) { return c.exec(completions ? kCompleteBatch : kFailBatch, {rows}); });
+  if (result.ok()) {
+    for (int i = 0; i < result->rows(); ++i) {
+      std::string_view step = result->text(i, 0);
+      std::string_view status = result->text(i, 1);
+      if (completions) {
+        emit(WorkerMetric::Kind::kCompleted, step, 1);
+      } else {
+        emit(status == "queued" ? WorkerMetric::Kind::kRetried : WorkerMetric::Kind::kFailed, step, 1);
+      }
+    }
+    return true;
+  }
+  if (give_up.stop_requested() || result.status().code() == absl::StatusCode::kCancelled) {
+    for (const TaskResult& r : batch) {
+      log_.error("result not reported before shutdown; stall recovery will retry the task",
+                 {{"run_id", r.run_id}, {"step_slug", r.step_slug},
+                  {"task_index", std::to_string(r.task_index)}, {"msg_id", r.message_id}});
+    }
+    return false;
+  }
+  // A non-transient error: find the result that causes it by reporting one at a time.
+  for (const TaskResult& r : batch) report_alone(r, give_up);
+  return true;
+}
+
+void Reporter::report_alone(const TaskResult& r, const std::stop_token& give_up) {
+  std::vector<TaskResult> one = {r};
+  const std::string rows = to_rows(one, r.ok).dump();
+  absl::StatusOr<pg::Result> result = session_.retry<pg::Result>(
+      give_up, "report task", [&](pg::Connection& c) { return c.exec(r.ok ? kCompleteBatch : kFailBatch, {rows}); });
+  if (result.ok()) {
+    emit(r.ok ? WorkerMetric::Kind::kCompleted : WorkerMetric::Kind::kFailed, r.step_slug, 1);
+    return;
+  }
+  log_.error(r.ok ? "could not store a task's output; failing the attempt instead"
+                  : "could not report a task's failure; stall recovery will retry the task",
+             {{"run_id", r.run_id}, {"step_slug", r.step_slug},
+              {"task_index", std::to_string(r.task_index)}, {"msg_id", r.message_id},
+              {"error", std::string(result.status().message())}});
+  if (r.ok) {
+    TaskResult failure = r;
+    failure.ok = false;
+    failure.error_message = "pgflow: the database refused the output: " +
+                            std::string(result.status().message());
+    report_alone(failure, give_up);
+  }
+}
+
+void Reporter::emit(WorkerMetric::Kind kind, std::string_view step, double value) const {
+  if (metrics_) metrics_(WorkerMetric{kind, step, value});
+}
+
+}  // namespace pgflow::internal

@@ -1,0 +1,569 @@
+// EdgeWorker: startup, the poller, handler execution, heartbeats and stall recovery, and the
+// orderly stop. Reporting lives in reporter.cc.
+#include "pgflow/worker.h"
+
+#include <signal.h>
+
+#include <atomic>
+#include <cctype>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "internal/status_macros.h"
+#include "internal/strings.h"
+#include "pg/connection.h"
+#include "pg/error.h"
+#include "pgflow/status.h"
+#include "worker/backoff.h"
+#include "worker/executor.h"
+#include "worker/flow_input_cache.h"
+#include "worker/reporter.h"
+#include "worker/session.h"
+
+namespace pgflow {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using internal::Session;
+
+// The worker protocol this library speaks (pgflow.worker_protocol() in the database).
+constexpr int kWorkerProtocol = 2;
+
+// Reads up to $4 messages and claims them in one round trip. The read and the claim commit
+// together, so a failed claim leaves the messages visible.
+constexpr char kReadAndClaim[] = R"sql(
+select c.outcome, c.msg_id::text, c.run_id::text, c.step_slug, c.task_index, c.attempt,
+       c.input::text, c.flow_input::text, c.reason, c.timeout
+from pgflow.claim_tasks($1, $2,
+                        array(select m.msg_id from pgmq.read($1, $3::int, $4::int) m),
+                        $5::uuid) c
+)sql";
+
+std::string new_uuid() {
+  thread_local std::mt19937_64 random{std::random_device{}() ^
+                                      static_cast<uint64_t>(Clock::now().time_since_epoch().count())};
+  uint64_t hi = random(), lo = random();
+  hi = (hi & 0xffffffffffff0fffULL) | 0x0000000000004000ULL;  // version 4
+  lo = (lo & 0x3fffffffffffffffULL) | 0x8000000000000000ULL;  // RFC 4122 variant
+  char out[37];
+  std::snprintf(out, sizeof out, "%08x-%04x-%04x-%04x-%012llx",
+                static_cast<unsigned>(hi >> 32), static_cast<unsigned>((hi >> 16) & 0xffff),
+                static_cast<unsigned>(hi & 0xffff), static_cast<unsigned>(lo >> 48),
+                static_cast<unsigned long long>(lo & 0xffffffffffffULL));
+  return out;
+}
+
+absl::Status validate(WorkerConfig& c, const FlowDefinition& flow) {
+  if (c.connection_string.empty()) {
+    if (const char* env = std::getenv("DATABASE_URL"); env && *env) c.connection_string = env;
+  }
+  std::vector<std::string> problems;
+  if (c.connection_string.empty()) {
+    problems.push_back("connection_string is empty and DATABASE_URL is not set");
+  }
+  if (c.function_name.empty()) c.function_name = flow.slug + "-worker";
+  if (c.max_concurrent < 1 || c.max_concurrent > 1000) problems.push_back("max_concurrent must be 1..1000");
+  if (c.batch_size < 1 || c.batch_size > 1000) problems.push_back("batch_size must be 1..1000");
+  if (c.visibility_timeout < 1) problems.push_back("visibility_timeout must be at least 1 second");
+  if (c.poll_interval < std::chrono::milliseconds(10)) problems.push_back("poll_interval must be at least 10 ms");
+  if (c.heartbeat_interval < std::chrono::milliseconds(100)) problems.push_back("heartbeat_interval must be at least 100 ms");
+  if (c.stall_recovery_interval.count() < 0) problems.push_back("stall_recovery_interval must not be negative");
+  if (c.stop_grace_period.count() < 0) problems.push_back("stop_grace_period must not be negative");
+  if (c.report_batch_size < 1) problems.push_back("report_batch_size must be at least 1");
+  if (!c.log_sink) c.log_sink = stderr_log_sink();
+  if (!problems.empty()) {
+    return absl::InvalidArgumentError("invalid WorkerConfig: " + absl::StrJoin(problems, "; "));
+  }
+  return absl::OkStatus();
+}
+
+// A task the claim handed to this worker.
+struct ClaimedTask {
+  const StepDefinition* step = nullptr;
+  std::string run_id;
+  int task_index = 0;
+  int attempt = 1;
+  std::string message_id;  // decimal text
+  nlohmann::json input;
+  std::optional<nlohmann::json> flow_input;
+  int timeout_seconds = 60;
+};
+
+std::optional<nlohmann::json> parse_json(std::string_view text) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return std::nullopt;
+  return j;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+
+class EdgeWorker::Impl {
+ public:
+  Impl(FlowDefinition flow, WorkerConfig config)
+      : flow_(std::move(flow)),
+        config_(std::move(config)),
+        worker_id_(new_uuid()),
+        queue_(lower(flow_.slug)),
+        log_(config_.log_sink, config_.log_level,
+             {{"worker_id", worker_id_}, {"flow", flow_.slug}, {"queue", queue_}}) {}
+
+  ~Impl() {
+    if (supervisor_.joinable()) {  // started
+      request_stop(absl::OkStatus());
+      (void)wait();
+      supervisor_ = {};
+    }
+    // Joins the handler threads: handlers must return once their stop token fires.
+    executor_.reset();
+  }
+
+  absl::Status start();
+  void request_stop(absl::Status reason);
+  absl::Status wait();
+  bool running() const { return !stopped_.load(); }
+  const std::string& worker_id() const { return worker_id_; }
+
+ private:
+  static std::string lower(std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  }
+  Session session(std::string_view role,
+                  std::function<absl::Status(pg::Connection&)> on_connect = {}) const {
+    return Session(config_.connection_string, absl::StrCat("pgflow-worker-", internal::av(role)), log_,
+                   std::move(on_connect));
+  }
+  void metric(WorkerMetric::Kind kind, std::string_view step, double value) const {
+    if (config_.metrics) config_.metrics(WorkerMetric{kind, step, value});
+  }
+
+  absl::Status handshake_compile_register();
+  void poll_loop(std::stop_token stop);
+  absl::Status claim_batch(pg::Connection& conn, int slots, bool& got_work);
+  void execute(ClaimedTask task);
+  void heartbeat_loop(std::stop_token stop);
+  void supervise();
+
+  FlowDefinition flow_;
+  WorkerConfig config_;
+  std::string worker_id_;
+  std::string queue_;
+  Logger log_;
+
+  std::stop_source stop_;        // stop polling; signals handlers' stop tokens
+  std::stop_source give_up_;     // stop retrying to report (grace period over)
+  std::stop_source heartbeat_stop_;
+
+  std::mutex mu_;
+  std::condition_variable_any changed_;
+  int in_flight_ = 0;
+  absl::Status stop_reason_;
+  bool stop_reason_set_ = false;
+  std::atomic<bool> stopped_{false};
+
+  std::unique_ptr<internal::FlowInputCache> inputs_;
+  std::unique_ptr<internal::Reporter> reporter_;
+  std::unique_ptr<internal::Executor> executor_;
+  std::jthread poller_, reporter_thread_, heartbeat_, supervisor_;
+};
+
+absl::Status EdgeWorker::Impl::start() {
+  PGFLOW_RETURN_IF_ERROR(handshake_compile_register());
+  inputs_ = std::make_unique<internal::FlowInputCache>(session("inputs"), 1024);
+  reporter_ = std::make_unique<internal::Reporter>(session("reporter"), log_,
+                                                   config_.report_batch_size, config_.metrics);
+  executor_ = std::make_unique<internal::Executor>(config_.max_concurrent);
+  reporter_thread_ = std::jthread([this] { reporter_->run(give_up_.get_token()); });
+  heartbeat_ = std::jthread([this] { heartbeat_loop(heartbeat_stop_.get_token()); });
+  poller_ = std::jthread([this] { poll_loop(stop_.get_token()); });
+  supervisor_ = std::jthread([this] { supervise(); });
+  return absl::OkStatus();
+}
+
+// Handshake, compile-or-verify, register: in this order, and nothing is registered unless the
+// first two succeed.
+absl::Status EdgeWorker::Impl::handshake_compile_register() {
+  PGFLOW_ASSIGN_OR_RETURN(pg::Connection conn,
+                          pg::Connection::open(config_.connection_string, "pgflow-worker-startup"));
+
+  absl::StatusOr<pg::Result> protocol = conn.exec("select pgflow.worker_protocol()");
+  if (!protocol.ok()) {
+    if (sql_state(protocol.status()) == "42883" || sql_state(protocol.status()) == "3F000") {
+      return absl::FailedPreconditionError(
+          "pgflow: the database has no worker protocol (its pgflow schema is older than version "
+          "0002, queue identity, or missing): run `pgflow migrate` before starting this worker");
+    }
+    return protocol.status();
+  }
+  PGFLOW_ASSIGN_OR_RETURN(std::int64_t db_protocol, protocol->int64(0, 0));
+  if (db_protocol != kWorkerProtocol) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "pgflow: the database speaks worker protocol ", db_protocol, " and this worker speaks ",
+        kWorkerProtocol, ": ",
+        db_protocol < kWorkerProtocol ? "upgrade the database with `pgflow migrate`"
+                                      : "upgrade this worker's pgflow library"));
+  }
+
+  PGFLOW_RETURN_IF_ERROR(validate(flow_));
+  PGFLOW_ASSIGN_OR_RETURN(
+      pg::Result compiled,
+      conn.exec("select pgflow.ensure_flow_compiled($1, $2::jsonb, $3::int)::text",
+                {flow_.slug, shape_of(flow_).dump(), std::to_string(kWorkerProtocol)}));
+  std::optional<nlohmann::json> outcome = parse_json(compiled.scalar());
+  if (!outcome) return absl::InternalError("ensure_flow_compiled returned unparsable JSON");
+  const std::string status = outcome->value("status", "");
+  std::vector<std::string> differences;
+  for (const auto& d : outcome->value("differences", nlohmann::json::array())) {
+    differences.push_back(d.get<std::string>());
+  }
+  if (status == "mismatch") {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "pgflow: flow \"", flow_.slug,
+        "\" in the database differs from this worker's definition (deploy the change as a new "
+        "flow slug, or delete the old flow):\n  ",
+        absl::StrJoin(differences, "\n  ")));
+  }
+
+  absl::StatusOr<pg::Result> registered =
+      conn.exec("select worker_id from pgflow.register_worker($1::uuid, $2, $3, $4, $5::int)",
+                {worker_id_, config_.function_name, flow_.slug, queue_, std::to_string(kWorkerProtocol)});
+  if (!registered.ok()) return registered.status();
+
+  log_.info("worker started",
+            {{"function", config_.function_name},
+             {"protocol", std::to_string(kWorkerProtocol)},
+             {"compilation", status},
+             {"max_concurrent", std::to_string(config_.max_concurrent)},
+             {"connections", "4"}});
+  if (status == "recompiled") {
+    log_.warn("local database: the flow was recompiled and its previous runs deleted",
+              {{"differences", absl::StrJoin(differences, "; ")}});
+  }
+  return absl::OkStatus();
+}
+
+void EdgeWorker::Impl::request_stop(absl::Status reason) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!stop_reason_set_) {
+      stop_reason_ = std::move(reason);
+      stop_reason_set_ = true;
+    }
+  }
+  stop_.request_stop();
+  changed_.notify_all();
+}
+
+absl::Status EdgeWorker::Impl::wait() {
+  std::unique_lock<std::mutex> lock(mu_);
+  changed_.wait(lock, [this] { return stopped_.load(); });
+  return stop_reason_;
+}
+
+// ---- polling ----
+
+void EdgeWorker::Impl::poll_loop(std::stop_token stop) {
+  const std::string channel = "pgflow_queue:" + queue_;
+  Session poll = session("poller", [&](pg::Connection& c) { return c.listen(channel); });
+  internal::Backoff backoff;
+  while (!stop.stop_requested()) {
+    int slots;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      changed_.wait(lock, stop, [this] { return in_flight_ < config_.max_concurrent; });
+      if (stop.stop_requested()) break;
+      slots = std::min(config_.batch_size, config_.max_concurrent - in_flight_);
+    }
+    bool got_work = false;
+    absl::Status s = poll.retry(stop, "claim tasks", [&](pg::Connection& c) {
+      return claim_batch(c, slots, got_work);
+    });
+    if (stop.stop_requested()) break;
+    if (!s.ok()) {
+      // Not transient (e.g. the worker row was removed): log, back off, try again.
+      log_.error("claiming failed", {{"error", std::string(s.message())},
+                                     {"sqlstate", sql_state(s).value_or("")}});
+      internal::sleep_unless_stopped(backoff.next(), stop);
+      continue;
+    }
+    backoff.reset();
+    if (got_work) continue;  // more may be waiting: read again at once
+
+    // Idle: sleep until new work is announced or the fallback poll interval passes.
+    absl::StatusOr<pg::Connection*> conn = poll.connection();
+    if (!conn.ok()) continue;  // the next claim retries the connection with backoff
+    auto woke = (*conn)->wait_notification(Clock::now() + config_.poll_interval, stop);
+    if (!woke.ok()) {
+      poll.reset();
+      continue;
+    }
+    // Coalesce a burst of announcements into one read.
+    while (woke.ok() && woke->has_value()) woke = (*conn)->wait_notification(Clock::now(), stop);
+  }
+}
+
+absl::Status EdgeWorker::Impl::claim_batch(pg::Connection& conn, int slots, bool& got_work) {
+  const auto started = Clock::now();
+  PGFLOW_ASSIGN_OR_RETURN(
+      pg::Result rows,
+      conn.exec(kReadAndClaim, {queue_, flow_.slug, std::to_string(config_.visibility_timeout),
+                                std::to_string(slots), worker_id_}));
+  metric(WorkerMetric::Kind::kClaimLatency, {},
+         std::chrono::duration<double, std::milli>(Clock::now() - started).count());
+  got_work = rows.rows() > 0;
+
+  std::vector<std::string> fatal;
+  int claimed = 0;
+  for (int i = 0; i < rows.rows(); ++i) {
+    const std::string_view outcome = rows.text(i, 0);
+    const std::string msg_id(rows.text(i, 1));
+    if (outcome == "fatal") {
+      fatal.push_back(absl::StrCat(msg_id, " (", internal::av(rows.text(i, 8)), ")"));
+    } else if (outcome == "claimed") {
+      ClaimedTask task;
+      task.step = flow_.find(rows.text(i, 3));
+      task.run_id = std::string(rows.text(i, 2));
+      task.task_index = static_cast<int>(rows.int64(i, 4).value_or(0));
+      task.attempt = static_cast<int>(rows.int64(i, 5).value_or(1));
+      task.message_id = msg_id;
+      task.input = parse_json(rows.text(i, 6)).value_or(nlohmann::json());
+      if (!rows.is_null(i, 7)) task.flow_input = parse_json(rows.text(i, 7));
+      task.timeout_seconds = static_cast<int>(rows.int64(i, 9).value_or(60));
+      ++claimed;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        ++in_flight_;
+      }
+      executor_->submit([this, t = std::move(task)]() mutable { execute(std::move(t)); });
+    } else if (outcome == "archived") {
+      // Finished tasks' messages are routine; anything else that got archived was not ours.
+      const std::string_view reason = rows.text(i, 8);
+      if (reason.find("foreign") != std::string_view::npos) {
+        log_.warn("archived a message that is not pgflow work (applications must not send to "
+                  "pgflow queues)", {{"msg_id", msg_id}});
+      } else {
+        log_.debug("archived the message of a finished task", {{"msg_id", msg_id}});
+      }
+    } else {
+      log_.debug("message not claimed", {{"msg_id", msg_id}, {"outcome", std::string(outcome)},
+                                         {"reason", std::string(rows.text(i, 8))}});
+    }
+  }
+  if (claimed > 0) metric(WorkerMetric::Kind::kClaimed, {}, claimed);
+  if (!fatal.empty()) {
+    std::string message = absl::StrCat(
+        "pgflow: fatal claim on queue \"", queue_, "\": unsupported message(s) ",
+        absl::StrJoin(fatal, ", "), "; nothing was claimed or archived, the messages are visible "
+        "again, and worker function \"", config_.function_name, "\" is paused. Fix the queue, "
+        "then run: select pgflow.resume_worker_function('", config_.function_name, "');");
+    log_.error(message);
+    request_stop(absl::FailedPreconditionError(message));
+  }
+  return absl::OkStatus();
+}
+
+// ---- handlers ----
+
+void EdgeWorker::Impl::execute(ClaimedTask task) {
+  internal::TaskResult result;
+  result.run_id = task.run_id;
+  result.task_index = task.task_index;
+  result.message_id = task.message_id;
+  if (task.step == nullptr) {
+    // claim_tasks only hands out tasks of this flow, whose steps were verified at startup.
+    result.step_slug = "?";
+    result.error_message = "pgflow: this worker has no handler for the claimed step";
+  } else {
+    result.step_slug = task.step->slug;
+    Logger task_log = log_.with({{"run_id", task.run_id}, {"step", task.step->slug},
+                                 {"task_index", std::to_string(task.task_index)},
+                                 {"msg_id", task.message_id}});
+    if (task.flow_input) inputs_->put(task.run_id, *task.flow_input);
+    Context ctx(Context::Init{
+        .flow_slug = flow_.slug,
+        .run_id = task.run_id,
+        .step_slug = task.step->slug,
+        .task_index = task.task_index,
+        .attempt = task.attempt,
+        .message_id = task.message_id,
+        .flow_input = task.flow_input,
+        .flow_input_provider =
+            [this, run_id = task.run_id] { return inputs_->get(run_id, stop_.get_token()); },
+        .stop_token = stop_.get_token(),
+        .deadline = std::chrono::system_clock::now() + std::chrono::seconds(task.timeout_seconds),
+        .logger = task_log,
+    });
+    task_log.debug("task started", {{"attempt", std::to_string(task.attempt)}});
+    const auto started = Clock::now();
+    absl::StatusOr<nlohmann::json> output = task.step->handler(task.input, ctx);
+    const double millis = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
+    metric(WorkerMetric::Kind::kHandlerTime, task.step->slug, millis);
+    if (output.ok()) {
+      result.ok = true;
+      result.output = std::move(*output);
+      task_log.debug("task succeeded", {{"duration_ms", std::to_string(static_cast<long>(millis))}});
+    } else {
+      result.error_message = std::string(output.status().message());
+      if (result.error_message.empty()) {
+        result.error_message = absl::StatusCodeToString(output.status().code());
+      }
+      task_log.debug("task failed", {{"duration_ms", std::to_string(static_cast<long>(millis))},
+                                     {"error", result.error_message}});
+    }
+  }
+  reporter_->submit(std::move(result));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    --in_flight_;
+  }
+  changed_.notify_all();
+}
+
+// ---- heartbeats and stall recovery ----
+
+void EdgeWorker::Impl::heartbeat_loop(std::stop_token stop) {
+  Session db = session("heartbeat");
+  auto next_beat = Clock::now() + config_.heartbeat_interval;
+  const bool recovery = config_.stall_recovery_interval.count() > 0;
+  // A random first offset spreads recovery attempts of workers started together.
+  std::mt19937 random{std::random_device{}()};
+  auto next_recovery =
+      Clock::now() + std::chrono::milliseconds(std::uniform_int_distribution<long long>(
+                         0, std::max<long long>(config_.stall_recovery_interval.count(), 1))(random));
+  while (!stop.stop_requested()) {
+    auto wake = recovery ? std::min(next_beat, next_recovery) : next_beat;
+    if (!internal::sleep_unless_stopped(
+            std::chrono::duration_cast<std::chrono::milliseconds>(wake - Clock::now()), stop)) {
+      break;
+    }
+    if (Clock::now() >= next_beat) {
+      next_beat += config_.heartbeat_interval;
+      absl::StatusOr<bool> deprecated = db.retry<bool>(
+          stop, "heartbeat", [&](pg::Connection& c) -> absl::StatusOr<bool> {
+            PGFLOW_ASSIGN_OR_RETURN(pg::Result r, c.exec("select pgflow.worker_heartbeat($1::uuid)",
+                                                         {worker_id_}));
+            return r.rows() > 0 && r.scalar() == "t";
+          });
+      if (deprecated.ok() && *deprecated && !stop_.stop_requested()) {
+        log_.info("worker deprecated by an operator: no new claims, draining");
+        request_stop(absl::OkStatus());
+      }
+    }
+    if (recovery && Clock::now() >= next_recovery) {
+      next_recovery += config_.stall_recovery_interval;
+      // One worker at a time across the cluster (transaction-scoped try-lock).
+      absl::StatusOr<pg::Result> r = db.retry<pg::Result>(stop, "stall recovery", [](pg::Connection& c) {
+        return c.exec("select case when pg_try_advisory_xact_lock(1, hashtext('pgflow.requeue_stalled_tasks')) "
+                      "then pgflow.requeue_stalled_tasks() end");
+      });
+      if (r.ok() && !r->is_null(0, 0) && r->scalar() != "0") {
+        log_.info("stall recovery requeued tasks", {{"count", std::string(r->scalar())}});
+      } else if (!r.ok() && r.status().code() != absl::StatusCode::kCancelled) {
+        log_.error("stall recovery failed", {{"error", std::string(r.status().message())}});
+      }
+    }
+  }
+  // Last act: tell the database this worker is gone.
+  std::stop_source bounded;
+  std::jthread timer([&bounded](std::stop_token t) {
+    if (internal::sleep_unless_stopped(std::chrono::seconds(5), t)) bounded.request_stop();
+  });
+  absl::Status marked = db.retry(bounded.get_token(), "mark worker stopped", [&](pg::Connection& c) {
+    return c.exec("select pgflow.mark_worker_stopped($1::uuid)", {worker_id_}).status();
+  });
+  if (!marked.ok()) log_.warn("could not mark the worker stopped", {{"error", std::string(marked.message())}});
+}
+
+// ---- stopping ----
+
+void EdgeWorker::Impl::supervise() {
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    changed_.wait(lock, [this] { return stop_.stop_requested(); });
+  }
+  poller_ = {};  // joins: no new claims from here on
+  const auto grace_end = Clock::now() + config_.stop_grace_period;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (in_flight_ > 0) log_.info("stopping: waiting for in-flight handlers", {{"count", std::to_string(in_flight_)}});
+    if (!changed_.wait_until(lock, grace_end, [this] { return in_flight_ == 0; })) {
+      log_.warn("stop grace period over; still waiting for handlers to return",
+                {{"count", std::to_string(in_flight_)}});
+      changed_.wait(lock, [this] { return in_flight_ == 0; });
+    }
+  }
+  // Every result is queued now: report them, within the grace period if the database is down.
+  reporter_->finish();
+  std::jthread grace_timer([this, grace_end](std::stop_token t) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(grace_end - Clock::now());
+    if (internal::sleep_unless_stopped(std::max(left, std::chrono::milliseconds(1000)), t)) {
+      give_up_.request_stop();
+    }
+  });
+  reporter_thread_ = {};
+  grace_timer = {};
+  heartbeat_stop_.request_stop();
+  heartbeat_ = {};  // marks the worker stopped
+  log_.info("worker stopped");
+  stopped_.store(true);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+  }
+  changed_.notify_all();
+}
+
+// ---------------------------------------------------------------------------------------------
+
+EdgeWorker::EdgeWorker(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+EdgeWorker::EdgeWorker(EdgeWorker&&) noexcept = default;
+EdgeWorker& EdgeWorker::operator=(EdgeWorker&&) noexcept = default;
+EdgeWorker::~EdgeWorker() = default;
+
+absl::StatusOr<EdgeWorker> EdgeWorker::start(const FlowDefinition& flow, WorkerConfig config) {
+  PGFLOW_RETURN_IF_ERROR(validate(config, flow));
+  auto impl = std::make_unique<Impl>(flow, std::move(config));
+  PGFLOW_RETURN_IF_ERROR(impl->start());
+  return EdgeWorker(std::move(impl));
+}
+
+void EdgeWorker::stop() { impl_->request_stop(absl::OkStatus()); }
+absl::Status EdgeWorker::wait() { return impl_->wait(); }
+bool EdgeWorker::running() const { return impl_->running(); }
+const std::string& EdgeWorker::worker_id() const { return impl_->worker_id(); }
+
+absl::Status EdgeWorker::run(const FlowDefinition& flow, WorkerConfig config) {
+  // Block SIGINT/SIGTERM before any worker thread exists, so they all inherit the mask and
+  // only sigtimedwait below receives the signals.
+  sigset_t signals, previous;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, &previous);
+  absl::Status result = [&]() -> absl::Status {
+    PGFLOW_ASSIGN_OR_RETURN(EdgeWorker worker, start(flow, std::move(config)));
+    const timespec tick{0, 200'000'000};  // also notice a worker that stopped by itself
+    while (worker.running()) {
+      siginfo_t info;
+      if (sigtimedwait(&signals, &info, &tick) > 0) {
+        worker.stop();
+        break;
+      }
+    }
+    return worker.wait();
+  }();
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  return result;
+}
+
+}  // namespace pgflow

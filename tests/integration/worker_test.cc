@@ -1,0 +1,406 @@
+// EdgeWorker against the real embedded PostgreSQL: typed flows run end to end by real
+// workers, failures, several workers, fatal claims, startup refusals, resources.
+#include "pgflow/worker.h"
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "pg/connection.h"
+#include "pgflow/flow.h"
+#include "pgflow/migrate.h"
+#include "testing/pg_fixture.h"
+#include "testing/status_matchers.h"
+#include "testing/worker_flows.h"
+#include "testing/worker_harness.h"
+
+namespace pgflow {
+namespace {
+
+using ::nlohmann::json;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using pgflow::testing::IsOk;
+using pgflow::testing::LogRecorder;
+using pgflow::testing::query_text;
+using pgflow::testing::start_run;
+using pgflow::testing::StatusIs;
+using pgflow::testing::test_worker_config;
+using pgflow::testing::TestDatabase;
+using pgflow::testing::wait_for_run;
+using pgflow::testing::wait_until;
+namespace wf = pgflow::testing::worker_flows;
+
+class WorkerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto db = TestDatabase::from_template();
+    ASSERT_TRUE(db.ok()) << db.status();
+    db_.emplace(std::move(*db));
+    auto conn = pg::Connection::open(db_->url());
+    ASSERT_TRUE(conn.ok()) << conn.status();
+    conn_.emplace(std::move(*conn));
+  }
+
+  WorkerConfig config() { return test_worker_config(db_->url(), &logs_); }
+
+  // The run's state once it ended; fails the test if it does not end.
+  json run_to_end(const std::string& run_id) {
+    auto run = wait_for_run(*conn_, run_id);
+    EXPECT_THAT(run, IsOk());
+    return run.ok() ? *run : json();
+  }
+  std::string sql(const std::string& q, const std::vector<pg::Param>& p = {}) {
+    auto r = query_text(*conn_, q, p);
+    EXPECT_THAT(r, IsOk()) << q;
+    return r.ok() ? *r : "";
+  }
+  static json step(const json& run, const std::string& slug) {
+    for (const auto& s : run["steps"]) {
+      if (s["step_slug"] == slug) return s;
+    }
+    return json();
+  }
+
+  LogRecorder logs_;
+  std::optional<TestDatabase> db_;
+  std::optional<pg::Connection> conn_;
+};
+
+TEST_F(WorkerTest, RunsASequentialFlowToCompletion) {
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(wf::sequential, config()));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id, start_run(*conn_, "wSequential", 1));
+  json run = run_to_end(run_id);
+  EXPECT_EQ(run["run"]["status"], "completed");
+  EXPECT_EQ(run["run"]["output"], json({{"c", 7}}));  // ((1 + 1) * 2) + 3
+  EXPECT_EQ(step(run, "b")["output"], 4);
+}
+
+TEST_F(WorkerTest, RunsAFanInWithLazyRunInput) {
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(wf::fan_in, config()));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id, start_run(*conn_, "wFanIn", 10));
+  json run = run_to_end(run_id);
+  EXPECT_EQ(run["run"]["status"], "completed");
+  EXPECT_EQ(run["run"]["output"], json({{"join", 11 * 12 + 10}}));
+}
+
+TEST_F(WorkerTest, RunsRootAndDependentMapsInTaskOrder) {
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(wf::maps, config()));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id, start_run(*conn_, "wMaps", json{1, 2, 3, 4}));
+  json run = run_to_end(run_id);
+  EXPECT_EQ(run["run"]["status"], "completed");
+  EXPECT_EQ(step(run, "square")["output"], json({1, 4, 9, 16}));
+  EXPECT_EQ(step(run, "half")["output"], json({0, 2, 4, 8}));
+  EXPECT_EQ(run["run"]["output"], json({{"sum", 14}}));
+}
+
+TEST_F(WorkerTest, AMapOverAnEmptyArrayCompletesWithoutTasks) {
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(wf::maps, config()));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id, start_run(*conn_, "wMaps", json::array()));
+  json run = run_to_end(run_id);
+  EXPECT_EQ(run["run"]["status"], "completed");
+  EXPECT_EQ(step(run, "half")["output"], json::array());
+  EXPECT_EQ(run["run"]["output"], json({{"sum", 0}}));
+  EXPECT_EQ(sql("select count(*) from pgflow.step_tasks where run_id = $1::uuid and step_slug <> 'sum'",
+                {run_id}),
+            "0");
+}
+
+TEST_F(WorkerTest, SkipAndSkipCascadeConditions) {
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(wf::conditional, config()));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(std::string plain, start_run(*conn_, "wConditional", json{{"vip", false}}));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(std::string vip,
+                              start_run(*conn_, "wConditional", json{{"vip", true}, {"audit", true}}));
+  json run = run_to_end(plain);
+  EXPECT_EQ(run["run"]["status"], "completed");
+  EXPECT_EQ(step(run, "vip")["skip_reason"], "condition_unmet");
+  EXPECT_EQ(step(run, "audit")["skip_reason"], "condition_unmet");
+  EXPECT_EQ(step(run, "archive")["skip_reason"], "dependency_skipped");
+  EXPECT_EQ(run["run"]["output"], json({{"report", "none"}}));
+
+  json full = run_to_end(vip);
+  EXPECT_EQ(full["run"]["status"], "completed");
+  EXPECT_EQ(full["run"]["output"], json({{"report", "gift"}, {"archive", 2}}));
+}
+
+TEST_F(WorkerTest, RetriesAFailingHandlerUntilItSucceeds) {
+  std::mutex mu;
+  std::map<WorkerMetric::Kind, double> totals;
+  WorkerConfig c = config();
+  c.metrics = [&](const WorkerMetric& m) {
+    std::lock_guard<std::mutex> lock(mu);
+    totals[m.kind] += m.value;
+  };
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(wf::flaky, c));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id, start_run(*conn_, "wFlaky", 4));
+  json run = run_to_end(run_id);
+  EXPECT_EQ(run["run"]["status"], "completed");
+  EXPECT_EQ(run["run"]["output"], json({{"flaky", 40}}));
+  EXPECT_EQ(sql("select attempts_count::text || '/' || status from pgflow.step_tasks where run_id = $1::uuid",
+                {run_id}),
+            "3/completed");
+  worker.stop();
+  ASSERT_THAT(worker.wait(), IsOk());
+  std::lock_guard<std::mutex> lock(mu);
+  EXPECT_EQ(totals[WorkerMetric::Kind::kClaimed], 3);
+  EXPECT_EQ(totals[WorkerMetric::Kind::kRetried], 2);
+  EXPECT_EQ(totals[WorkerMetric::Kind::kCompleted], 1);
+  EXPECT_EQ(totals[WorkerMetric::Kind::kFailed], 0);
+  EXPECT_GT(totals[WorkerMetric::Kind::kHandlerTime], 0);
+}
+
+TEST_F(WorkerTest, ExhaustedRetriesFollowWhenExhausted) {
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker fail_worker, EdgeWorker::start(wf::exhaust_fail, config()));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker skip_worker, EdgeWorker::start(wf::exhaust_skip, config()));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker cascade_worker, EdgeWorker::start(wf::exhaust_cascade, config()));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(std::string failed, start_run(*conn_, "wExhaustFail", 1));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(std::string skipped, start_run(*conn_, "wExhaustSkip", 1));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(std::string cascaded, start_run(*conn_, "wExhaustCascade", 5));
+
+  json f = run_to_end(failed);
+  EXPECT_EQ(f["run"]["status"], "failed");
+  EXPECT_EQ(step(f, "boom")["error_message"], "boom failed");
+
+  json s = run_to_end(skipped);
+  EXPECT_EQ(s["run"]["status"], "completed");
+  EXPECT_EQ(step(s, "boom")["skip_reason"], "handler_failed");
+  EXPECT_EQ(step(s, "boom")["error_message"], "thrown");  // an exception's what()
+  EXPECT_EQ(s["run"]["output"], json({{"after", 0}}));     // ran without the skipped input
+
+  json c = run_to_end(cascaded);
+  EXPECT_EQ(c["run"]["status"], "completed");
+  EXPECT_EQ(step(c, "after")["skip_reason"], "dependency_skipped");
+  EXPECT_EQ(c["run"]["output"], json({{"other", 5}}));
+}
+
+TEST_F(WorkerTest, StartDelayHoldsTheFirstMessage) {
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(wf::delayed, config()));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id, start_run(*conn_, "wDelayed", 3));
+  json run = run_to_end(run_id);
+  EXPECT_EQ(run["run"]["output"], json({{"later", 3}}));
+  EXPECT_EQ(sql("select started_at >= queued_at + interval '1 second' from pgflow.step_tasks "
+                "where run_id = $1::uuid", {run_id}),
+            "t");
+}
+
+TEST_F(WorkerTest, ASlowHandlerPastItsTimeoutRunsOnceAndItsResultCounts) {
+  std::atomic<int> calls{0};
+  auto slow = Flow<"wSlow", int>({.timeout = 3}).step<"slow">([&calls](int x, Context& ctx) {
+    ++calls;
+    // Longer than the step timeout (tuned to 1 s below) plus the claim margin (2 s).
+    std::this_thread::sleep_for(std::chrono::milliseconds(3500));
+    return x + static_cast<int>(ctx.deadline() > std::chrono::system_clock::time_point{});
+  });
+  WorkerConfig c = config();
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(slow, c));
+  ASSERT_EQ(sql("update pgflow.steps set opt_timeout = 1 where flow_slug = 'wSlow' returning 't'"), "t");
+  PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id, start_run(*conn_, "wSlow", 1));
+  json run = run_to_end(run_id);
+  EXPECT_EQ(run["run"]["status"], "completed");
+  EXPECT_EQ(calls.load(), 1);
+  EXPECT_EQ(sql("select attempts_count from pgflow.step_tasks where run_id = $1::uuid", {run_id}), "1");
+  // While it ran, its message became visible again and was deferred, not run twice.
+  bool deferred = false;
+  for (const auto& e : logs_.entries()) {
+    if (e.text().find("outcome=deferred") != std::string::npos) deferred = true;
+  }
+  EXPECT_TRUE(deferred);
+}
+
+TEST_F(WorkerTest, SeveralWorkersCompleteEveryTaskExactlyOnce) {
+  std::mutex mu;
+  std::multiset<int> seen;
+  auto work = Flow<"wMany", std::vector<int>>().map<"work">([&](int x) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    std::lock_guard<std::mutex> lock(mu);
+    seen.insert(x);
+    return x;
+  });
+  std::vector<EdgeWorker> workers;
+  for (int i = 0; i < 3; ++i) {
+    PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker w, EdgeWorker::start(work, config()));
+    workers.push_back(std::move(w));
+  }
+  json input = json::array();
+  for (int i = 0; i < 90; ++i) input.push_back(i);
+  PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id, start_run(*conn_, "wMany", input));
+  json run = run_to_end(run_id);
+  EXPECT_EQ(run["run"]["status"], "completed");
+  EXPECT_EQ(step(run, "work")["output"], input);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    ASSERT_EQ(seen.size(), 90u);
+    for (int i = 0; i < 90; ++i) EXPECT_EQ(seen.count(i), 1u) << "element " << i;
+  }
+  EXPECT_EQ(sql("select count(*) from pgflow.step_tasks where run_id = $1::uuid "
+                "and status = 'completed' and attempts_count = 1", {run_id}),
+            "90");
+}
+
+TEST_F(WorkerTest, AFatalClaimStopsTheWorkerWithoutTouchingTasks) {
+  // A run waits in the queue next to a pgflow-shaped message that has no task.
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker first, EdgeWorker::start(wf::sequential, config()));
+  first.stop();
+  ASSERT_THAT(first.wait(), IsOk());
+  PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id, start_run(*conn_, "wSequential", 1));
+  const std::string bogus = sql(
+      "select pgmq.send('wsequential', jsonb_build_object('flow_slug', 'wSequential', 'run_id', "
+      "gen_random_uuid(), 'step_slug', 'a', 'task_index', 0, 'note', 'body-marker-xyz'))::text");
+
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(wf::sequential, config()));
+  absl::Status why = worker.wait();
+  EXPECT_THAT(why, StatusIs(absl::StatusCode::kFailedPrecondition,
+                            AllOf(HasSubstr("wsequential"), HasSubstr(bogus),
+                                  HasSubstr("resume_worker_function"))));
+  EXPECT_EQ(sql("select status || '/' || attempts_count from pgflow.step_tasks where run_id = $1::uuid",
+                {run_id}),
+            "queued/0");
+  EXPECT_EQ(sql("select count(*) from pgmq.q_wsequential where vt <= clock_timestamp()"), "2");
+  EXPECT_EQ(sql("select count(*) from pgmq.a_wsequential"), "0");
+  EXPECT_EQ(sql("select paused_at is not null from pgflow.worker_functions where function_name = 'wSequential-worker'"),
+            "t");
+  int errors = 0;
+  for (const auto& e : logs_.entries()) {
+    EXPECT_THAT(e.text(), ::testing::Not(HasSubstr("body-marker-xyz")));
+    if (e.level == LogLevel::kError) ++errors;
+  }
+  EXPECT_EQ(errors, 1);
+
+  // Paused: a restart is refused until an operator resumes the function.
+  EXPECT_THAT(EdgeWorker::start(wf::sequential, config()),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("paused")));
+  ASSERT_EQ(sql("select pgmq.delete('wsequential', $1::bigint)::text", {bogus}), "true");
+  ASSERT_EQ(sql("select pgflow.resume_worker_function('wSequential-worker')::text"), "");
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker resumed, EdgeWorker::start(wf::sequential, config()));
+  EXPECT_EQ(run_to_end(run_id)["run"]["status"], "completed");
+}
+
+TEST_F(WorkerTest, ForeignMessagesAreArchivedWithAWarning) {
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(wf::sequential, config()));
+  const std::string foreign = sql("select pgmq.send('wsequential', '{\"hello\": \"world\"}')::text");
+  ASSERT_THAT(wait_until(*conn_, "select count(*) = 1 from pgmq.a_wsequential where msg_id = $1::bigint",
+                         {foreign}),
+              IsOk());
+  bool warned = false;
+  for (const auto& e : logs_.entries()) {
+    if (e.level == LogLevel::kWarn && e.text().find("msg_id=" + foreign) != std::string::npos) warned = true;
+  }
+  EXPECT_TRUE(warned);
+  // The worker carries on.
+  PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id, start_run(*conn_, "wSequential", 1));
+  EXPECT_EQ(run_to_end(run_id)["run"]["status"], "completed");
+  EXPECT_TRUE(worker.running());
+}
+
+TEST_F(WorkerTest, RefusesADatabaseWithoutQueueIdentity) {
+  PGFLOW_ASSERT_OK_AND_ASSIGN(TestDatabase old, TestDatabase::empty());
+  ASSERT_THAT(migrate(old.url(), {.target_version = 1}), IsOk());
+  WorkerConfig c = test_worker_config(old.url(), &logs_);
+  EXPECT_THAT(EdgeWorker::start(wf::sequential, c),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("pgflow migrate")));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection old_conn, pg::Connection::open(old.url()));
+  absl::StatusOr<std::string> workers = query_text(old_conn, "select count(*) from pgflow.workers");
+  ASSERT_THAT(workers, IsOk());
+  EXPECT_EQ(*workers, "0");
+}
+
+TEST_F(WorkerTest, AMismatchedFlowIsRefusedOutsideLocalDevelopment) {
+  // The database knows another definition of wSequential (only step a).
+  auto other = Flow<"wSequential", int>().step<"a">([](int x) { return x; });
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker w, EdgeWorker::start(other, config()));
+  w.stop();
+  ASSERT_THAT(w.wait(), IsOk());
+  ASSERT_THAT(conn_->exec("alter database " + pg::quote_identifier(db_->name()) + " set pgflow.local = off"),
+              IsOk());
+  EXPECT_THAT(EdgeWorker::start(wf::sequential, config()),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       AllOf(HasSubstr("differs"), HasSubstr("Step count differs: 3 vs 1"))));
+  EXPECT_EQ(sql("select count(*) from pgflow.workers where stopped_at is null"), "0");
+}
+
+TEST_F(WorkerTest, LocalDevelopmentRecompilesAChangedFlow) {
+  auto other = Flow<"wSequential", int>().step<"a">([](int x) { return x; });
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker w, EdgeWorker::start(other, config()));
+  w.stop();
+  ASSERT_THAT(w.wait(), IsOk());
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(wf::sequential, config()));
+  EXPECT_TRUE(logs_.contains("recompiled"));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id, start_run(*conn_, "wSequential", 1));
+  EXPECT_EQ(run_to_end(run_id)["run"]["output"], json({{"c", 7}}));
+}
+
+TEST_F(WorkerTest, ADeprecatedWorkerDrainsAndStops) {
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(wf::sequential, config()));
+  ASSERT_EQ(sql("update pgflow.workers set deprecated_at = now() where worker_id = $1::uuid returning 't'",
+                {worker.worker_id()}),
+            "t");
+  EXPECT_THAT(worker.wait(), IsOk());
+  EXPECT_EQ(sql("select stopped_at is not null from pgflow.workers where worker_id = $1::uuid",
+                {worker.worker_id()}),
+            "t");
+}
+
+TEST_F(WorkerTest, UsesAtMostFourConnectionsAndDoesNotSpinWhenIdle) {
+  // A root map gets no run input from the claim, so `total` loads it lazily: every one of the
+  // worker's connections (poller, reporter, heartbeat, inputs) gets used.
+  auto flow = Flow<"wConnections", std::vector<int>>()
+                  .map<"square">([](int x) { return x * x; })
+                  .step<"total">(pgflow::after<"square">, [](const std::vector<int>& sq, Context& ctx) {
+                    absl::StatusOr<std::vector<int>> input = ctx.flow_input<std::vector<int>>();
+                    return static_cast<int>(sq.size() + (input.ok() ? input->size() : 100));
+                  });
+  std::atomic<int> polls{0};
+  WorkerConfig c = config();
+  c.metrics = [&polls](const WorkerMetric& m) {
+    if (m.kind == WorkerMetric::Kind::kClaimLatency) ++polls;
+  };
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(flow, c));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id, start_run(*conn_, "wConnections", json{1, 2}));
+  EXPECT_EQ(run_to_end(run_id)["run"]["output"], json({{"total", 4}}));
+
+  const std::string connections =
+      "select count(*) from pg_stat_activity where datname = current_database() "
+      "and application_name like 'pgflow-worker-%'";
+  ASSERT_THAT(wait_until(*conn_, "select (" + connections + ") = 4"), IsOk());  // heartbeat too
+
+  // Idle: one poll per poll_interval (200 ms), not a busy loop; no new connections.
+  const int before = polls.load();
+  const auto start = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  const int bound = static_cast<int>(elapsed / c.poll_interval) + 3;
+  EXPECT_LE(polls.load() - before, bound);
+  EXPECT_EQ(sql(connections), "4");
+}
+
+TEST_F(WorkerTest, LogsCarryIdsButNeverInputsOrOutputs) {
+  auto echo = Flow<"wEcho", json>().step<"echo">([](const json& in) { return in; });
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(echo, config()));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id,
+                              start_run(*conn_, "wEcho", json{{"password", "topsecret-value"}}));
+  EXPECT_EQ(run_to_end(run_id)["run"]["status"], "completed");
+  bool saw_task_line = false;
+  for (const auto& e : logs_.entries()) {
+    EXPECT_THAT(e.text(), ::testing::Not(HasSubstr("topsecret-value")));
+    if (e.text().find("run_id=" + run_id) != std::string::npos) saw_task_line = true;
+  }
+  EXPECT_TRUE(saw_task_line);
+}
+
+TEST(WorkerConfigTest, RejectsBadValuesNamingTheField) {
+  WorkerConfig c;
+  c.connection_string = "postgresql://nowhere/db";
+  c.max_concurrent = 0;
+  c.batch_size = 5000;
+  EXPECT_THAT(EdgeWorker::start(wf::sequential, c),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("max_concurrent"), HasSubstr("batch_size"))));
+}
+
+}  // namespace
+}  // namespace pgflow

@@ -1,0 +1,86 @@
+#include "testing/worker_harness.h"
+
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+
+namespace pgflow::testing {
+
+std::string LogRecorder::Entry::text() const {
+  std::string out = message;
+  for (const auto& f : fields) absl::StrAppend(&out, " ", f.key, "=", f.value);
+  return out;
+}
+
+LogSink LogRecorder::sink() {
+  return [this](const LogRecord& r) {
+    std::lock_guard<std::mutex> lock(mu_);
+    entries_.push_back({r.level, std::string(r.message), r.fields});
+  };
+}
+
+std::vector<LogRecorder::Entry> LogRecorder::entries() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return entries_;
+}
+
+bool LogRecorder::contains(const std::string& needle) const {
+  for (const auto& e : entries()) {
+    if (e.message.find(needle) != std::string::npos) return true;
+  }
+  return false;
+}
+
+WorkerConfig test_worker_config(const std::string& url, LogRecorder* logs) {
+  WorkerConfig c;
+  c.connection_string = url;
+  c.max_concurrent = 4;
+  c.poll_interval = std::chrono::milliseconds(200);
+  c.heartbeat_interval = std::chrono::milliseconds(200);
+  c.stall_recovery_interval = std::chrono::milliseconds(300);
+  c.stop_grace_period = std::chrono::seconds(10);
+  c.log_level = LogLevel::kDebug;
+  c.log_sink = logs ? logs->sink() : [](const LogRecord&) {};
+  return c;
+}
+
+absl::StatusOr<std::string> query_text(pg::Connection& conn, const std::string& sql,
+                                       const std::vector<pg::Param>& params) {
+  absl::StatusOr<pg::Result> r = conn.exec(sql, params);
+  if (!r.ok()) return r.status();
+  if (r->rows() == 0) return std::string();
+  return std::string(r->scalar());
+}
+
+absl::Status wait_until(pg::Connection& conn, const std::string& sql,
+                        const std::vector<pg::Param>& params, std::chrono::seconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    absl::StatusOr<std::string> v = query_text(conn, sql, params);
+    if (v.ok() && *v == "t") return absl::OkStatus();
+    if (std::chrono::steady_clock::now() > deadline) {
+      return absl::DeadlineExceededError(absl::StrCat("condition never held: ", sql));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+absl::StatusOr<nlohmann::json> wait_for_run(pg::Connection& conn, const std::string& run_id,
+                                            std::chrono::seconds timeout) {
+  absl::Status done = wait_until(
+      conn, "select status in ('completed', 'failed') from pgflow.runs where run_id = $1::uuid",
+      {run_id}, timeout);
+  if (!done.ok()) return done;
+  absl::StatusOr<std::string> text =
+      query_text(conn, "select pgflow.get_run_with_states($1::uuid)::text", {run_id});
+  if (!text.ok()) return text.status();
+  return nlohmann::json::parse(*text);
+}
+
+absl::StatusOr<std::string> start_run(pg::Connection& conn, const std::string& flow_slug,
+                                      const nlohmann::json& input) {
+  return query_text(conn, "select run_id::text from pgflow.start_flow($1, $2::jsonb)",
+                    {flow_slug, input.dump()});
+}
+
+}  // namespace pgflow::testing
