@@ -1,0 +1,1364 @@
+// The upgrade side of migration 0002 (physical queue identity, seed 000) against real
+// PostgreSQL: a populated 0001 database (tests/upgrade/fixture_0001_populated.sql) is upgraded
+// cleanly and then runs flows end to end; every incompatible state is rejected atomically
+// (compared with a full pg_dump of schema and data); the read-only audit reports each problem;
+// a fresh install and an upgrade end with the same schema; the optional pruning helper is
+// upgraded; the migration's fence makes concurrent writers wait or fails with nothing changed;
+// the startup matrix holds at SQL level; and concurrent definition calls stay consistent.
+//
+// Every test creates its own database(s). PostgreSQL missing is a failure, never a skip. No
+// test asserts durations: concurrency tests wait for observable states (pg_blocking_pids) with
+// bounded polls and assert the order of events.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <barrier>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <latch>
+#include <optional>
+#include <ostream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "pg/connection.h"
+#include "pgflow/migrate.h"
+#include "pgflow/status.h"
+#include "testing/pg_fixture.h"
+#include "testing/status_matchers.h"
+
+namespace pgflow {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::AnyOf;
+using ::testing::Contains;
+using ::testing::Eq;
+using ::testing::Field;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using pgflow::testing::IsOk;
+using pgflow::testing::StatusIs;
+using pgflow::testing::TestDatabase;
+
+// ---------------------------------------------------------------------------------------------
+// Files, commands and dumps
+// ---------------------------------------------------------------------------------------------
+
+std::string read_source(const std::string& relative) {
+  std::ifstream in(absl::StrCat(PGFLOW_SOURCE_DIR, "/", relative), std::ios::binary);
+  EXPECT_TRUE(in.good()) << "cannot read " << relative;
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string source_path(const std::string& relative) {
+  return absl::StrCat(PGFLOW_SOURCE_DIR, "/", relative);
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+// Runs a shell command, capturing stdout and stderr.
+CommandResult run_command(const std::string& command) {
+  CommandResult result;
+  char err_path[] = "/tmp/pgflow_upgrade_test_XXXXXX";
+  int fd = mkstemp(err_path);
+  if (fd < 0) {
+    result.err = "mkstemp failed";
+    return result;
+  }
+  close(fd);
+  FILE* pipe = popen(absl::StrCat(command, " 2>", err_path).c_str(), "r");
+  if (pipe == nullptr) {
+    result.err = "popen failed";
+    unlink(err_path);
+    return result;
+  }
+  std::array<char, 65536> buffer;
+  size_t n;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.out.append(buffer.data(), n);
+  int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream err(err_path);
+  std::ostringstream err_text;
+  err_text << err.rdbuf();
+  result.err = err_text.str();
+  unlink(err_path);
+  return result;
+}
+
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// Drops only what differs between two dumps of the same database: the version header and
+// pg_dump's per-run \restrict key.
+std::string normalise_dump(const std::string& dump) {
+  std::string out;
+  for (const std::string& line : split_lines(dump)) {
+    if (line.rfind("-- Dumped from database version", 0) == 0 ||
+        line.rfind("-- Dumped by pg_dump version", 0) == 0 || line.rfind("\\restrict ", 0) == 0 ||
+        line.rfind("\\unrestrict ", 0) == 0) {
+      continue;
+    }
+    out += line;
+    out += '\n';
+  }
+  return out;
+}
+
+// Where two texts first differ, with a little context (dumps are too long to print whole).
+std::string first_difference(const std::string& a, const std::string& b) {
+  std::vector<std::string> la = split_lines(a), lb = split_lines(b);
+  size_t i = 0;
+  while (i < la.size() && i < lb.size() && la[i] == lb[i]) ++i;
+  std::string out = absl::StrCat("first difference at line ", i + 1, " (", la.size(), " vs ",
+                                 lb.size(), " lines):\n");
+  for (size_t k = i; k < i + 5; ++k) {
+    if (k < la.size()) absl::StrAppend(&out, "  - ", la[k], "\n");
+  }
+  for (size_t k = i; k < i + 5; ++k) {
+    if (k < lb.size()) absl::StrAppend(&out, "  + ", lb[k], "\n");
+  }
+  return out;
+}
+
+#define EXPECT_SAME_TEXT(a, b, what)                      \
+  do {                                                    \
+    const std::string& expect_same_a_ = (a);              \
+    const std::string& expect_same_b_ = (b);              \
+    EXPECT_TRUE(expect_same_a_ == expect_same_b_)         \
+        << what << ": " << first_difference(expect_same_a_, expect_same_b_); \
+  } while (0)
+
+enum class DumpKind {
+  kEverything,    // schema and data of the whole database
+  kPgflowSchema,  // schema of the pgflow schema only
+};
+
+std::string pg_dump(const std::string& url, DumpKind kind) {
+  std::string command = absl::StrCat(PGFLOW_PG_BIN, "/pg_dump --no-owner --no-privileges ",
+                                     kind == DumpKind::kPgflowSchema ? "--schema-only -n pgflow " : "",
+                                     shell_quote(url));
+  CommandResult r = run_command(command);
+  EXPECT_EQ(r.exit_code, 0) << command << "\n" << r.err;
+  EXPECT_FALSE(r.out.empty()) << command;
+  return normalise_dump(r.out);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The audit
+// ---------------------------------------------------------------------------------------------
+
+struct AuditRow {
+  std::string severity, category, flow_slug, step_slug, detail, repair_hint;
+};
+
+std::ostream& operator<<(std::ostream& os, const AuditRow& r) {
+  return os << "{" << r.severity << " " << r.category << " flow=" << r.flow_slug
+            << " step=" << r.step_slug << " " << r.detail << "}";
+}
+
+// Runs sql/audit/0002_queue_identity_audit.sql with psql, as users are told to.
+std::vector<AuditRow> run_audit(const std::string& url) {
+  std::string command =
+      absl::StrCat(PGFLOW_PG_BIN, "/psql -X -q -A -t -z -v ON_ERROR_STOP=1 -f ",
+                   shell_quote(source_path("sql/audit/0002_queue_identity_audit.sql")), " ",
+                   shell_quote(url));
+  CommandResult r = run_command(command);
+  EXPECT_EQ(r.exit_code, 0) << command << "\n" << r.err;
+  std::vector<AuditRow> rows;
+  for (const std::string& line : split_lines(r.out)) {
+    if (line.empty()) continue;
+    std::vector<std::string> f;
+    std::string field;
+    for (char c : line) {
+      if (c == '\0') {
+        f.push_back(field);
+        field.clear();
+      } else {
+        field += c;
+      }
+    }
+    f.push_back(field);
+    EXPECT_EQ(f.size(), 6u) << "unexpected audit line: " << line;
+    if (f.size() != 6) continue;
+    rows.push_back({f[0], f[1], f[2], f[3], f[4], f[5]});
+  }
+  return rows;
+}
+
+auto AuditError(const std::string& category, const std::string& flow_slug,
+                const std::string& step_slug = "") {
+  return AllOf(Field(&AuditRow::severity, Eq("error")), Field(&AuditRow::category, Eq(category)),
+               Field(&AuditRow::flow_slug, Eq(flow_slug)), Field(&AuditRow::step_slug, Eq(step_slug)));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Flow shapes (the startup compilation contract)
+// ---------------------------------------------------------------------------------------------
+
+std::string step_shape(const std::string& slug, const std::vector<std::string>& deps = {},
+                       const std::string& type = "single") {
+  std::string d;
+  for (const std::string& dep : deps) absl::StrAppend(&d, d.empty() ? "" : ",", "\"", dep, "\"");
+  return absl::StrCat(R"({"slug":")", slug, R"(","stepType":")", type, R"(","dependencies":[)", d,
+                      R"(],"whenUnmet":"skip","whenExhausted":"fail",)",
+                      R"("requiredInputPattern":{"defined":false},)",
+                      R"("forbiddenInputPattern":{"defined":false}})");
+}
+
+std::string flow_shape(const std::vector<std::string>& steps) {
+  std::string s;
+  for (const std::string& step : steps) absl::StrAppend(&s, s.empty() ? "" : ",", step);
+  return absl::StrCat(R"({"steps":[)", s, "]}");
+}
+
+// The shapes of the fixture's flows, as a new worker would send them.
+std::string greet_shape() { return flow_shape({step_shape("hello"), step_shape("bye", {"hello"})}); }
+std::string fanout_shape() {
+  return flow_shape({step_shape("each", {}, "map"), step_shape("total", {"each"})});
+}
+std::string fragile_shape() { return flow_shape({step_shape("boom"), step_shape("sibling")}); }
+std::string order_shape() {
+  return flow_shape({step_shape("validate"), step_shape("charge", {"validate"})});
+}
+
+constexpr char kRunA1[] = "00000000-0000-0000-0000-0000000000a1";  // greet, completed
+constexpr char kRunA2[] = "00000000-0000-0000-0000-0000000000a2";  // greet, hello without message
+constexpr char kRunB1[] = "00000000-0000-0000-0000-0000000000b1";  // fanout, in flight
+constexpr char kRunC1[] = "00000000-0000-0000-0000-0000000000c1";  // fragile, failed
+constexpr char kRunD1[] = "00000000-0000-0000-0000-0000000000d1";  // orderFlow, completed
+constexpr char kRunD2[] = "00000000-0000-0000-0000-0000000000d2";  // orderFlow, in flight
+
+int latest_version() { return bundled_migrations().back().version; }
+
+// ---------------------------------------------------------------------------------------------
+// The fixture
+// ---------------------------------------------------------------------------------------------
+
+class Upgrade0002 : public ::testing::Test {
+ protected:
+  // A new database migrated to `version` (nullopt: the latest), with conn_ open on it.
+  void create_database(std::optional<int> version) {
+    auto db = TestDatabase::empty();
+    ASSERT_TRUE(db.ok()) << db.status();
+    db_.emplace(std::move(*db));
+    MigrateOptions options;
+    options.target_version = version;
+    ASSERT_THAT(migrate(db_->url(), options), IsOk());
+    auto conn = pg::Connection::open(db_->url(), "upgrade-test");
+    ASSERT_TRUE(conn.ok()) << conn.status();
+    conn_.emplace(std::move(*conn));
+  }
+
+  // A schema-version-1 database holding the populated upgrade fixture.
+  void populated_0001() {
+    ASSERT_NO_FATAL_FAILURE(create_database(1));
+    ASSERT_EQ(schema_version(), 1);
+    ASSERT_THAT(conn_->exec_script(read_source("tests/upgrade/fixture_0001_populated.sql")), IsOk());
+  }
+
+  const std::string& url() const { return db_->url(); }
+
+  absl::StatusOr<pg::Result> exec(const std::string& sql, const std::vector<pg::Param>& p = {}) {
+    return conn_->exec(sql, p);
+  }
+
+  std::string scalar(const std::string& sql, const std::vector<pg::Param>& p = {}) {
+    auto r = exec(sql, p);
+    EXPECT_TRUE(r.ok()) << r.status() << " in " << sql;
+    return r.ok() && r->rows() > 0 ? std::string(r->scalar()) : std::string("<no row>");
+  }
+
+  std::string count(const std::string& sql, const std::vector<pg::Param>& p = {}) {
+    return scalar(absl::StrCat("select count(*) from (", sql, ") x"), p);
+  }
+
+  int schema_version() {
+    auto s = schema_status(url());
+    EXPECT_TRUE(s.ok()) << s.status();
+    return s.ok() && !s->applied.empty() ? s->applied.back().migration.version : 0;
+  }
+
+  std::string dump(DumpKind kind = DumpKind::kEverything) { return pg_dump(url(), kind); }
+  std::vector<AuditRow> audit() { return run_audit(url()); }
+
+  // Registers a protocol-2 worker for `flow` on its canonical queue.
+  void register_worker(const std::string& worker_id, const std::string& flow) {
+    ASSERT_THAT(exec("select pgflow.register_worker($1::uuid, $2, $3, lower($3), 2)",
+                     {worker_id, absl::StrCat(flow, "_v2_worker"), flow}),
+                IsOk());
+  }
+
+  // Works a queue the way a worker does, through the SQL API: read the visible messages of
+  // `read_queue` (the worker's subscription spelling), claim them with claim_tasks(queue, flow,
+  // ids, worker) and complete every claimed task; until a read returns nothing (at most 50
+  // rounds). Returns the number of tasks completed; no message may be fatal.
+  int work(const std::string& queue, const std::string& flow, const std::string& worker_id) {
+    int completed = 0;
+    for (int round = 0; round < 50; ++round) {
+      std::string ids = scalar(
+          "select coalesce(array_agg(msg_id order by msg_id), '{}')::text "
+          "from pgmq.read($1, 30, 50)",
+          {queue});
+      if (ids == "{}") return completed;
+      auto claims = exec(
+          "select outcome, run_id::text, step_slug, task_index::text, coalesce(reason, '') "
+          "from pgflow.claim_tasks($1, $2, $3::bigint[], $4::uuid)",
+          {queue, flow, ids, worker_id});
+      EXPECT_TRUE(claims.ok()) << claims.status();
+      if (!claims.ok()) return completed;
+      for (int i = 0; i < claims->rows(); ++i) {
+        std::string outcome(claims->text(i, 0));
+        EXPECT_THAT(outcome, AnyOf("claimed", "archived", "deferred"))
+            << "message of " << flow << ": " << claims->text(i, 4);
+        if (outcome != "claimed") continue;
+        auto done = exec(
+            "select count(*) from pgflow.complete_task($1::uuid, $2, $3::int, "
+            "jsonb_build_object('step', $2::text, 'index', $3::int))",
+            {std::string(claims->text(i, 1)), std::string(claims->text(i, 2)),
+             std::string(claims->text(i, 3))});
+        EXPECT_TRUE(done.ok()) << done.status();
+        if (done.ok() && done->scalar() == "1") ++completed;
+      }
+    }
+    ADD_FAILURE() << "queue " << queue << " did not drain";
+    return completed;
+  }
+
+  std::string run_status(const std::string& run_id) {
+    return scalar("select status from pgflow.runs where run_id = $1::uuid", {run_id});
+  }
+
+  std::string start_flow(const std::string& flow, const std::string& input) {
+    return scalar("select run_id::text from pgflow.start_flow($1, $2::jsonb)", {flow, input});
+  }
+
+  std::optional<TestDatabase> db_;
+  std::optional<pg::Connection> conn_;
+};
+
+// Polls (bounded) until backend `pid` waits for a lock that `blocker_pid` holds.
+bool wait_until_blocked(pg::Connection& observer, int pid, int blocker_pid) {
+  for (int i = 0; i < 1500; ++i) {
+    auto r = observer.exec("select $2::int = any(pg_blocking_pids($1::int))",
+                           {std::to_string(pid), std::to_string(blocker_pid)});
+    if (r.ok() && r->scalar() == "t") return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+// Polls (bounded) for the backend of this database with `application_name`; 0 if none.
+int wait_for_backend(pg::Connection& observer, const std::string& application_name) {
+  for (int i = 0; i < 1500; ++i) {
+    auto r = observer.exec(
+        "select pid from pg_stat_activity where datname = current_database() "
+        "and application_name = $1",
+        {application_name});
+    if (r.ok() && r->rows() == 1) return std::stoi(std::string(r->scalar()));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return 0;
+}
+
+// =============================================================================================
+// 1. A clean upgrade of a populated 0001 database
+// =============================================================================================
+
+TEST_F(Upgrade0002, BackfillsQueueNameOnEveryStepAndTaskIncludingNullMessageIds) {
+  ASSERT_NO_FATAL_FAILURE(populated_0001());
+  const std::string tasks_sql =
+      "select string_agg((to_jsonb(t) - 'queue_name')::text, e'\\n' "
+      "order by run_id, step_slug, task_index) from pgflow.step_tasks t";
+  const std::string runs_sql =
+      "select string_agg(to_jsonb(r)::text, e'\\n' order by run_id) from pgflow.runs r";
+  const std::string tasks_before = scalar(tasks_sql);
+  const std::string runs_before = scalar(runs_sql);
+
+  ASSERT_THAT(migrate(url()), IsOk());
+  EXPECT_EQ(schema_version(), latest_version());
+
+  EXPECT_EQ(count("select 1 from pgflow.steps"), "8");
+  EXPECT_EQ(count("select 1 from pgflow.steps where queue_name is distinct from lower(flow_slug)"),
+            "0");
+  EXPECT_EQ(count("select 1 from pgflow.step_tasks"), "11");
+  EXPECT_EQ(
+      count("select 1 from pgflow.step_tasks where queue_name is distinct from lower(flow_slug)"),
+      "0");
+  // The two tasks without a queue message got their queue identity too.
+  EXPECT_EQ(scalar("select string_agg(format('%s/%s/%s', run_id, step_slug, queue_name), ' ' "
+                   "order by run_id) from pgflow.step_tasks where message_id is null"),
+            absl::StrCat(kRunA1, "/hello/greet ", kRunA2, "/hello/greet"));
+  // The camelCase flow keeps its spelling; its queue identity is lower-case.
+  EXPECT_EQ(scalar("select string_agg(distinct queue_name, ',') from pgflow.steps "
+                   "where flow_slug = 'orderFlow'"),
+            "orderflow");
+  // Message ids are queue-scoped: id 1 exists in three queues, one task each.
+  EXPECT_EQ(scalar("select string_agg(queue_name, ',' order by queue_name) from pgflow.step_tasks "
+                   "where message_id = 1"),
+            "fanout,fragile,orderflow");
+  // Nothing else changed: tasks (but for the new column), runs and the pgmq.meta spellings.
+  EXPECT_EQ(scalar(tasks_sql), tasks_before);
+  EXPECT_EQ(scalar(runs_sql), runs_before);
+  EXPECT_EQ(scalar("select string_agg(queue_name, ',' order by queue_name) from pgmq.meta"),
+            "fanout,fragile,greet,orderFlow");
+  // 0.16.0 worker rows are marked as protocol 1 (they can never claim with protocol 2).
+  EXPECT_EQ(scalar("select string_agg(distinct protocol::text, ',') from pgflow.workers"), "1");
+}
+
+TEST_F(Upgrade0002, UpgradedFlowsVerifyAtStartupAndRunNewRunsEndToEnd) {
+  ASSERT_NO_FATAL_FAILURE(populated_0001());
+  ASSERT_THAT(migrate(url()), IsOk());
+
+  struct Case {
+    std::string flow, shape, input, worker;
+  };
+  const std::vector<Case> cases = {
+      {"greet", greet_shape(), R"({"name": "Cy"})", "aaaaaaaa-0000-0000-0000-000000000001"},
+      {"fanout", fanout_shape(), "[1, 2, 3, 4]", "aaaaaaaa-0000-0000-0000-000000000002"},
+      {"fragile", fragile_shape(), "{}", "aaaaaaaa-0000-0000-0000-000000000003"},
+      {"orderFlow", order_shape(), R"({"order": 3})", "aaaaaaaa-0000-0000-0000-000000000004"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.flow);
+    // A new worker's startup: the upgraded definition verifies (its queue is owned).
+    EXPECT_EQ(scalar("select pgflow.ensure_flow_compiled($1, $2::jsonb, 2)::text", {c.flow, c.shape}),
+              absl::StrCat(R"({"status": "verified", "queue_name": ")",
+                           absl::AsciiStrToLower(c.flow), R"(", "differences": []})"));
+    ASSERT_NO_FATAL_FAILURE(register_worker(c.worker, c.flow));
+    std::string run_id = start_flow(c.flow, c.input);
+    EXPECT_EQ(count("select 1 from pgflow.step_tasks where run_id = $1::uuid "
+                    "and queue_name <> lower(flow_slug)",
+                    {run_id}),
+              "0");
+    work(absl::AsciiStrToLower(c.flow), c.flow, c.worker);
+    EXPECT_EQ(run_status(run_id), "completed");
+  }
+  // The fan-out's map produced one task per element.
+  EXPECT_EQ(count("select 1 from pgflow.step_tasks t join pgflow.runs r using (run_id) "
+                  "where r.flow_slug = 'fanout' and r.input = '[1, 2, 3, 4]' and t.step_slug = 'each' "
+                  "and t.status = 'completed'"),
+            "4");
+  // Nothing is left in any queue but what belongs to pre-upgrade runs still in flight
+  // (fanout b1's started map task, hidden until its deadline).
+  EXPECT_EQ(count("select 1 from pgmq.q_greet"), "0");
+  EXPECT_EQ(count("select 1 from pgmq.q_fragile"), "0");
+  EXPECT_EQ(count("select 1 from pgmq.q_orderflow"), "0");
+  EXPECT_EQ(count("select 1 from pgmq.q_fanout"), "1");
+}
+
+TEST_F(Upgrade0002, InFlightRunStartedBefore0002FinishesAfterTheUpgrade) {
+  ASSERT_NO_FATAL_FAILURE(populated_0001());
+  ASSERT_THAT(migrate(url()), IsOk());
+  const std::string worker = "aaaaaaaa-0000-0000-0000-0000000000b1";
+  ASSERT_NO_FATAL_FAILURE(register_worker(worker, "fanout"));
+
+  // each[0] was started by a 0.16.0 worker that the upgrade fence stopped: it stalls, stall
+  // recovery makes its message visible again in the task's own queue, and a new worker takes it.
+  ASSERT_THAT(exec("update pgflow.step_tasks set queued_at = queued_at - interval '10 minutes', "
+                   "started_at = started_at - interval '10 minutes' "
+                   "where run_id = $1::uuid and status = 'started'",
+                   {kRunB1}),
+              IsOk());
+  EXPECT_EQ(scalar("select pgflow.requeue_stalled_tasks()::text"), "1");
+  EXPECT_EQ(work("fanout", "fanout", worker), 4);  // each[0..2], then total
+  EXPECT_EQ(run_status(kRunB1), "completed");
+  EXPECT_EQ(scalar("select attempts_count::text from pgflow.step_tasks "
+                   "where run_id = $1::uuid and step_slug = 'each' and task_index = 0",
+                   {kRunB1}),
+            "2");
+  EXPECT_EQ(scalar("select jsonb_array_length(output)::text from pgflow.step_states "
+                   "where run_id = $1::uuid and step_slug = 'each'",
+                   {kRunB1}),
+            "3");
+  // Runs that had finished stay as they were; the message-less task stays queued.
+  EXPECT_EQ(run_status(kRunA1), "completed");
+  EXPECT_EQ(run_status(kRunC1), "failed");
+  EXPECT_EQ(scalar("select status from pgflow.step_tasks where run_id = $1::uuid", {kRunA2}),
+            "queued");
+}
+
+TEST_F(Upgrade0002, CamelCaseQueueIsArchivedIntoDroppedAndRecreatedByItsExactMetaSpelling) {
+  ASSERT_NO_FATAL_FAILURE(populated_0001());
+  ASSERT_THAT(migrate(url()), IsOk());
+  const std::string meta_sql =
+      "select coalesce(string_agg(queue_name, ',' order by queue_name), '') from pgmq.meta "
+      "where lower(queue_name) = 'orderflow'";
+  const std::string objects_sql =
+      "select format('%s %s %s', to_regclass('pgmq.q_orderflow'), to_regclass('pgmq.a_orderflow'), "
+      "to_regclass('pgmq.q_orderflow_msg_id_seq'))";
+  const std::string all_objects = "pgmq.q_orderflow pgmq.a_orderflow pgmq.q_orderflow_msg_id_seq";
+
+  // Stage 1: after the upgrade the meta row keeps its 0.16.0 spelling; tables are lower-case.
+  EXPECT_EQ(scalar(meta_sql), "orderFlow");
+  EXPECT_EQ(scalar(objects_sql), all_objects);
+  EXPECT_EQ(count("select 1 from pgmq.a_orderflow"), "2");
+  EXPECT_EQ(count("select 1 from pgmq.q_orderflow"), "1");
+
+  // Stage 2: archive into it. Run d2 finishes through claim_tasks; the first round is read and
+  // claimed with the mixed-case spelling, which reaches the same tables.
+  const std::string worker = "aaaaaaaa-0000-0000-0000-0000000000d2";
+  ASSERT_NO_FATAL_FAILURE(register_worker(worker, "orderFlow"));
+  std::string ids = scalar(
+      "select array_agg(msg_id)::text from pgmq.read('orderFlow', 30, 10)");
+  EXPECT_EQ(ids, "{3}");
+  EXPECT_EQ(scalar("select string_agg(outcome || ':' || queue_name || ':' || step_slug, ',') "
+                   "from pgflow.claim_tasks('orderFlow', 'orderFlow', $1::bigint[], $2::uuid)",
+                   {ids, worker}),
+            "claimed:orderflow:validate");
+  EXPECT_THAT(exec("select pgflow.complete_task($1::uuid, 'validate', 0, '{\"ok\": true}')",
+                   {kRunD2}),
+              IsOk());
+  EXPECT_EQ(work("orderflow", "orderFlow", worker), 1);  // charge
+  EXPECT_EQ(run_status(kRunD2), "completed");
+  EXPECT_EQ(count("select 1 from pgmq.a_orderflow"), "4");
+  EXPECT_EQ(count("select 1 from pgmq.q_orderflow"), "0");
+  EXPECT_EQ(scalar(meta_sql), "orderFlow");
+
+  // Stage 3: drop. delete_flow_and_data resolves the exact spelling "orderFlow" from pgmq.meta.
+  ASSERT_THAT(exec("select pgflow.delete_flow_and_data('orderFlow')"), IsOk());
+  EXPECT_EQ(scalar(meta_sql), "");
+  EXPECT_EQ(scalar(objects_sql), "  ");
+  EXPECT_EQ(count("select 1 from pgflow.flows where lower(flow_slug) = 'orderflow'"), "0");
+  EXPECT_EQ(count("select 1 from pgflow.steps where flow_slug = 'orderFlow'"), "0");
+  EXPECT_EQ(count("select 1 from pgflow.runs where flow_slug = 'orderFlow'"), "0");
+  EXPECT_EQ(count("select 1 from pgflow.step_tasks where queue_name = 'orderflow'"), "0");
+  // Other flows' queues are untouched.
+  EXPECT_EQ(scalar("select string_agg(queue_name, ',' order by queue_name) from pgmq.meta"),
+            "fanout,fragile,greet");
+
+  // Stage 4: recreate. The startup compiler provisions the queue under the canonical name.
+  EXPECT_EQ(scalar("select pgflow.ensure_flow_compiled('orderFlow', $1::jsonb, 2)->>'status'",
+                   {order_shape()}),
+            "compiled");
+  EXPECT_EQ(scalar(meta_sql), "orderflow");
+  EXPECT_EQ(scalar(objects_sql), all_objects);
+  EXPECT_EQ(count("select 1 from pgmq.a_orderflow"), "0");
+  EXPECT_EQ(scalar("select string_agg(distinct queue_name, ',') from pgflow.steps "
+                   "where flow_slug = 'orderFlow'"),
+            "orderflow");
+  std::string run_id = start_flow("orderFlow", R"({"order": 4})");
+  EXPECT_EQ(work("orderflow", "orderFlow", worker), 2);
+  EXPECT_EQ(run_status(run_id), "completed");
+  EXPECT_EQ(count("select 1 from pgmq.a_orderflow"), "2");
+  // And it can be dropped again (now under its lower-case spelling).
+  ASSERT_THAT(exec("select pgflow.delete_flow_and_data('orderFlow')"), IsOk());
+  EXPECT_EQ(scalar(meta_sql), "");
+  EXPECT_EQ(scalar(objects_sql), "  ");
+}
+
+// =============================================================================================
+// 2 + 3. Atomic rejection, with the read-only audit reporting the same problem first
+// =============================================================================================
+
+struct Problem {
+  std::string sql;       // applied on top of the populated fixture
+  std::string category;  // the audit category (also tagged in the migration error)
+  std::string flow_slug;  // exact
+  std::string step_slug;  // exact, or empty
+  std::vector<std::string> message;  // each appears in the migration's error
+};
+
+class Upgrade0002Rejection : public Upgrade0002 {
+ protected:
+  // The audit reports the problem (exact slugs) and changes nothing; the migration refuses,
+  // naming the problem, and changes nothing either: a full dump of schema and data is the
+  // same before the audit, after it, and after the failed migration.
+  void expect_rejected_atomically(const Problem& p) {
+    ASSERT_NO_FATAL_FAILURE(populated_0001());
+    ASSERT_THAT(conn_->exec_script(p.sql), IsOk());
+    const std::string before = dump();
+    ASSERT_FALSE(before.empty());
+
+    std::vector<AuditRow> report = audit();
+    EXPECT_THAT(report, Contains(AuditError(p.category, p.flow_slug, p.step_slug)));
+    for (const AuditRow& row : report) {
+      if (row.severity == "error") {
+        EXPECT_FALSE(row.flow_slug.empty()) << row;
+        EXPECT_FALSE(row.repair_hint.empty()) << row;
+      }
+    }
+    EXPECT_SAME_TEXT(before, dump(), "the audit changed the database");
+
+    absl::Status s = migrate(url());
+    EXPECT_THAT(s, StatusIs(AnyOf(absl::StatusCode::kInvalidArgument,
+                                  absl::StatusCode::kFailedPrecondition),
+                            AllOf(HasSubstr("0002_queue_identity.sql"),
+                                  HasSubstr(absl::StrCat("[", p.category, "]")),
+                                  HasSubstr("Nothing was changed"))));
+    EXPECT_EQ(sql_state(s), "23514");
+    for (const std::string& m : p.message) EXPECT_THAT(std::string(s.message()), HasSubstr(m));
+    EXPECT_EQ(schema_version(), 1);
+    EXPECT_SAME_TEXT(before, dump(), "the failed migration changed the database");
+  }
+};
+
+TEST_F(Upgrade0002Rejection, RejectsLeadingUnderscoreFlowSlugAndChangesNothing) {
+  expect_rejected_atomically(
+      {"select pgflow.create_flow('_hidden'); select pgflow.add_step('_hidden', 'work');"
+       "select pgflow.start_flow('_hidden', '{}');",
+       "invalid_flow_slug", "_hidden", "", {R"(flow slug "_hidden" starts with an underscore)"}});
+}
+
+TEST_F(Upgrade0002Rejection, RejectsTrailingUnderscoreStepSlugAndChangesNothing) {
+  expect_rejected_atomically(
+      {"select pgflow.create_flow('shipping'); select pgflow.add_step('shipping', 'pack_');"
+       "select pgflow.start_flow('shipping', '{}');",
+       "invalid_step_slug", "shipping", "pack_",
+       {R"(step slug "pack_" of flow "shipping" ends with an underscore)"}});
+}
+
+TEST_F(Upgrade0002Rejection, RejectsDoubleUnderscoreInsideFlowSlugAndChangesNothing) {
+  expect_rejected_atomically(
+      {"select pgflow.create_flow('billing__v2'); select pgflow.add_step('billing__v2', 'charge');"
+       "select pgflow.start_flow('billing__v2', '{}');",
+       "invalid_flow_slug", "billing__v2", "",
+       {R"(flow slug "billing__v2" contains a double underscore)"}});
+}
+
+TEST_F(Upgrade0002Rejection, RejectsCaseOnlyDuplicateFlowsAndChangesNothing) {
+  // In 0001 "Orders" and "orders" share the tables pgmq.q_orders/a_orders and have two
+  // pgmq.meta rows.
+  expect_rejected_atomically(
+      {"select pgflow.create_flow('Orders'); select pgflow.add_step('Orders', 'pick');"
+       "select pgflow.create_flow('orders'); select pgflow.add_step('orders', 'pick');"
+       "select pgflow.start_flow('Orders', '{}'); select pgflow.start_flow('orders', '{}');",
+       "case_conflict_flow", "Orders", "",
+       {R"(flow slug "Orders" differs only in case from "orders")",
+        R"(flow slug "orders" differs only in case from "Orders")",
+        R"([queue_ambiguous] pgmq.meta has 2 rows for the same tables of queue "orders")"}});
+  EXPECT_THAT(audit(), Contains(AuditError("case_conflict_flow", "orders")));
+}
+
+TEST_F(Upgrade0002Rejection, RejectsCaseOnlyDuplicateStepsWithinAFlowAndChangesNothing) {
+  expect_rejected_atomically(
+      {"select pgflow.create_flow('report'); select pgflow.add_step('report', 'Fetch');"
+       "select pgflow.add_step('report', 'fetch'); select pgflow.start_flow('report', '{}');",
+       "case_conflict_step", "report", "Fetch",
+       {R"(step slug "Fetch" differs only in case from "fetch" in flow "report")",
+        R"(step slug "fetch" differs only in case from "Fetch" in flow "report")"}});
+  EXPECT_THAT(audit(), Contains(AuditError("case_conflict_step", "report", "fetch")));
+}
+
+TEST_F(Upgrade0002Rejection, RejectsInvalidSlugOfAFlowWithoutRunsAndChangesNothing) {
+  expect_rejected_atomically(
+      {"select pgflow.create_flow('legacy_'); select pgflow.add_step('legacy_', 'work');",
+       "invalid_flow_slug", "legacy_", "", {R"(flow slug "legacy_" ends with an underscore)"}});
+  EXPECT_EQ(count("select 1 from pgflow.runs where flow_slug = 'legacy_'"), "0");
+}
+
+TEST_F(Upgrade0002Rejection, RejectsDuplicateQueueMessageIdentityAndChangesNothing) {
+  // fragile c1's boom now claims the message id of its sibling (both in queue "fragile").
+  expect_rejected_atomically(
+      {absl::StrCat("update pgflow.step_tasks set message_id = (select message_id from "
+                    "pgflow.step_tasks where run_id = '", kRunC1, "' and step_slug = 'sibling') "
+                    "where run_id = '", kRunC1, "' and step_slug = 'boom';"),
+       "duplicate_message_identity", "fragile", "",
+       {R"(1 message id(s) of queue "fragile" of flow "fragile" are shared by several tasks (e.g. msg_id 2))"}});
+}
+
+TEST_F(Upgrade0002Rejection, RejectsActiveMessageWithoutTaskAndChangesNothing) {
+  // A pgflow-shaped message no task has (greet's next message id is 4).
+  expect_rejected_atomically(
+      {R"(select pgmq.send('greet', '{"flow_slug": "greet", "run_id": "00000000-0000-0000-0000-0000000000ff", "step_slug": "hello", "task_index": 0}');)",
+       "unmatched_active_message", "greet", "",
+       {R"(1 active message(s) in queue "greet" of flow "greet" match no task (e.g. msg_id 4))"}});
+}
+
+TEST_F(Upgrade0002Rejection, RejectsMissingQueueAndChangesNothing) {
+  expect_rejected_atomically({"delete from pgmq.meta where queue_name = 'fanout';", "queue_missing",
+                              "fanout", "",
+                              {R"(flow "fanout" has no PGMQ queue "fanout" in pgmq.meta)"}});
+}
+
+TEST_F(Upgrade0002Rejection, RejectsMissingArchiveTableAndChangesNothing) {
+  expect_rejected_atomically(
+      {"drop table pgmq.a_fragile;", "queue_malformed", "fragile", "",
+       {R"(of flow "fragile" lacks table pgmq.q_fragile or pgmq.a_fragile)"}});
+}
+
+TEST_F(Upgrade0002Rejection, RejectsMixedCaseAliasMetaRowsAndChangesNothing) {
+  // A second spelling of the camelCase queue: two pgmq.meta rows for one pair of tables.
+  expect_rejected_atomically(
+      {"select pgmq.create('OrderFlow');", "queue_ambiguous", "orderFlow", "",
+       {R"(pgmq.meta has 2 rows for the same tables of queue "orderflow" of flow "orderFlow": "OrderFlow", "orderFlow")"}});
+}
+
+TEST_F(Upgrade0002Rejection, ListsEveryProblemAtOnce) {
+  expect_rejected_atomically(
+      {"select pgflow.create_flow('_hidden'); select pgflow.add_step('_hidden', 'work');"
+       "select pgflow.create_flow('shipping'); select pgflow.add_step('shipping', 'pack_');"
+       "select pgmq.send('greet', '{}'); delete from pgmq.meta where queue_name = 'fanout';",
+       "invalid_flow_slug", "_hidden", "",
+       {"[invalid_step_slug]", "[unmatched_active_message]", "[queue_missing]"}});
+}
+
+// =============================================================================================
+// 3. The audit
+// =============================================================================================
+
+std::string audit_block(const std::string& text) {
+  const std::string begin = "-- BEGIN AUDIT\n", end = "-- END AUDIT\n";
+  size_t b = text.find(begin);
+  size_t e = text.find(end);
+  EXPECT_NE(b, std::string::npos);
+  EXPECT_NE(e, std::string::npos);
+  if (b == std::string::npos || e == std::string::npos || e < b) return "";
+  EXPECT_EQ(text.find(begin, b + 1), std::string::npos) << "two BEGIN AUDIT markers";
+  EXPECT_EQ(text.find(end, e + 1), std::string::npos) << "two END AUDIT markers";
+  return text.substr(b, e + end.size() - b);
+}
+
+TEST(Upgrade0002Files, AuditTextIsIdenticalInTheAuditFileAndTheMigration) {
+  std::string in_audit = audit_block(read_source("sql/audit/0002_queue_identity_audit.sql"));
+  std::string in_migration = audit_block(read_source("sql/migrations/0002_queue_identity.sql"));
+  EXPECT_THAT(in_audit, HasSubstr("create function pg_temp.pgflow_queue_identity_audit()"));
+  EXPECT_SAME_TEXT(in_audit, in_migration, "the AUDIT blocks differ");
+}
+
+TEST_F(Upgrade0002, AuditOfACleanDatabaseIsReadOnlyAndReportsOnlyTheBackfill) {
+  ASSERT_NO_FATAL_FAILURE(populated_0001());
+  const std::string before = dump();
+  std::vector<AuditRow> report = audit();
+  ASSERT_EQ(report.size(), 1u) << ::testing::PrintToString(report);
+  EXPECT_EQ(report[0].severity, "info");
+  EXPECT_EQ(report[0].category, "backfill");
+  EXPECT_EQ(report[0].detail,
+            "8 step(s) and 11 task(s) (2 without a queue message) get queue_name = lower(flow_slug)");
+  EXPECT_SAME_TEXT(before, dump(), "the audit changed the database");
+}
+
+TEST_F(Upgrade0002, AuditReportsLargeMessageProblemsAsExactCountsWithAtMostFiveSamples) {
+  ASSERT_NO_FATAL_FAILURE(populated_0001());
+  ASSERT_THAT(exec("select pgmq.send('greet', jsonb_build_object('n', i)) "
+                   "from generate_series(1, 12) i"),
+              IsOk());
+  const std::string before = dump();
+  EXPECT_THAT(audit(),
+              Contains(AllOf(AuditError("unmatched_active_message", "greet"),
+                             Field(&AuditRow::detail,
+                                   Eq(R"(12 active message(s) in queue "greet" of flow "greet" match no task (e.g. msg_id 4, 5, 6, 7, 8))")))));
+  EXPECT_SAME_TEXT(before, dump(), "the audit changed the database");
+}
+
+// =============================================================================================
+// 4. Schema equivalence (the stand-in for a schema-diff tool)
+// =============================================================================================
+
+// 0002 without its [migration-only] parts: sections from a line "-- [migration-only: <what>]"
+// through the line "-- [end migration-only]", and single statements whose line ends with
+// "-- [migration-only: <what>]". Fails the test when the markers are unbalanced.
+std::string strip_migration_only(const std::string& migration, int* sections, int* statements) {
+  static const std::regex kOpen(R"(^-- \[migration-only: [a-z -]+\]$)");
+  static const std::regex kClose(R"(^-- \[end migration-only\]$)");
+  static const std::regex kInline(R"(^[^-\s].*;\s*-- \[migration-only: [a-z -]+\]$)");
+  std::string out;
+  bool inside = false;
+  *sections = 0;
+  *statements = 0;
+  for (const std::string& line : split_lines(migration)) {
+    if (std::regex_match(line, kOpen)) {
+      EXPECT_FALSE(inside) << "nested [migration-only] section at: " << line;
+      inside = true;
+      ++*sections;
+    } else if (std::regex_match(line, kClose)) {
+      EXPECT_TRUE(inside) << "[end migration-only] without a section";
+      inside = false;
+    } else if (inside) {
+      continue;
+    } else if (std::regex_match(line, kInline)) {
+      ++*statements;
+    } else {
+      EXPECT_NE(line.rfind("-- [", 0), 0u) << "unrecognised marker: " << line;
+      out += line;
+      out += '\n';
+    }
+  }
+  EXPECT_FALSE(inside) << "unterminated [migration-only] section";
+  return out;
+}
+
+TEST(Upgrade0002Files, MigrationOnlyMarkersDelimitTheFencePreflightAndBackfill) {
+  const std::string migration = read_source("sql/migrations/0002_queue_identity.sql");
+  int sections = 0, statements = 0;
+  const std::string stripped = strip_migration_only(migration, &sections, &statements);
+  EXPECT_EQ(sections, 3);    // fence, preflight, backfill of steps/tasks
+  EXPECT_EQ(statements, 1);  // backfill of workers.protocol
+  for (const std::string gone :
+       {"lock table", "set local lock_timeout", "pg_temp.", "BEGIN AUDIT",
+        "raise exception e'pgflow 0002", "update pgflow.steps set queue_name",
+        "update pgflow.step_tasks set queue_name", "update pgflow.workers set protocol"}) {
+    EXPECT_NE(migration.find(gone), std::string::npos) << gone;
+    EXPECT_EQ(stripped.find(gone), std::string::npos) << gone << " was not stripped";
+  }
+  // Everything else stays, including the columns the backfill fills.
+  EXPECT_THAT(stripped, HasSubstr("alter table pgflow.step_tasks add column queue_name text;"));
+  EXPECT_THAT(stripped, HasSubstr("alter table pgflow.step_tasks alter column queue_name set not null;"));
+  EXPECT_THAT(stripped, HasSubstr("create function pgflow.claim_tasks("));
+}
+
+TEST_F(Upgrade0002, FreshInstallAndUpgradedPopulatedDatabaseHaveIdenticalSchemas) {
+  ASSERT_NO_FATAL_FAILURE(create_database(std::nullopt));
+  const std::string fresh = dump(DumpKind::kPgflowSchema);
+  ASSERT_THAT(fresh, HasSubstr("queue_name text NOT NULL"));
+
+  ASSERT_NO_FATAL_FAILURE(populated_0001());  // a second database
+  ASSERT_THAT(migrate(url()), IsOk());
+  EXPECT_SAME_TEXT(fresh, dump(DumpKind::kPgflowSchema), "fresh install vs upgraded 0001");
+}
+
+TEST_F(Upgrade0002, MigrationWithoutItsMigrationOnlySectionsGivesTheSameSchemaOnAnEmpty0001Database) {
+  ASSERT_NO_FATAL_FAILURE(create_database(std::nullopt));
+  const std::string fresh = dump(DumpKind::kPgflowSchema);
+
+  int sections = 0, statements = 0;
+  const std::string stripped = strip_migration_only(
+      read_source("sql/migrations/0002_queue_identity.sql"), &sections, &statements);
+  ASSERT_NO_FATAL_FAILURE(create_database(1));  // empty: no flows, no runs
+  ASSERT_THAT(conn_->exec_script(stripped), IsOk());
+  EXPECT_SAME_TEXT(fresh, dump(DumpKind::kPgflowSchema),
+                   "full 0002 vs 0002 without [migration-only] sections");
+}
+
+TEST_F(Upgrade0002, MigrationWithoutItsBackfillCannotUpgradeAPopulatedDatabase) {
+  // What a schema diff alone would produce fails on real data: the new NOT NULL columns need
+  // the hand-written backfill. (The statement fails as a whole, changing nothing.)
+  int sections = 0, statements = 0;
+  const std::string stripped = strip_migration_only(
+      read_source("sql/migrations/0002_queue_identity.sql"), &sections, &statements);
+  ASSERT_NO_FATAL_FAILURE(populated_0001());
+  const std::string before = dump();
+  absl::Status s = conn_->exec_script(stripped);
+  EXPECT_EQ(sql_state(s), "23502") << s;  // not_null_violation
+  EXPECT_THAT(std::string(s.message()), HasSubstr("queue_name"));
+  EXPECT_SAME_TEXT(before, dump(), "the failed script changed the database");
+}
+
+TEST_F(Upgrade0002, LedgerChecksumMatchesTheMigrationFile) {
+  ASSERT_NO_FATAL_FAILURE(create_database(std::nullopt));
+  const std::string file_sha = scalar("select encode(sha256(convert_to($1, 'UTF8')), 'hex')",
+                                      {read_source("sql/migrations/0002_queue_identity.sql")});
+  EXPECT_EQ(bundled_migrations()[1].checksum, file_sha)
+      << "the library embeds a different 0002 than the source tree (rebuild)";
+  EXPECT_EQ(scalar("select checksum from pgflow.schema_migrations where version = 2"), file_sha);
+}
+
+// =============================================================================================
+// 5. The optional pruning helper
+// =============================================================================================
+
+std::string prune_helper_hash_sql() {
+  return "select md5(p.prosrc) from pg_proc p join pg_namespace n on n.oid = p.pronamespace "
+         "where n.nspname = 'pgflow' and p.proname = 'prune_data_older_than'";
+}
+
+TEST_F(Upgrade0002, AuditReportsTheStockPruneHelperForReplacement) {
+  ASSERT_NO_FATAL_FAILURE(populated_0001());
+  ASSERT_THAT(conn_->exec_script(read_source("tests/upgrade/prune_data_older_than.0001.sql")),
+              IsOk());
+  EXPECT_THAT(audit(),
+              Contains(AllOf(Field(&AuditRow::severity, Eq("action")),
+                             Field(&AuditRow::category, Eq("prune_function_installed")),
+                             Field(&AuditRow::detail, HasSubstr("is the stock pre-queue-identity version")),
+                             Field(&AuditRow::repair_hint,
+                                   HasSubstr("sql/contrib/prune_data_older_than.sql")))));
+}
+
+TEST_F(Upgrade0002, AuditFlagsACustomizedPruneHelperForManualAdaptation) {
+  ASSERT_NO_FATAL_FAILURE(populated_0001());
+  std::string helper = read_source("tests/upgrade/prune_data_older_than.0001.sql");
+  const std::string line = "  delete from pgflow.workers w where w.last_heartbeat_at < v_cutoff;\n";
+  ASSERT_NE(helper.find(line), std::string::npos);
+  helper.replace(helper.find(line), line.size(), "  -- our workers are pruned elsewhere\n");
+  ASSERT_THAT(conn_->exec_script(helper), IsOk());
+  EXPECT_THAT(audit(),
+              Contains(AllOf(Field(&AuditRow::category, Eq("prune_function_installed")),
+                             Field(&AuditRow::detail, HasSubstr("differs from the stock version")),
+                             Field(&AuditRow::repair_hint, HasSubstr("adapt it by hand")))));
+}
+
+TEST_F(Upgrade0002, UpgradeKeepsTheInstalledPruneHelperAndItsQueueAwareReplacementPrunesByTaskQueue) {
+  ASSERT_NO_FATAL_FAILURE(populated_0001());
+  ASSERT_THAT(conn_->exec_script(read_source("tests/upgrade/prune_data_older_than.0001.sql")),
+              IsOk());
+  const std::string stock_hash = scalar(prune_helper_hash_sql());
+  ASSERT_THAT(migrate(url()), IsOk());
+  // Migrations never install, replace or drop the optional helper.
+  EXPECT_EQ(scalar(prune_helper_hash_sql()), stock_hash);
+  ASSERT_THAT(conn_->exec_script(read_source("sql/contrib/prune_data_older_than.sql")), IsOk());
+  EXPECT_NE(scalar(prune_helper_hash_sql()), stock_hash);
+  EXPECT_THAT(audit(), Not(Contains(Field(&AuditRow::detail, HasSubstr("stock pre-queue-identity")))));
+
+  // History older than the retention: the finished fixture runs (a1, c1, d1), every archived
+  // message so far, and the heartbeat of the 0.16.0 greet worker.
+  ASSERT_THAT(conn_->exec_script(R"sql(
+    update pgflow.runs
+    set started_at = started_at - interval '30 days',
+        completed_at = completed_at - interval '30 days',
+        failed_at = failed_at - interval '30 days'
+    where status in ('completed', 'failed');
+    update pgmq.a_greet set archived_at = archived_at - interval '30 days';
+    update pgmq.a_fanout set archived_at = archived_at - interval '30 days';
+    update pgmq.a_fragile set archived_at = archived_at - interval '30 days';
+    update pgmq.a_orderflow set archived_at = archived_at - interval '30 days';
+    update pgflow.workers set last_heartbeat_at = now() - interval '30 days'
+    where worker_id = '11111111-1111-1111-1111-111111111111';
+  )sql"),
+              IsOk());
+  // An old failed run whose tasks still have active messages (in queue "fanout").
+  std::string stale = start_flow("fanout", "[7, 8]");
+  ASSERT_THAT(exec("update pgflow.runs set status = 'failed', "
+                   "started_at = now() - interval '30 days', failed_at = now() - interval '30 days' "
+                   "where run_id = $1::uuid",
+                   {stale}),
+              IsOk());
+  const std::string stale_msgs =
+      scalar("select array_agg(message_id order by message_id)::text from pgflow.step_tasks "
+             "where run_id = $1::uuid",
+             {stale});
+  EXPECT_EQ(count("select 1 from pgmq.q_fanout where msg_id = any($1::bigint[])", {stale_msgs}),
+            "2");
+  // A recent completed run (recent archive rows in "greet").
+  const std::string worker = "aaaaaaaa-0000-0000-0000-0000000000e1";
+  ASSERT_NO_FATAL_FAILURE(register_worker(worker, "greet"));
+  std::string recent = start_flow("greet", R"({"name": "Recent"})");
+  work("greet", "greet", worker);
+  ASSERT_EQ(run_status(recent), "completed");
+
+  ASSERT_THAT(exec("select pgflow.prune_data_older_than('7 days')"), IsOk());
+
+  // Old finished runs are gone with their states and tasks.
+  for (const std::string& run : {std::string(kRunA1), std::string(kRunC1), std::string(kRunD1), stale}) {
+    SCOPED_TRACE(run);
+    EXPECT_EQ(count("select 1 from pgflow.runs where run_id = $1::uuid", {run}), "0");
+    EXPECT_EQ(count("select 1 from pgflow.step_states where run_id = $1::uuid", {run}), "0");
+    EXPECT_EQ(count("select 1 from pgflow.step_tasks where run_id = $1::uuid", {run}), "0");
+  }
+  // The stale run's still-active messages were deleted from its tasks' queue.
+  EXPECT_EQ(count("select 1 from pgmq.q_fanout where msg_id = any($1::bigint[])", {stale_msgs}),
+            "0");
+  // Old archive rows of every routed queue are gone; recent ones stay.
+  for (const char* archive : {"a_greet", "a_fanout", "a_fragile", "a_orderflow"}) {
+    SCOPED_TRACE(archive);
+    EXPECT_EQ(count(absl::StrCat("select 1 from pgmq.", archive,
+                                 " where archived_at < now() - interval '7 days'")),
+              "0");
+  }
+  EXPECT_EQ(count("select 1 from pgmq.a_greet"), "2");  // the recent run's two messages
+  // Recent and unfinished runs stay, with their messages.
+  for (const std::string& run : {recent, std::string(kRunA2), std::string(kRunB1), std::string(kRunD2)}) {
+    SCOPED_TRACE(run);
+    EXPECT_EQ(count("select 1 from pgflow.runs where run_id = $1::uuid", {run}), "1");
+  }
+  EXPECT_EQ(count("select 1 from pgmq.q_fanout"), "3");     // b1's each[0..2]
+  EXPECT_EQ(count("select 1 from pgmq.q_orderflow"), "1");  // d2's validate
+  EXPECT_EQ(count("select 1 from pgflow.workers where worker_id = "
+                  "'11111111-1111-1111-1111-111111111111'"),
+            "0");
+}
+
+// =============================================================================================
+// 6. The lock-and-wait fence
+// =============================================================================================
+
+TEST_F(Upgrade0002, MigrationBehindAnOpenRunLockTimesOutAndChangesNothing) {
+  ASSERT_NO_FATAL_FAILURE(populated_0001());
+  const std::string before = dump();
+  auto holder = pg::Connection::open(url(), "run-lock-holder");
+  ASSERT_TRUE(holder.ok()) << holder.status();
+  ASSERT_THAT(holder->exec("begin"), IsOk());
+  ASSERT_THAT(holder->exec("select run_id from pgflow.runs where run_id = $1::uuid for update",
+                           {kRunB1}),
+              IsOk());
+
+  absl::Status s = migrate(url());  // waits for the lock on pgflow.runs (lock_timeout 10 s)
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kAborted, HasSubstr("lock timeout")));
+  EXPECT_EQ(sql_state(s), "55P03");
+  // The holder's transaction is intact, and nothing changed.
+  EXPECT_THAT(holder->exec("commit"), IsOk());
+  EXPECT_EQ(schema_version(), 1);
+  EXPECT_SAME_TEXT(before, dump(), "the timed-out migration changed the database");
+
+  // Run again once the straggler is gone.
+  EXPECT_THAT(migrate(url()), IsOk());
+  EXPECT_EQ(schema_version(), latest_version());
+}
+
+TEST_F(Upgrade0002, ProducerArrivingDuringTheMigrationWaitsAndStartsOnTheNewSchema) {
+  ASSERT_NO_FATAL_FAILURE(populated_0001());
+  // The gate holds pgmq.meta (the fence's last lock), so the migration stops inside its fence
+  // holding every pgflow table lock.
+  auto gate = pg::Connection::open(url(), "gate");
+  ASSERT_TRUE(gate.ok()) << gate.status();
+  ASSERT_THAT(gate->exec("begin"), IsOk());
+  ASSERT_THAT(gate->exec("lock table pgmq.meta in row exclusive mode"), IsOk());
+  auto producer = pg::Connection::open(url(), "producer");
+  ASSERT_TRUE(producer.ok()) << producer.status();
+  const int producer_pid = producer->backend_pid();
+  // Bounds every wait should the test fail half-way (the fence's own timeout is 10 s).
+  ASSERT_THAT(producer->exec("set lock_timeout = '60s'"), IsOk());
+
+  absl::Status migrated = absl::UnknownError("not run");
+  absl::StatusOr<pg::Result> produced = absl::UnknownError("not run");
+  std::vector<std::string> events;  // in the order observed by this thread
+  {
+    std::jthread migrator([&] { migrated = migrate(url()); });
+    const int migrator_pid = wait_for_backend(*conn_, "pgflow-migrate");
+    ASSERT_NE(migrator_pid, 0);
+    ASSERT_TRUE(wait_until_blocked(*conn_, migrator_pid, gate->backend_pid()));
+    events.push_back("migration waits inside its fence");
+    EXPECT_EQ(count("select 1 from pg_locks where pid = $1::int and granted "
+                    "and mode = 'AccessExclusiveLock' and relation in ("
+                    "'pgflow.flows'::regclass, 'pgflow.steps'::regclass, 'pgflow.deps'::regclass, "
+                    "'pgflow.runs'::regclass, 'pgflow.step_states'::regclass, "
+                    "'pgflow.step_tasks'::regclass, 'pgflow.workers'::regclass, "
+                    "'pgflow.worker_functions'::regclass)",
+                    {std::to_string(migrator_pid)}),
+              "8");
+
+    std::jthread producer_thread([&] {
+      produced = producer->exec("select run_id::text from pgflow.start_flow('greet', $1::jsonb)",
+                                {R"({"name": "Late"})"});
+    });
+    ASSERT_TRUE(wait_until_blocked(*conn_, producer_pid, migrator_pid));
+    events.push_back("producer waits for the migration");
+    EXPECT_EQ(schema_version(), 1);
+
+    ASSERT_THAT(gate->exec("commit"), IsOk());
+    events.push_back("gate released");
+  }
+  EXPECT_THAT(events, ::testing::ElementsAre("migration waits inside its fence",
+                                             "producer waits for the migration", "gate released"));
+  ASSERT_THAT(migrated, IsOk());
+  ASSERT_TRUE(produced.ok()) << produced.status();
+  EXPECT_EQ(schema_version(), latest_version());
+
+  // The producer's run was created against the new schema: its task carries its queue.
+  const std::string run_id(produced->scalar());
+  EXPECT_EQ(scalar("select string_agg(step_slug || ':' || queue_name, ',') from pgflow.step_tasks "
+                   "where run_id = $1::uuid",
+                   {run_id}),
+            "hello:greet");
+  EXPECT_EQ(count("select 1 from pgmq.q_greet q join pgflow.step_tasks t "
+                  "on t.queue_name = 'greet' and t.message_id = q.msg_id where t.run_id = $1::uuid",
+                  {run_id}),
+            "1");
+  const std::string worker = "aaaaaaaa-0000-0000-0000-0000000000f1";
+  ASSERT_NO_FATAL_FAILURE(register_worker(worker, "greet"));
+  work("greet", "greet", worker);
+  EXPECT_EQ(run_status(run_id), "completed");
+}
+
+// =============================================================================================
+// 7. The startup matrix, at SQL level
+// =============================================================================================
+
+TEST_F(Upgrade0002, Database0001HasNoWorkerHandshakeSoANewWorkerRefusesToStart) {
+  ASSERT_NO_FATAL_FAILURE(create_database(1));
+  auto r = exec("select pgflow.worker_protocol()");
+  EXPECT_EQ(sql_state(r.status()), "42883") << r.status();  // undefined_function
+  EXPECT_THAT(r.status(), StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("pgflow migrate")));
+  // Nor can it compile or register the new way.
+  EXPECT_EQ(sql_state(exec("select pgflow.ensure_flow_compiled('f', $1::jsonb, 2)",
+                           {flow_shape({step_shape("s")})})
+                          .status()),
+            "42883");
+  EXPECT_EQ(sql_state(exec("select pgflow.register_worker(gen_random_uuid(), 'f', 'f', 'f', 2)")
+                          .status()),
+            "42883");
+  EXPECT_EQ(count("select 1 from pgflow.flows"), "0");
+  EXPECT_EQ(count("select 1 from pgflow.workers"), "0");
+}
+
+TEST_F(Upgrade0002, NewDatabaseRefusesAReleased0160WorkerBeforeRegistration) {
+  ASSERT_NO_FATAL_FAILURE(create_database(std::nullopt));
+  // The startup SQL of an upstream 0.16.0 worker, in its order.
+  auto tracked = exec("select pgflow.track_worker_function('f')");
+  EXPECT_THAT(tracked.status(), StatusIs(::testing::_, HasSubstr("worker protocol none is not supported")));
+  auto compiled = exec("select pgflow.ensure_flow_compiled('f', $1::jsonb)", {flow_shape({step_shape("s")})});
+  EXPECT_THAT(compiled.status(), StatusIs(::testing::_, HasSubstr("upgrade the worker")));
+  auto inserted = exec(
+      "insert into pgflow.workers (queue_name, worker_id, function_name) "
+      "values ('f', gen_random_uuid(), 'f') returning *");
+  EXPECT_FALSE(inserted.ok());
+  EXPECT_THAT(std::string(inserted.status().message()), HasSubstr("protocol"));  // none was sent
+  // Upstream's three-argument form (allow_data_loss) does not exist either.
+  EXPECT_EQ(sql_state(exec("select pgflow.ensure_flow_compiled('f', $1::jsonb, false)",
+                           {flow_shape({step_shape("s")})})
+                          .status()),
+            "42883");
+  EXPECT_EQ(count("select 1 from pgflow.workers"), "0");
+  EXPECT_EQ(count("select 1 from pgflow.worker_functions"), "0");
+  EXPECT_EQ(count("select 1 from pgflow.flows"), "0");
+  EXPECT_EQ(count("select 1 from pgmq.meta"), "0");
+
+  // The supported pair: a protocol-2 worker starts.
+  EXPECT_EQ(scalar("select pgflow.worker_protocol()::text"), "2");
+  EXPECT_EQ(scalar("select pgflow.ensure_flow_compiled('f', $1::jsonb, 2)->>'status'",
+                   {flow_shape({step_shape("s")})}),
+            "compiled");
+  EXPECT_THAT(exec("select pgflow.register_worker(gen_random_uuid(), 'f', 'f', 'f', 2)"), IsOk());
+}
+
+// =============================================================================================
+// 8. Concurrency on the new schema
+// =============================================================================================
+
+// Runs `body(i, connection)` for i = 0..n-1 on n threads with their own connections, released
+// together; returns each body's status.
+std::vector<absl::Status> concurrently(const std::string& url, int n,
+                                       const std::function<absl::Status(int, pg::Connection&)>& body) {
+  std::vector<pg::Connection> conns;
+  std::vector<absl::Status> results(static_cast<size_t>(n), absl::UnknownError("not run"));
+  for (int i = 0; i < n; ++i) {
+    auto c = pg::Connection::open(url, absl::StrCat("racer-", i));
+    if (!c.ok()) {
+      ADD_FAILURE() << c.status();
+      return results;
+    }
+    conns.push_back(std::move(*c));
+  }
+  std::barrier start(n);
+  {
+    std::vector<std::jthread> threads;
+    for (int i = 0; i < n; ++i) {
+      threads.emplace_back([&, i] {
+        start.arrive_and_wait();
+        results[static_cast<size_t>(i)] = body(i, conns[static_cast<size_t>(i)]);
+      });
+    }
+  }
+  return results;
+}
+
+TEST_F(Upgrade0002, ConcurrentCompilationOfCaseAliasSlugsCreatesOneFlowAndOneQueue) {
+  ASSERT_NO_FATAL_FAILURE(create_database(std::nullopt));
+  const std::string shape = flow_shape({step_shape("pick")});
+  for (int round = 0; round < 5; ++round) {
+    SCOPED_TRACE(round);
+    const std::string lower = absl::StrCat("orders", round);
+    const std::vector<std::string> slugs = {absl::StrCat("Orders", round), lower};
+    std::vector<absl::Status> results =
+        concurrently(url(), 2, [&](int i, pg::Connection& c) -> absl::Status {
+          return c.exec("select pgflow.ensure_flow_compiled($1, $2::jsonb, 2)",
+                        {slugs[static_cast<size_t>(i)], shape})
+              .status();
+        });
+    int ok = 0;
+    for (const absl::Status& s : results) {
+      if (s.ok()) {
+        ++ok;
+      } else {
+        EXPECT_THAT(s, StatusIs(absl::StatusCode::kAlreadyExists,
+                                HasSubstr("differs only in case from existing flow")));
+      }
+    }
+    EXPECT_EQ(ok, 1);
+    EXPECT_EQ(count("select 1 from pgflow.flows where lower(flow_slug) = $1", {lower}), "1");
+    EXPECT_EQ(count("select 1 from pgmq.meta where lower(queue_name) = $1", {lower}), "1");
+    EXPECT_EQ(scalar("select string_agg(queue_name, ',') from pgflow.steps "
+                     "where lower(flow_slug) = $1",
+                     {lower}),
+              lower);
+  }
+}
+
+TEST_F(Upgrade0002, ConcurrentAddStepAndDeletionLeaveAConsistentDatabase) {
+  ASSERT_NO_FATAL_FAILURE(create_database(std::nullopt));
+  int added_first = 0, deleted_first = 0;
+  for (int round = 0; round < 8; ++round) {
+    SCOPED_TRACE(round);
+    const std::string flow = absl::StrCat("shop", round);
+    ASSERT_THAT(exec("select pgflow.ensure_flow_compiled($1, $2::jsonb, 2)",
+                     {flow, flow_shape({step_shape("a")})}),
+                IsOk());
+    start_flow(flow, "{}");
+    std::vector<absl::Status> results =
+        concurrently(url(), 2, [&](int i, pg::Connection& c) -> absl::Status {
+          if (i == 0) {
+            return c.exec("select pgflow.add_step($1, 'b', array['a'])", {flow}).status();
+          }
+          return c.exec("select pgflow.delete_flow_and_data($1)", {flow}).status();
+        });
+    EXPECT_THAT(results[1], IsOk());  // the deletion always goes through
+    if (results[0].ok()) {
+      ++added_first;
+    } else {
+      ++deleted_first;
+      EXPECT_THAT(results[0], StatusIs(::testing::_, HasSubstr("does not exist")));
+    }
+    for (const absl::Status& s : results) EXPECT_NE(sql_state(s), "40P01") << s;
+    for (const char* table : {"flows", "steps", "deps", "runs", "step_states", "step_tasks"}) {
+      EXPECT_EQ(count(absl::StrCat("select 1 from pgflow.", table, " where flow_slug = $1"), {flow}),
+                "0")
+          << table;
+    }
+    EXPECT_EQ(count("select 1 from pgmq.meta where lower(queue_name) = $1", {flow}), "0");
+    EXPECT_EQ(scalar("select format('%s', to_regclass('pgmq.q_' || $1))", {flow}), "");
+  }
+  // Which order won varies from run to run; both must end consistent.
+  RecordProperty("add_step_first", added_first);
+  RecordProperty("deletion_first", deleted_first);
+}
+
+TEST_F(Upgrade0002, QueueCreatedByAnotherSessionDuringCompilationIsNeverAdopted) {
+  ASSERT_NO_FATAL_FAILURE(create_database(std::nullopt));
+  auto other = pg::Connection::open(url(), "queue-owner");
+  ASSERT_TRUE(other.ok()) << other.status();
+  auto compiler = pg::Connection::open(url(), "compiler");
+  ASSERT_TRUE(compiler.ok()) << compiler.status();
+  const int compiler_pid = compiler->backend_pid();
+  ASSERT_THAT(compiler->exec("set lock_timeout = '60s'"), IsOk());  // bounds a failing test
+
+  // Someone else creates the queue "racey" and has not committed yet: compilation's preflight
+  // cannot see it.
+  ASSERT_THAT(other->exec("begin"), IsOk());
+  ASSERT_THAT(other->exec("select pgmq.create('racey')"), IsOk());
+  absl::StatusOr<pg::Result> compiled = absl::UnknownError("not run");
+  {
+    std::jthread t([&] {
+      compiled = compiler->exec("select pgflow.ensure_flow_compiled('racey', $1::jsonb, 2)",
+                                {flow_shape({step_shape("work")})});
+    });
+    // Provisioning reaches the same tables and waits for the other transaction.
+    ASSERT_TRUE(wait_until_blocked(*conn_, compiler_pid, other->backend_pid()));
+    ASSERT_THAT(other->exec("commit"), IsOk());
+  }
+  EXPECT_THAT(compiled.status(), StatusIs(::testing::_, HasSubstr("refusing to adopt")));
+  EXPECT_EQ(sql_state(compiled.status()), "42710");  // duplicate_object
+  EXPECT_EQ(count("select 1 from pgflow.flows where lower(flow_slug) = 'racey'"), "0");
+  EXPECT_EQ(count("select 1 from pgflow.steps where lower(flow_slug) = 'racey'"), "0");
+  EXPECT_EQ(scalar("select string_agg(queue_name, ',') from pgmq.meta"), "racey");
+
+  // Compiling again later still refuses the foreign queue.
+  auto again = exec("select pgflow.ensure_flow_compiled('racey', $1::jsonb, 2)",
+                    {flow_shape({step_shape("work")})});
+  EXPECT_THAT(again.status(), StatusIs(::testing::_, HasSubstr("pgflow never adopts")));
+  EXPECT_EQ(count("select 1 from pgflow.flows"), "0");
+}
+
+TEST_F(Upgrade0002, ClaimsRacingFlowDeletionEndWithoutDeadlockOrLeftovers) {
+  ASSERT_NO_FATAL_FAILURE(create_database(std::nullopt));
+  const std::string worker = "aaaaaaaa-0000-0000-0000-0000000000c9";
+  ASSERT_THAT(exec("select pgflow.ensure_flow_compiled('racer', $1::jsonb, 2)",
+                   {flow_shape({step_shape("each", {}, "map"), step_shape("total", {"each"})})}),
+              IsOk());
+  ASSERT_NO_FATAL_FAILURE(register_worker(worker, "racer"));
+  for (int i = 0; i < 8; ++i) start_flow("racer", "[1, 2, 3, 4, 5, 6]");
+
+  auto worker_conn = pg::Connection::open(url(), "racer-worker");
+  ASSERT_TRUE(worker_conn.ok()) << worker_conn.status();
+  auto deleter_conn = pg::Connection::open(url(), "racer-deleter");
+  ASSERT_TRUE(deleter_conn.ok()) << deleter_conn.status();
+
+  std::latch claimed_once(1);
+  std::atomic<bool> deleted{false};
+  absl::Status deletion = absl::UnknownError("not run");
+  std::vector<absl::Status> worker_errors;
+  int claimed = 0;
+  {
+    std::jthread worker_thread([&] {
+      pg::Connection& c = *worker_conn;
+      bool counted_down = false;
+      // Until the deletion is done and the worker has noticed (bounded).
+      for (int round = 0; round < 5000; ++round) {
+        const bool deletion_done = deleted.load();
+        auto ids = c.exec(
+            "select coalesce(array_agg(msg_id order by msg_id), '{}')::text "
+            "from pgmq.read('racer', 30, 3)");
+        if (!ids.ok()) {
+          worker_errors.push_back(ids.status());
+          if (deletion_done) break;
+          continue;
+        }
+        if (std::string(ids->scalar()) == "{}") {
+          if (deletion_done) break;
+          std::this_thread::sleep_for(std::chrono::milliseconds(5));
+          continue;
+        }
+        auto claims = c.exec(
+            "select run_id::text, step_slug, task_index::text from pgflow.claim_tasks("
+            "'racer', 'racer', $1::bigint[], $2::uuid) where outcome = 'claimed'",
+            {std::string(ids->scalar()), worker});
+        if (!claims.ok()) {
+          worker_errors.push_back(claims.status());
+          if (deletion_done) break;
+          continue;
+        }
+        for (int i = 0; i < claims->rows(); ++i) {
+          ++claimed;
+          auto done = c.exec("select count(*) from pgflow.complete_task($1::uuid, $2, $3::int, '1')",
+                             {std::string(claims->text(i, 0)), std::string(claims->text(i, 1)),
+                              std::string(claims->text(i, 2))});
+          if (!done.ok()) worker_errors.push_back(done.status());
+        }
+        if (claimed > 0 && !counted_down) {
+          claimed_once.count_down();
+          counted_down = true;
+        }
+      }
+      if (!counted_down) claimed_once.count_down();
+    });
+    std::jthread deleter_thread([&] {
+      claimed_once.wait();
+      deletion = deleter_conn->exec("select pgflow.delete_flow_and_data('racer')").status();
+      deleted.store(true);
+    });
+  }
+  EXPECT_GT(claimed, 0);
+  EXPECT_THAT(deletion, IsOk());
+  EXPECT_TRUE(deleted.load());
+  // The worker sees the queue or flow gone, and nothing else (no deadlock, no constraint error).
+  for (const absl::Status& s : worker_errors) {
+    EXPECT_THAT(sql_state(s), ::testing::Optional(AnyOf("42P01", "P0002"))) << s;
+  }
+  EXPECT_FALSE(worker_errors.empty()) << "the worker never noticed the deletion";
+  for (const char* table : {"flows", "steps", "deps", "runs", "step_states", "step_tasks"}) {
+    EXPECT_EQ(count(absl::StrCat("select 1 from pgflow.", table)), "0") << table;
+  }
+  EXPECT_EQ(count("select 1 from pgmq.meta"), "0");
+  EXPECT_EQ(scalar("select format('%s %s', to_regclass('pgmq.q_racer'), to_regclass('pgmq.a_racer'))"),
+            " ");
+  // The narrowest window, made deterministic: a batch read before the deletion is claimed after
+  // it. The claim says the flow does not exist.
+  auto stale = exec("select * from pgflow.claim_tasks('racer', 'racer', '{1, 2}', $1::uuid)", {worker});
+  EXPECT_THAT(stale.status(), StatusIs(absl::StatusCode::kNotFound,
+                                       HasSubstr(R"(Flow "racer" does not exist)")));
+}
+
+}  // namespace
+}  // namespace pgflow
