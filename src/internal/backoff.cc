@@ -1,4 +1,4 @@
-#include "worker/backoff.h"
+#include "internal/backoff.h"
 
 #include <algorithm>
 #include <condition_variable>

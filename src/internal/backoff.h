@@ -1,6 +1,6 @@
 // Capped exponential backoff with jitter, and a stop-aware sleep.
-#ifndef PGFLOW_WORKER_BACKOFF_H_
-#define PGFLOW_WORKER_BACKOFF_H_
+#ifndef PGFLOW_INTERNAL_BACKOFF_H_
+#define PGFLOW_INTERNAL_BACKOFF_H_
 
 #include <chrono>
 #include <random>
@@ -30,4 +30,4 @@ bool sleep_unless_stopped(std::chrono::milliseconds duration, const std::stop_to
 
 }  // namespace pgflow::internal
 
-#endif  // PGFLOW_WORKER_BACKOFF_H_
+#endif  // PGFLOW_INTERNAL_BACKOFF_H_

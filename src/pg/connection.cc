@@ -202,6 +202,8 @@ absl::StatusOr<std::optional<Notification>> Connection::wait_notification(
 
 bool Connection::healthy() const { return conn_ != nullptr && PQstatus(conn_) == CONNECTION_OK; }
 
+bool Connection::idle() const { return healthy() && PQtransactionStatus(conn_) == PQTRANS_IDLE; }
+
 int Connection::backend_pid() const { return conn_ ? PQbackendPID(conn_) : 0; }
 
 std::string describe_conninfo(std::string_view conninfo) {

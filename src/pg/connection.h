@@ -85,6 +85,8 @@ class Connection {
 
   // False once the connection is known to be broken.
   bool healthy() const;
+  // True when healthy and outside any transaction (safe to hand to another user).
+  bool idle() const;
   int backend_pid() const;
 
  private:

@@ -1,4 +1,4 @@
-#include "worker/session.h"
+#include "pg/session.h"
 
 #include <string>
 #include <utility>
@@ -6,7 +6,7 @@
 #include "pg/error.h"
 #include "pgflow/status.h"
 
-namespace pgflow::internal {
+namespace pgflow::pg {
 
 Session::Session(std::string conninfo, std::string application_name, Logger log,
                  std::function<absl::Status(pg::Connection&)> on_connect)
@@ -45,7 +45,7 @@ bool Session::pause_after(const absl::Status& error, std::string_view what,
              {"error", std::string(error.message())},
              {"sqlstate", sql_state(error).value_or("")},
              {"retry_in_ms", std::to_string(delay.count())}});
-  return sleep_unless_stopped(delay, stop);
+  return internal::sleep_unless_stopped(delay, stop);
 }
 
-}  // namespace pgflow::internal
+}  // namespace pgflow::pg

@@ -1,7 +1,7 @@
 // One thread's database session: a connection that is (re)established on demand, and a
 // retry loop that rides out transient failures.
-#ifndef PGFLOW_WORKER_SESSION_H_
-#define PGFLOW_WORKER_SESSION_H_
+#ifndef PGFLOW_PG_SESSION_H_
+#define PGFLOW_PG_SESSION_H_
 
 #include <functional>
 #include <optional>
@@ -13,9 +13,9 @@
 #include "pg/connection.h"
 #include "pg/error.h"
 #include "pgflow/log.h"
-#include "worker/backoff.h"
+#include "internal/backoff.h"
 
-namespace pgflow::internal {
+namespace pgflow::pg {
 
 class Session {
  public:
@@ -24,7 +24,7 @@ class Session {
           std::function<absl::Status(pg::Connection&)> on_connect = {});
 
   // The live connection, connecting first if there is none.
-  absl::StatusOr<pg::Connection*> connection();
+  absl::StatusOr<Connection*> connection();
   // Forgets the connection (closing it); the next call reconnects.
   void reset() { conn_.reset(); }
 
@@ -47,7 +47,7 @@ class Session {
   Logger log_;
   std::function<absl::Status(pg::Connection&)> on_connect_;
   std::optional<pg::Connection> conn_;
-  Backoff backoff_;
+  internal::Backoff backoff_;
 };
 
 template <typename T>
@@ -67,6 +67,6 @@ absl::StatusOr<T> Session::retry(const std::stop_token& stop, std::string_view w
   }
 }
 
-}  // namespace pgflow::internal
+}  // namespace pgflow::pg
 
-#endif  // PGFLOW_WORKER_SESSION_H_
+#endif  // PGFLOW_PG_SESSION_H_

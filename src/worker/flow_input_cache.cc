@@ -4,7 +4,7 @@
 
 namespace pgflow::internal {
 
-FlowInputCache::FlowInputCache(Session session, size_t capacity)
+FlowInputCache::FlowInputCache(pg::Session session, size_t capacity)
     : session_(std::move(session)), capacity_(capacity) {}
 
 void FlowInputCache::put(const std::string& run_id, const nlohmann::json& input) {

@@ -11,14 +11,14 @@
 
 #include "absl/status/statusor.h"
 #include "nlohmann/json.hpp"
-#include "worker/session.h"
+#include "pg/session.h"
 
 namespace pgflow::internal {
 
 class FlowInputCache {
  public:
   // Keeps the inputs of the last `capacity` runs.
-  FlowInputCache(Session session, size_t capacity);
+  FlowInputCache(pg::Session session, size_t capacity);
 
   // Remembers an input the claim already returned (root steps).
   void put(const std::string& run_id, const nlohmann::json& input);
@@ -30,7 +30,7 @@ class FlowInputCache {
   void remember(const std::string& run_id, const nlohmann::json& input);  // mu_ held
 
   std::mutex mu_;
-  Session session_;
+  pg::Session session_;
   size_t capacity_;
   std::unordered_map<std::string, nlohmann::json> inputs_;
   std::deque<std::string> order_;  // oldest first, for eviction

@@ -44,7 +44,7 @@ nlohmann::json to_rows(const std::vector<TaskResult>& batch, bool completions) {
 
 }  // namespace
 
-Reporter::Reporter(Session session, Logger log, int batch_size,
+Reporter::Reporter(pg::Session session, Logger log, int batch_size,
                    std::function<void(const WorkerMetric&)> metrics)
     : session_(std::move(session)),
       log_(std::move(log)),

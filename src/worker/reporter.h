@@ -16,7 +16,7 @@
 #include "nlohmann/json.hpp"
 #include "pgflow/log.h"
 #include "pgflow/worker.h"
-#include "worker/session.h"
+#include "pg/session.h"
 
 namespace pgflow::internal {
 
@@ -33,7 +33,7 @@ struct TaskResult {
 
 class Reporter {
  public:
-  Reporter(Session session, Logger log, int batch_size,
+  Reporter(pg::Session session, Logger log, int batch_size,
            std::function<void(const WorkerMetric&)> metrics);
 
   void submit(TaskResult result);
@@ -58,7 +58,7 @@ class Reporter {
   std::condition_variable_any ready_;
   std::deque<TaskResult> queue_;
   bool finishing_ = false;
-  Session session_;
+  pg::Session session_;
   Logger log_;
   int batch_size_;
   std::function<void(const WorkerMetric&)> metrics_;

@@ -23,17 +23,17 @@
 #include "pg/connection.h"
 #include "pg/error.h"
 #include "pgflow/status.h"
-#include "worker/backoff.h"
+#include "internal/backoff.h"
 #include "worker/executor.h"
 #include "worker/flow_input_cache.h"
 #include "worker/reporter.h"
-#include "worker/session.h"
+#include "pg/session.h"
 
 namespace pgflow {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using internal::Session;
+using pg::Session;
 
 // The worker protocol this library speaks (pgflow.worker_protocol() in the database).
 constexpr int kWorkerProtocol = 2;

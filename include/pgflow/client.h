@@ -1,0 +1,213 @@
+// File: pgflow/client.h
+//
+// pgflow::Client starts runs and reads their state.
+//
+// Example:
+//
+//   absl::StatusOr<pgflow::Client> client = pgflow::Client::connect({.connection_string = url});
+//   absl::StatusOr<pgflow::RunState> run = client->start_flow(onboard, Signup{"a@b.c"});
+//   absl::StatusOr<pgflow::RunState> done = client->wait_for_run(run->run_id, std::chrono::seconds(30));
+//   absl::StatusOr<pgflow::FlowOutput<decltype(onboard)>> out =
+//       done->output_as<pgflow::FlowOutput<decltype(onboard)>>();
+//
+// To create a run atomically with your own data, do both in one transaction:
+//
+//   absl::Status s = client->in_transaction([&](pgflow::Transaction& tx) -> absl::Status {
+//     auto order = tx.exec("insert into orders (item) values ($1) returning id", {"book"});
+//     if (!order.ok()) return order.status();
+//     return tx.start_flow("processOrder", {{"order_id", *(*order)[0][0]}}).status();
+//   });
+//
+// (Other drivers: `select * from pgflow.start_flow($1, $2::jsonb)` in their own transaction.)
+//
+// @par Thread Safety
+// A Client is a cheap, copyable handle; copies share one bounded connection pool and may be
+// used from any thread.
+//
+// @par Error Handling
+// Every fallible call returns absl::Status / absl::StatusOr. Database errors keep their
+// SQLSTATE (pgflow::sql_state). An unknown flow is kNotFound, naming the flow; a bad input
+// (e.g. a non-array for a flow with a root map) is kFailedPrecondition with the database's
+// message. start_flow is never retried automatically (it is not idempotent without a run id).
+//
+// @par Performance
+// Connections are opened on demand up to ClientConfig::max_connections and reused.
+// wait_for_run LISTENs on a pooled connection and reads state only when notified.
+#ifndef PGFLOW_CLIENT_H_
+#define PGFLOW_CLIENT_H_
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "nlohmann/json.hpp"
+#include "pgflow/flow.h"
+
+namespace pgflow {
+
+struct ClientConfig {
+  // libpq connection string or URL. Default: the DATABASE_URL environment variable.
+  std::string connection_string;
+  // Connections the client keeps at most (each wait_for_run holds one while it waits).
+  // Default: 4. Range 1..100.
+  int max_connections = 4;
+  // How long a call waits for a free pooled connection. Default: 30 s.
+  std::chrono::milliseconds acquire_timeout{30000};
+};
+
+// One step of a run (a pgflow.step_states row).
+struct StepState {
+  std::string step_slug;
+  std::string status;  // created | started | completed | failed | skipped
+  std::optional<nlohmann::json> output;  // when completed
+  std::optional<std::string> error_message;
+  std::optional<std::string> skip_reason;  // condition_unmet | handler_failed | dependency_skipped
+  std::optional<int> remaining_tasks;
+  std::optional<int> initial_tasks;
+  int remaining_deps = 0;
+  std::optional<std::string> started_at, completed_at, failed_at, skipped_at;  // timestamptz text
+
+  // The output converted to T: kFailedPrecondition when the step has no output, kInvalidArgument
+  // (naming the step) when it does not convert.
+  template <typename T>
+  absl::StatusOr<T> output_as() const;
+};
+
+// A run and its steps (pgflow.get_run_with_states).
+struct RunState {
+  std::string run_id;
+  std::string flow_slug;
+  std::string status;  // started | completed | failed
+  nlohmann::json input;
+  std::optional<nlohmann::json> output;  // {leaf_slug: output} once completed
+  int remaining_steps = 0;
+  std::string started_at;
+  std::optional<std::string> completed_at, failed_at;
+  std::vector<StepState> steps;  // in step order
+
+  bool finished() const { return status == "completed" || status == "failed"; }
+  // The step called `slug`, or nullptr.
+  const StepState* step(std::string_view slug) const;
+  // The run output converted to T (e.g. pgflow::FlowOutput<decltype(flow)>).
+  template <typename T>
+  absl::StatusOr<T> output_as() const;
+
+  // Parses get_run_with_states JSON (internal, also useful with other drivers).
+  static absl::StatusOr<RunState> from_json(const nlohmann::json& run_with_states);
+};
+
+// A run or step state change, as published on the `pgflow_events` channel.
+struct RunEvent {
+  std::string event;      // run:started, run:completed, run:failed, step:started, step:completed, ...
+  std::string run_id;
+  std::string flow_slug;
+  std::string step_slug;  // empty for run events
+  std::string status;
+};
+
+// The rows of a statement run in a Transaction: text values, nullopt for NULL.
+using Rows = std::vector<std::vector<std::optional<std::string>>>;
+
+// A transaction of the caller's, opened by Client::in_transaction.
+class Transaction {
+ public:
+  virtual ~Transaction() = default;
+  // Runs one parameterised statement in the transaction.
+  virtual absl::StatusOr<Rows> exec(std::string_view sql,
+                                    const std::vector<std::optional<std::string>>& params = {}) = 0;
+  // Starts a run in the transaction; it exists only if the transaction commits.
+  virtual absl::StatusOr<RunState> start_flow(std::string_view flow_slug, const nlohmann::json& input,
+                                              std::optional<std::string> run_id = std::nullopt) = 0;
+};
+
+// Stops delivering events when destroyed.
+class Subscription {
+ public:
+  class Impl;
+  explicit Subscription(std::unique_ptr<Impl> impl);
+  Subscription(Subscription&&) noexcept;
+  Subscription& operator=(Subscription&&) noexcept;
+  ~Subscription();
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// pgflow::Client
+class Client {
+ public:
+  // Checks the configuration and that the database is reachable with a pgflow schema.
+  static absl::StatusOr<Client> connect(ClientConfig config = {});
+
+  // Starts a run of flow `flow_slug`; `run_id` (a UUID) makes the call idempotent for you to
+  // retry. Returns the run's state right after it started.
+  absl::StatusOr<RunState> start_flow(std::string_view flow_slug, const nlohmann::json& input,
+                                      std::optional<std::string> run_id = std::nullopt) const;
+  // Typed: the input must be the flow's input type.
+  template <typename F>
+    requires requires { typename std::remove_cvref_t<F>::input_type; }
+  absl::StatusOr<RunState> start_flow(const F& flow, const FlowInput<F>& input,
+                                      std::optional<std::string> run_id = std::nullopt) const {
+    return start_flow(flow.definition().slug, nlohmann::json(input), std::move(run_id));
+  }
+
+  // The run and its steps; kNotFound for an unknown run.
+  absl::StatusOr<RunState> get_run(std::string_view run_id) const;
+
+  // Waits until the run completes or fails and returns that final state; kDeadlineExceeded
+  // after `timeout`. Listens for the run's events before reading its state, so no change is
+  // missed, and re-reads only when notified (no polling loop).
+  absl::StatusOr<RunState> wait_for_run(std::string_view run_id,
+                                        std::chrono::milliseconds timeout) const;
+
+  // Runs `body` in one transaction on a pooled connection: commits if it returns OK, rolls
+  // back otherwise (and returns its status).
+  absl::Status in_transaction(const std::function<absl::Status(Transaction&)>& body) const;
+
+  // Calls `on_event` for every run and step event (of run `run_id` only, when given), from a
+  // background thread with its own connection, until the Subscription is destroyed.
+  // Reconnects after connection loss; events published meanwhile are missed, so re-read state
+  // with get_run when exactness matters.
+  absl::StatusOr<Subscription> subscribe(std::function<void(const RunEvent&)> on_event,
+                                         std::optional<std::string> run_id = std::nullopt) const;
+
+  class Impl;  // internal
+
+ private:
+  explicit Client(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+  std::shared_ptr<Impl> impl_;
+};
+
+namespace detail {
+absl::Status output_conversion_error(std::string_view what, std::string_view reason);
+}  // namespace detail
+
+template <typename T>
+absl::StatusOr<T> StepState::output_as() const {
+  if (!output) return absl::FailedPreconditionError("step " + step_slug + " has no output (" + status + ")");
+  try {
+    return output->template get<T>();
+  } catch (const std::exception& e) {
+    return detail::output_conversion_error("step " + step_slug, e.what());
+  }
+}
+
+template <typename T>
+absl::StatusOr<T> RunState::output_as() const {
+  if (!output) return absl::FailedPreconditionError("run " + run_id + " has no output (" + status + ")");
+  try {
+    return output->template get<T>();
+  } catch (const std::exception& e) {
+    return detail::output_conversion_error("run " + run_id, e.what());
+  }
+}
+
+}  // namespace pgflow
+
+#endif  // PGFLOW_CLIENT_H_

@@ -1,0 +1,296 @@
+#include "pgflow/client.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <thread>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "internal/status_macros.h"
+#include "internal/strings.h"
+#include "pg/connection.h"
+#include "pg/pool.h"
+#include "pg/session.h"
+#include "pgflow/status.h"
+
+namespace pgflow {
+namespace {
+
+constexpr char kEventsChannel[] = "pgflow_events";
+
+std::optional<std::string> opt_string(const nlohmann::json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  return it->is_string() ? it->get<std::string>() : it->dump();
+}
+std::optional<int> opt_int(const nlohmann::json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_number_integer()) return std::nullopt;
+  return it->get<int>();
+}
+std::optional<nlohmann::json> opt_json(const nlohmann::json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  return *it;
+}
+
+// An unknown flow (P0002 from start_flow) is kNotFound; everything else keeps its mapping.
+absl::Status start_error(const absl::Status& s, std::string_view flow_slug) {
+  if (sql_state(s) == "P0002") {
+    absl::Status out = absl::NotFoundError(absl::StrCat("pgflow: ", s.message()));
+    out.SetPayload(kSqlStatePayload, absl::Cord("P0002"));
+    return out;
+  }
+  return absl::Status(s.code(), absl::StrCat("pgflow: starting flow \"", internal::av(flow_slug),
+                                             "\" failed: ", s.message()));
+}
+
+absl::StatusOr<RunState> parse_run(std::string_view text, std::string_view run_id) {
+  if (text.empty()) return absl::NotFoundError(absl::StrCat("pgflow: run ", internal::av(run_id), " does not exist"));
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return absl::InternalError("get_run_with_states returned unparsable JSON");
+  return RunState::from_json(j);
+}
+
+constexpr char kStartWithStates[] =
+    "select pgflow.start_flow_with_states($1, $2::jsonb, $3::uuid)::text";
+constexpr char kGetRun[] = "select pgflow.get_run_with_states($1::uuid)::text";
+
+absl::StatusOr<RunState> start_on(pg::Connection& conn, std::string_view flow_slug,
+                                  const nlohmann::json& input, const std::optional<std::string>& run_id) {
+  absl::StatusOr<pg::Result> r = conn.exec(
+      kStartWithStates, {std::string(flow_slug), input.dump(), run_id});
+  if (!r.ok()) return start_error(r.status(), flow_slug);
+  return parse_run(r->scalar(), run_id.value_or(""));
+}
+
+class TransactionImpl : public Transaction {
+ public:
+  explicit TransactionImpl(pg::Connection& conn) : conn_(conn) {}
+  absl::StatusOr<Rows> exec(std::string_view sql,
+                            const std::vector<std::optional<std::string>>& params) override {
+    PGFLOW_ASSIGN_OR_RETURN(pg::Result r, conn_.exec(sql, params));
+    Rows rows(static_cast<size_t>(r.rows()));
+    for (int i = 0; i < r.rows(); ++i) {
+      for (int c = 0; c < r.columns(); ++c) {
+        rows[static_cast<size_t>(i)].push_back(
+            r.is_null(i, c) ? std::nullopt : std::optional<std::string>(std::string(r.text(i, c))));
+      }
+    }
+    return rows;
+  }
+  absl::StatusOr<RunState> start_flow(std::string_view flow_slug, const nlohmann::json& input,
+                                      std::optional<std::string> run_id) override {
+    return start_on(conn_, flow_slug, input, run_id);
+  }
+
+ private:
+  pg::Connection& conn_;
+};
+
+std::optional<RunEvent> parse_event(const std::string& payload) {
+  nlohmann::json j = nlohmann::json::parse(payload, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return std::nullopt;
+  return RunEvent{j.value("event", ""), j.value("run_id", ""), j.value("flow_slug", ""),
+                  j.value("step_slug", ""), j.value("status", "")};
+}
+
+}  // namespace
+
+namespace detail {
+absl::Status output_conversion_error(std::string_view what, std::string_view reason) {
+  return absl::InvalidArgumentError(absl::StrCat("pgflow: the output of ", internal::av(what),
+                                                 " does not convert: ", internal::av(reason)));
+}
+}  // namespace detail
+
+// ---- RunState ----
+
+const StepState* RunState::step(std::string_view slug) const {
+  for (const StepState& s : steps) {
+    if (s.step_slug == slug) return &s;
+  }
+  return nullptr;
+}
+
+absl::StatusOr<RunState> RunState::from_json(const nlohmann::json& j) {
+  if (!j.is_object() || !j.contains("run") || !j["run"].is_object()) {
+    return absl::InvalidArgumentError("not a get_run_with_states object");
+  }
+  const nlohmann::json& r = j["run"];
+  RunState run;
+  run.run_id = r.value("run_id", "");
+  run.flow_slug = r.value("flow_slug", "");
+  run.status = r.value("status", "");
+  run.input = r.value("input", nlohmann::json());
+  run.output = opt_json(r, "output");
+  run.remaining_steps = r.value("remaining_steps", 0);
+  run.started_at = r.value("started_at", "");
+  run.completed_at = opt_string(r, "completed_at");
+  run.failed_at = opt_string(r, "failed_at");
+  for (const nlohmann::json& s : j.value("steps", nlohmann::json::array())) {
+    StepState step;
+    step.step_slug = s.value("step_slug", "");
+    step.status = s.value("status", "");
+    step.output = opt_json(s, "output");
+    step.error_message = opt_string(s, "error_message");
+    step.skip_reason = opt_string(s, "skip_reason");
+    step.remaining_tasks = opt_int(s, "remaining_tasks");
+    step.initial_tasks = opt_int(s, "initial_tasks");
+    step.remaining_deps = s.value("remaining_deps", 0);
+    step.started_at = opt_string(s, "started_at");
+    step.completed_at = opt_string(s, "completed_at");
+    step.failed_at = opt_string(s, "failed_at");
+    step.skipped_at = opt_string(s, "skipped_at");
+    run.steps.push_back(std::move(step));
+  }
+  return run;
+}
+
+// ---- Client ----
+
+class Client::Impl {
+ public:
+  explicit Impl(ClientConfig client_config)
+      : config(std::move(client_config)),
+        pool(config.connection_string, "pgflow-client", config.max_connections,
+             config.acquire_timeout) {}
+  ClientConfig config;
+  pg::Pool pool;
+};
+
+absl::StatusOr<Client> Client::connect(ClientConfig config) {
+  if (config.connection_string.empty()) {
+    if (const char* env = std::getenv("DATABASE_URL"); env && *env) config.connection_string = env;
+  }
+  if (config.connection_string.empty()) {
+    return absl::InvalidArgumentError(
+        "invalid ClientConfig: connection_string is empty and DATABASE_URL is not set");
+  }
+  if (config.max_connections < 1 || config.max_connections > 100) {
+    return absl::InvalidArgumentError("invalid ClientConfig: max_connections must be 1..100");
+  }
+  auto impl = std::make_shared<Impl>(std::move(config));
+  PGFLOW_ASSIGN_OR_RETURN(pg::Pool::Lease conn, impl->pool.acquire());
+  PGFLOW_ASSIGN_OR_RETURN(pg::Result schema,
+                          conn->exec("select to_regprocedure('pgflow.start_flow_with_states(text,jsonb,uuid)') is not null"));
+  if (schema.scalar() != "t") {
+    return absl::FailedPreconditionError(
+        "pgflow: the database has no pgflow schema: run `pgflow migrate`");
+  }
+  return Client(std::move(impl));
+}
+
+absl::StatusOr<RunState> Client::start_flow(std::string_view flow_slug, const nlohmann::json& input,
+                                            std::optional<std::string> run_id) const {
+  PGFLOW_ASSIGN_OR_RETURN(pg::Pool::Lease conn, impl_->pool.acquire());
+  return start_on(*conn, flow_slug, input, run_id);
+}
+
+absl::StatusOr<RunState> Client::get_run(std::string_view run_id) const {
+  PGFLOW_ASSIGN_OR_RETURN(pg::Pool::Lease conn, impl_->pool.acquire());
+  PGFLOW_ASSIGN_OR_RETURN(pg::Result r, conn->exec(kGetRun, {std::string(run_id)}));
+  return parse_run(r.is_null(0, 0) ? std::string_view() : r.scalar(), run_id);
+}
+
+absl::StatusOr<RunState> Client::wait_for_run(std::string_view run_id,
+                                              std::chrono::milliseconds timeout) const {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  PGFLOW_ASSIGN_OR_RETURN(pg::Pool::Lease conn, impl_->pool.acquire());
+  // LISTEN before the first read: a change committed after the read is then always notified.
+  PGFLOW_RETURN_IF_ERROR(conn->listen(kEventsChannel));
+  absl::StatusOr<RunState> result = [&]() -> absl::StatusOr<RunState> {
+    while (true) {
+      PGFLOW_ASSIGN_OR_RETURN(pg::Result r, conn->exec(kGetRun, {std::string(run_id)}));
+      PGFLOW_ASSIGN_OR_RETURN(RunState state,
+                              parse_run(r.is_null(0, 0) ? std::string_view() : r.scalar(), run_id));
+      if (state.finished()) return state;
+      // Sleep until this run emits a run event (completed / failed), or the deadline.
+      while (true) {
+        PGFLOW_ASSIGN_OR_RETURN(std::optional<pg::Notification> n, conn->wait_notification(deadline));
+        if (!n) {
+          return absl::DeadlineExceededError(absl::StrCat(
+              "pgflow: run ", internal::av(run_id), " did not finish within ", timeout.count(), " ms (status ",
+              state.status, ")"));
+        }
+        std::optional<RunEvent> event = parse_event(n->payload);
+        if (event && event->run_id == run_id && event->event.rfind("run:", 0) == 0) break;
+      }
+    }
+  }();
+  // Leave the pooled connection as it was found.
+  if (conn->healthy()) (void)conn->exec("unlisten *");
+  return result;
+}
+
+absl::Status Client::in_transaction(const std::function<absl::Status(Transaction&)>& body) const {
+  PGFLOW_ASSIGN_OR_RETURN(pg::Pool::Lease conn, impl_->pool.acquire());
+  PGFLOW_RETURN_IF_ERROR(conn->exec("begin").status());
+  TransactionImpl tx(*conn);
+  absl::Status status = body(tx);
+  if (!status.ok()) {
+    (void)conn->exec("rollback");
+    return status;
+  }
+  return conn->exec("commit").status();
+}
+
+// ---- subscriptions ----
+
+class Subscription::Impl {
+ public:
+  Impl(std::string conninfo, std::function<void(const RunEvent&)> on_event,
+       std::optional<std::string> run_id)
+      : session_(std::move(conninfo), "pgflow-client-events", Logger(),
+                 [](pg::Connection& c) { return c.listen(kEventsChannel); }),
+        on_event_(std::move(on_event)),
+        run_id_(std::move(run_id)) {}
+
+  absl::Status start() {
+    PGFLOW_RETURN_IF_ERROR(session_.connection().status());  // fail early, LISTEN established
+    thread_ = std::jthread([this](std::stop_token stop) { loop(stop); });
+    return absl::OkStatus();
+  }
+
+ private:
+  void loop(const std::stop_token& stop) {
+    internal::Backoff backoff;
+    while (!stop.stop_requested()) {
+      absl::StatusOr<pg::Connection*> conn = session_.connection();
+      if (!conn.ok()) {
+        internal::sleep_unless_stopped(backoff.next(), stop);
+        continue;
+      }
+      auto n = (*conn)->wait_notification(std::chrono::steady_clock::now() + std::chrono::seconds(60), stop);
+      if (!n.ok()) {
+        session_.reset();
+        internal::sleep_unless_stopped(backoff.next(), stop);
+        continue;
+      }
+      backoff.reset();
+      if (!n->has_value()) continue;
+      std::optional<RunEvent> event = parse_event((*n)->payload);
+      if (event && (!run_id_ || event->run_id == *run_id_)) on_event_(*event);
+    }
+  }
+
+  pg::Session session_;
+  std::function<void(const RunEvent&)> on_event_;
+  std::optional<std::string> run_id_;
+  std::jthread thread_;  // declared last: stops and joins first
+};
+
+Subscription::Subscription(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Subscription::Subscription(Subscription&&) noexcept = default;
+Subscription& Subscription::operator=(Subscription&&) noexcept = default;
+Subscription::~Subscription() = default;
+
+absl::StatusOr<Subscription> Client::subscribe(std::function<void(const RunEvent&)> on_event,
+                                               std::optional<std::string> run_id) const {
+  auto impl = std::make_unique<Subscription::Impl>(impl_->config.connection_string,
+                                                   std::move(on_event), std::move(run_id));
+  PGFLOW_RETURN_IF_ERROR(impl->start());
+  return Subscription(std::move(impl));
+}
+
+}  // namespace pgflow

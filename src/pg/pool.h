@@ -1,0 +1,61 @@
+// A bounded pool of connections shared by threads: each lease is one thread's connection
+// until it is returned. Connections that come back broken or inside a transaction are closed
+// instead of reused.
+#ifndef PGFLOW_PG_POOL_H_
+#define PGFLOW_PG_POOL_H_
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "pg/connection.h"
+
+namespace pgflow::pg {
+
+class Pool {
+ public:
+  class Lease {
+   public:
+    Lease(Lease&& other) noexcept : pool_(other.pool_), conn_(std::move(other.conn_)) {
+      other.pool_ = nullptr;
+    }
+    Lease& operator=(Lease&&) = delete;
+    ~Lease() {
+      if (pool_) pool_->give_back(std::move(conn_));
+    }
+    Connection& operator*() { return conn_; }
+    Connection* operator->() { return &conn_; }
+
+   private:
+    friend class Pool;
+    Lease(Pool* pool, Connection conn) : pool_(pool), conn_(std::move(conn)) {}
+    Pool* pool_;
+    Connection conn_;
+  };
+
+  Pool(std::string conninfo, std::string application_name, int max_size,
+       std::chrono::milliseconds acquire_timeout);
+
+  // An idle connection, a new one while below max_size, or the next one returned; fails with
+  // kResourceExhausted after acquire_timeout.
+  absl::StatusOr<Lease> acquire();
+
+ private:
+  void give_back(Connection conn);
+
+  const std::string conninfo_;
+  const std::string application_name_;
+  const int max_size_;
+  const std::chrono::milliseconds acquire_timeout_;
+  std::mutex mu_;
+  std::condition_variable available_;
+  std::vector<Connection> idle_;
+  int open_ = 0;  // idle + leased
+};
+
+}  // namespace pgflow::pg
+
+#endif  // PGFLOW_PG_POOL_H_

@@ -1,0 +1,221 @@
+// pgflow::Client against the real embedded PostgreSQL, with a real worker where runs must end.
+#include "pgflow/client.h"
+
+#include <atomic>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "pg/connection.h"
+#include "pgflow/status.h"
+#include "pgflow/worker.h"
+#include "testing/pg_fixture.h"
+#include "testing/status_matchers.h"
+#include "testing/worker_flows.h"
+#include "testing/worker_harness.h"
+
+namespace pgflow {
+namespace {
+
+using ::nlohmann::json;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using pgflow::testing::IsOk;
+using pgflow::testing::query_text;
+using pgflow::testing::StatusIs;
+using pgflow::testing::test_worker_config;
+using pgflow::testing::TestDatabase;
+namespace wf = pgflow::testing::worker_flows;
+
+class ClientTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto db = TestDatabase::from_template();
+    ASSERT_TRUE(db.ok()) << db.status();
+    db_.emplace(std::move(*db));
+    auto client = Client::connect({.connection_string = db_->url()});
+    ASSERT_TRUE(client.ok()) << client.status();
+    client_.emplace(std::move(*client));
+  }
+  // Compiles `flow` by starting and stopping a worker, so runs can be started without one.
+  template <typename F>
+  void compile(const F& flow) {
+    auto w = EdgeWorker::start(flow, test_worker_config(db_->url()));
+    ASSERT_TRUE(w.ok()) << w.status();
+    w->stop();
+    ASSERT_THAT(w->wait(), IsOk());
+  }
+
+  std::optional<TestDatabase> db_;
+  std::optional<Client> client_;
+};
+
+TEST_F(ClientTest, StartsARunAndReturnsItsInitialState) {
+  compile(wf::sequential);
+  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState run, client_->start_flow("wSequential", 5));
+  EXPECT_EQ(run.flow_slug, "wSequential");
+  EXPECT_EQ(run.status, "started");
+  EXPECT_EQ(run.input, 5);
+  EXPECT_EQ(run.remaining_steps, 3);
+  ASSERT_EQ(run.steps.size(), 3u);
+  EXPECT_EQ(run.steps[0].step_slug, "a");
+  EXPECT_EQ(run.steps[0].status, "started");
+  EXPECT_EQ(run.step("c")->status, "created");
+  EXPECT_EQ(run.step("nope"), nullptr);
+}
+
+TEST_F(ClientTest, ACallerChosenRunIdIsKept) {
+  compile(wf::sequential);
+  const std::string id = "0b0e0c6e-9c4b-4f5e-8d2a-111111111111";
+  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState run, client_->start_flow("wSequential", 1, id));
+  EXPECT_EQ(run.run_id, id);
+  // A second start with the same id fails instead of starting twice.
+  EXPECT_THAT(client_->start_flow("wSequential", 1, id),
+              StatusIs(absl::StatusCode::kAlreadyExists, HasSubstr("wSequential")));
+}
+
+TEST_F(ClientTest, UnknownFlowIsNotFoundAndNamesIt) {
+  EXPECT_THAT(client_->start_flow("noSuchFlow", 1),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("noSuchFlow")));
+}
+
+TEST_F(ClientTest, BadInputForARootMapIsRefusedWithTheDatabaseMessage) {
+  compile(wf::maps);
+  auto run = client_->start_flow("wMaps", json{{"not", "an array"}});
+  EXPECT_THAT(run, StatusIs(absl::StatusCode::kFailedPrecondition,
+                            AllOf(HasSubstr("wMaps"), HasSubstr("not an array"))));
+}
+
+TEST_F(ClientTest, UnknownRunIsNotFound) {
+  EXPECT_THAT(client_->get_run("00000000-0000-0000-0000-000000000000"),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("00000000-0000-0000-0000-000000000000")));
+}
+
+TEST_F(ClientTest, WaitForRunReturnsTheFinalStateOnceAWorkerFinishesIt) {
+  compile(wf::sequential);
+  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState started, client_->start_flow(wf::sequential, 1));
+  // The worker starts only after the client began waiting: the notification wakes it up.
+  std::jthread starter([this] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    auto w = EdgeWorker::start(wf::sequential, test_worker_config(db_->url()));
+    if (w.ok()) {
+      std::this_thread::sleep_for(std::chrono::seconds(2));
+    }
+  });
+  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState done, client_->wait_for_run(started.run_id, std::chrono::seconds(30)));
+  EXPECT_EQ(done.status, "completed");
+  EXPECT_EQ(done.output, json({{"c", 7}}));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(int c, done.step("c")->output_as<int>());
+  EXPECT_EQ(c, 7);
+}
+
+TEST_F(ClientTest, WaitForRunTimesOutWhenNothingHappens) {
+  compile(wf::sequential);
+  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState run, client_->start_flow("wSequential", 1));
+  EXPECT_THAT(client_->wait_for_run(run.run_id, std::chrono::milliseconds(300)),
+              StatusIs(absl::StatusCode::kDeadlineExceeded, HasSubstr(run.run_id)));
+}
+
+TEST_F(ClientTest, TypedStartAndTypedOutput) {
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker,
+                              EdgeWorker::start(wf::conditional, test_worker_config(db_->url())));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState run, client_->start_flow(wf::conditional, json{{"vip", true}}));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState done, client_->wait_for_run(run.run_id, std::chrono::seconds(30)));
+  using Output = FlowOutput<decltype(wf::conditional)>;
+  PGFLOW_ASSERT_OK_AND_ASSIGN(Output out, done.output_as<Output>());
+  EXPECT_EQ(out.get<"report">(), "gift");
+  EXPECT_EQ(out.get<"archive">(), std::nullopt);  // audit was skipped with skip-cascade
+  EXPECT_THAT(done.step("vip")->output_as<int>(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("step vip")));
+}
+
+TEST_F(ClientTest, StartsARunAtomicallyWithTheCallersData) {
+  compile(wf::sequential);
+  PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection conn, pg::Connection::open(db_->url()));
+  ASSERT_THAT(conn.exec("create table orders (id serial primary key, item text not null)"), IsOk());
+
+  std::string run_id;
+  ASSERT_THAT(client_->in_transaction([&](Transaction& tx) -> absl::Status {
+    absl::StatusOr<Rows> order = tx.exec("insert into orders (item) values ($1) returning id", {"book"});
+    if (!order.ok()) return order.status();
+    absl::StatusOr<RunState> run = tx.start_flow("wSequential", std::stoi(*(*order)[0][0]));
+    if (!run.ok()) return run.status();
+    run_id = run->run_id;
+    return absl::OkStatus();
+  }),
+              IsOk());
+  EXPECT_EQ(*query_text(conn, "select count(*) from orders"), "1");
+  EXPECT_EQ(*query_text(conn, "select count(*) from pgflow.runs where run_id = $1::uuid", {run_id}), "1");
+
+  // A failing body rolls back both the business row and the run.
+  absl::Status failed = client_->in_transaction([&](Transaction& tx) -> absl::Status {
+    if (auto r = tx.exec("insert into orders (item) values ('lamp')"); !r.ok()) return r.status();
+    if (auto r = tx.start_flow("wSequential", 2); !r.ok()) return r.status();
+    return absl::AbortedError("payment declined");
+  });
+  EXPECT_THAT(failed, StatusIs(absl::StatusCode::kAborted, HasSubstr("payment declined")));
+  EXPECT_EQ(*query_text(conn, "select count(*) from orders"), "1");
+  EXPECT_EQ(*query_text(conn, "select count(*) from pgflow.runs"), "1");
+}
+
+TEST_F(ClientTest, SubscribersReceiveARunsEvents) {
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker,
+                              EdgeWorker::start(wf::sequential, test_worker_config(db_->url())));
+  std::mutex mu;
+  std::vector<RunEvent> events;
+  std::optional<Subscription> sub;
+  {
+    PGFLOW_ASSERT_OK_AND_ASSIGN(Subscription s, client_->subscribe([&](const RunEvent& e) {
+      std::lock_guard<std::mutex> lock(mu);
+      events.push_back(e);
+    }));
+    sub.emplace(std::move(s));
+  }
+  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState run, client_->start_flow("wSequential", 1));
+  ASSERT_THAT(client_->wait_for_run(run.run_id, std::chrono::seconds(30)), IsOk());
+  // run:completed is published in the same transaction that completes the run; give the
+  // subscriber thread a moment to deliver it.
+  for (int i = 0; i < 200; ++i) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (!events.empty() && events.back().event == "run:completed") break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  sub.reset();
+  std::vector<std::string> names;
+  for (const RunEvent& e : events) {
+    EXPECT_EQ(e.run_id, run.run_id);
+    EXPECT_EQ(e.flow_slug, "wSequential");
+    names.push_back(e.event + (e.step_slug.empty() ? "" : ":" + e.step_slug));
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"run:started", "step:started:a", "step:completed:a",
+                                             "step:started:b", "step:completed:b", "step:started:c",
+                                             "step:completed:c", "run:completed"}));
+}
+
+TEST_F(ClientTest, ThePoolIsBounded) {
+  compile(wf::sequential);
+  PGFLOW_ASSERT_OK_AND_ASSIGN(
+      Client small, Client::connect({.connection_string = db_->url(),
+                                     .max_connections = 1,
+                                     .acquire_timeout = std::chrono::milliseconds(200)}));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState run, small.start_flow("wSequential", 1));
+  // One connection, held by a long wait: the next call cannot get one.
+  std::jthread waiter([&] { (void)small.wait_for_run(run.run_id, std::chrono::seconds(2)); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_THAT(small.get_run(run.run_id), StatusIs(absl::StatusCode::kResourceExhausted, ::testing::_));
+}
+
+TEST(ClientConnectTest, RefusesADatabaseWithoutPgflow) {
+  PGFLOW_ASSERT_OK_AND_ASSIGN(TestDatabase empty, TestDatabase::empty());
+  EXPECT_THAT(Client::connect({.connection_string = empty.url()}),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("pgflow migrate")));
+  EXPECT_THAT(Client::connect({.connection_string = empty.url(), .max_connections = 0}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("max_connections")));
+}
+
+}  // namespace
+}  // namespace pgflow
