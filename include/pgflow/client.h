@@ -53,7 +53,7 @@ namespace pgflow {
 
 struct ClientConfig {
   // libpq connection string or URL. Default: the DATABASE_URL environment variable.
-  std::string connection_string;
+  std::string connection_string = {};
   // Connections the client keeps at most (each wait_for_run holds one while it waits).
   // Default: 4. Range 1..100.
   int max_connections = 4;

@@ -69,13 +69,14 @@ struct WorkerMetric {
   double value;
 };
 
-// How a worker runs. Plain aggregate: use designated initializers.
+// How a worker runs. Plain aggregate: use designated initializers (every field has a default,
+// so `{.max_concurrent = 8}` compiles cleanly even with -Wmissing-field-initializers).
 struct WorkerConfig {
   // libpq connection string or URL. Default: the DATABASE_URL environment variable.
-  std::string connection_string;
+  std::string connection_string = {};
   // Names the deployment (pgflow.worker_functions); a fatal claim pauses it. Default:
   // "<flow_slug>-worker".
-  std::string function_name;
+  std::string function_name = {};
   // Handler threads, i.e. tasks in flight at once. Default: 10. Range 1..1000.
   int max_concurrent = 10;
   // Messages read per poll (never more than the free handler slots). Default: 10. 1..1000.
@@ -97,11 +98,11 @@ struct WorkerConfig {
   // Results reported per round trip. 1 disables batching. Default: 64.
   int report_batch_size = 64;
   // Where log records go. Default: stderr_log_sink().
-  LogSink log_sink;
+  LogSink log_sink = {};
   // Default: kInfo. Per-task lines are at kDebug.
   LogLevel log_level = LogLevel::kInfo;
   // Optional; called from worker threads (must be thread-safe and quick).
-  std::function<void(const WorkerMetric&)> metrics;
+  std::function<void(const WorkerMetric&)> metrics = {};
 };
 
 // pgflow::EdgeWorker
