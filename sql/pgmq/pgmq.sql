@@ -132,7 +132,9 @@ $function$;
 
 -- Every step is IF NOT EXISTS / ON CONFLICT DO NOTHING: repeating a create is harmless, and a
 -- differently-cased create of an existing queue only adds its own meta row and archive index.
-create function pgmq.create_non_partitioned(queue_name text)
+-- Only the queue table can be unlogged: archived messages are history and must survive a crash.
+-- (Internal: create_non_partitioned and create_unlogged are the API.)
+create function pgmq._create_queue(queue_name text, unlogged boolean)
 returns void
 language plpgsql
 set search_path = ''
@@ -147,7 +149,7 @@ begin
 
   execute pg_catalog.format(
     $sql$
-    create table if not exists pgmq.%I (
+    create %s table if not exists pgmq.%I (
       msg_id bigint primary key generated always as identity,
       read_ct integer not null default 0,
       enqueued_at timestamptz not null default now(),
@@ -155,7 +157,7 @@ begin
       message jsonb,
       headers jsonb
     )
-    $sql$, qtable);
+    $sql$, case when unlogged then 'unlogged' else '' end, qtable);
 
   execute pg_catalog.format(
     $sql$
@@ -177,9 +179,17 @@ begin
                             'archived_at_idx_' || queue_name, atable);
 
   insert into pgmq.meta (queue_name, is_partitioned, is_unlogged)
-  values (create_non_partitioned.queue_name, false, false)
+  values (_create_queue.queue_name, false, unlogged)
   on conflict on constraint meta_queue_name_key do nothing;
 end;
+$function$;
+
+create function pgmq.create_non_partitioned(queue_name text)
+returns void
+language sql
+set search_path = ''
+as $function$
+  select pgmq._create_queue(queue_name, false);
 $function$;
 
 create function pgmq."create"(queue_name text)
@@ -190,54 +200,12 @@ as $function$
   select pgmq.create_non_partitioned(queue_name);
 $function$;
 
--- Only the queue table is unlogged: archived messages are history and must survive a crash.
 create function pgmq.create_unlogged(queue_name text)
 returns void
-language plpgsql
+language sql
 set search_path = ''
 as $function$
-declare
-  qtable text;
-  atable text;
-begin
-  perform pgmq.validate_queue_name(queue_name);
-  qtable := pgmq.format_table_name(queue_name, 'q');
-  atable := pgmq.format_table_name(queue_name, 'a');
-
-  execute pg_catalog.format(
-    $sql$
-    create unlogged table if not exists pgmq.%I (
-      msg_id bigint primary key generated always as identity,
-      read_ct integer not null default 0,
-      enqueued_at timestamptz not null default now(),
-      vt timestamptz not null,
-      message jsonb,
-      headers jsonb
-    )
-    $sql$, qtable);
-
-  execute pg_catalog.format(
-    $sql$
-    create table if not exists pgmq.%I (
-      msg_id bigint primary key,
-      read_ct integer not null default 0,
-      enqueued_at timestamptz not null default now(),
-      archived_at timestamptz not null default now(),
-      vt timestamptz not null,
-      message jsonb,
-      headers jsonb
-    )
-    $sql$, atable);
-
-  execute pg_catalog.format('create index if not exists %I on pgmq.%I (vt asc)',
-                            qtable || '_vt_idx', qtable);
-  execute pg_catalog.format('create index if not exists %I on pgmq.%I (archived_at)',
-                            'archived_at_idx_' || queue_name, atable);
-
-  insert into pgmq.meta (queue_name, is_partitioned, is_unlogged)
-  values (create_unlogged.queue_name, false, true)
-  on conflict on constraint meta_queue_name_key do nothing;
-end;
+  select pgmq._create_queue(queue_name, true);
 $function$;
 
 -- Partitioned queues need pg_partman, which this bundled layer does not drive. Without partman

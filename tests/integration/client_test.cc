@@ -11,6 +11,7 @@
 #include "pg/connection.h"
 #include "pgflow/status.h"
 #include "pgflow/worker.h"
+#include "testing/database_test.h"
 #include "testing/pg_fixture.h"
 #include "testing/status_matchers.h"
 #include "testing/worker_flows.h"
@@ -29,12 +30,11 @@ using pgflow::testing::test_worker_config;
 using pgflow::testing::TestDatabase;
 namespace wf = pgflow::testing::worker_flows;
 
-class ClientTest : public ::testing::Test {
+class ClientTest : public pgflow::testing::DatabaseTest {
  protected:
   void SetUp() override {
-    auto db = TestDatabase::from_template();
-    ASSERT_TRUE(db.ok()) << db.status();
-    db_.emplace(std::move(*db));
+    DatabaseTest::SetUp();
+    if (HasFatalFailure()) return;
     auto client = Client::connect({.connection_string = db_->url()});
     ASSERT_TRUE(client.ok()) << client.status();
     client_.emplace(std::move(*client));
@@ -48,7 +48,6 @@ class ClientTest : public ::testing::Test {
     ASSERT_THAT(w->wait(), IsOk());
   }
 
-  std::optional<TestDatabase> db_;
   std::optional<Client> client_;
 };
 
@@ -133,7 +132,7 @@ TEST_F(ClientTest, TypedStartAndTypedOutput) {
 
 TEST_F(ClientTest, StartsARunAtomicallyWithTheCallersData) {
   compile(wf::sequential);
-  PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection conn, pg::Connection::open(db_->url()));
+  pg::Connection& conn = *conn_;
   ASSERT_THAT(conn.exec("create table orders (id serial primary key, item text not null)"), IsOk());
 
   std::string run_id;

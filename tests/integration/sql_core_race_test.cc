@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "pg/connection.h"
+#include "testing/database_test.h"
 #include "testing/pg_fixture.h"
 #include "testing/status_matchers.h"
 
@@ -22,25 +23,16 @@ using pgflow::testing::TestDatabase;
 
 constexpr char kWorker[] = "11111111-1111-1111-1111-111111111111";
 
-class SqlCoreRace : public ::testing::Test {
+class SqlCoreRace : public pgflow::testing::DatabaseTest {
  protected:
   void SetUp() override {
-    auto db = TestDatabase::from_template();
-    ASSERT_TRUE(db.ok()) << db.status();
-    db_.emplace(std::move(*db));
-    auto conn = pg::Connection::open(db_->url());
-    ASSERT_TRUE(conn.ok()) << conn.status();
-    conn_.emplace(std::move(*conn));
+    DatabaseTest::SetUp();
+    if (HasFatalFailure()) return;
     ASSERT_THAT(exec("select pgflow_tests.install_realtime_stub()"), IsOk());
   }
 
-  absl::StatusOr<pg::Result> exec(const std::string& sql, const std::vector<pg::Param>& p = {}) {
-    return conn_->exec(sql, p);
-  }
-  std::string scalar(const std::string& sql, const std::vector<pg::Param>& p = {}) {
-    auto r = exec(sql, p);
-    EXPECT_TRUE(r.ok()) << r.status() << " in " << sql;
-    return r.ok() && r->rows() > 0 ? std::string(r->scalar()) : std::string();
+  absl::StatusOr<pg::Result> exec(const std::string& query, const std::vector<pg::Param>& p = {}) {
+    return conn_->exec(query, p);
   }
 
   // Runs `body(i, connection)` on `n` threads, each with its own connection, released together.
@@ -76,7 +68,7 @@ class SqlCoreRace : public ::testing::Test {
     EXPECT_THAT(exec("select pgflow.add_step('fan', 'after', array['each'])"), IsOk());
     nlohmann::json input = nlohmann::json::array();
     for (int i = 0; i < elements; ++i) input.push_back(i);
-    return scalar("select run_id from pgflow.start_flow('fan', $1::jsonb)", {input.dump()});
+    return sql("select run_id from pgflow.start_flow('fan', $1::jsonb)", {input.dump()});
   }
 
   std::vector<std::string> all_message_ids(const std::string& queue) {
@@ -88,8 +80,6 @@ class SqlCoreRace : public ::testing::Test {
     return ids;
   }
 
-  std::optional<TestDatabase> db_;
-  std::optional<pg::Connection> conn_;
 };
 
 std::string pg_array(const std::vector<std::string>& ids) {
@@ -103,7 +93,7 @@ TEST_F(SqlCoreRace, SiblingMapTasksCompletingAtOnceCompleteTheStepExactlyOnce) {
   constexpr int kThreads = 8;
   std::string run_id = start_map_run(kTasks);
   ASSERT_THAT(exec("select pgflow_tests.ensure_worker('fan')"), IsOk());
-  ASSERT_EQ(scalar("select count(*) from pgflow.start_tasks('fan', $1::bigint[], $2::uuid)",
+  ASSERT_EQ(sql("select count(*) from pgflow.start_tasks('fan', $1::bigint[], $2::uuid)",
                    {pg_array(all_message_ids("fan")), kWorker}),
             std::to_string(kTasks));
 
@@ -118,22 +108,22 @@ TEST_F(SqlCoreRace, SiblingMapTasksCompletingAtOnceCompleteTheStepExactlyOnce) {
     return absl::OkStatus();
   });
 
-  EXPECT_EQ(scalar("select status || '/' || remaining_tasks from pgflow.step_states "
+  EXPECT_EQ(sql("select status || '/' || remaining_tasks from pgflow.step_states "
                    "where run_id = $1 and step_slug = 'each'", {run_id}),
             "completed/0");
   nlohmann::json expected = nlohmann::json::array();
   for (int i = 0; i < kTasks; ++i) expected.push_back(i * 10);
-  EXPECT_EQ(nlohmann::json::parse(scalar(
+  EXPECT_EQ(nlohmann::json::parse(sql(
                 "select output::text from pgflow.step_states where run_id = $1 and step_slug = 'each'",
                 {run_id})),
             expected);
-  EXPECT_EQ(scalar("select count(*) from pgflow_tests.realtime_events($1) where event = 'step:each:completed'",
+  EXPECT_EQ(sql("select count(*) from pgflow_tests.realtime_events($1) where event = 'step:each:completed'",
                    {run_id}),
             "1");
-  EXPECT_EQ(scalar("select count(*) from pgflow_tests.realtime_events($1) where event = 'step:after:started'",
+  EXPECT_EQ(sql("select count(*) from pgflow_tests.realtime_events($1) where event = 'step:after:started'",
                    {run_id}),
             "1");
-  EXPECT_EQ(scalar("select remaining_steps from pgflow.runs where run_id = $1", {run_id}), "1");
+  EXPECT_EQ(sql("select remaining_steps from pgflow.runs where run_id = $1", {run_id}), "1");
 }
 
 TEST_F(SqlCoreRace, ConcurrentClaimsOfTheSameMessagesStartEachTaskOnce) {
@@ -154,7 +144,7 @@ TEST_F(SqlCoreRace, ConcurrentClaimsOfTheSameMessagesStartEachTaskOnce) {
   int total = 0;
   for (int n : claimed) total += n;
   EXPECT_EQ(total, kTasks);
-  EXPECT_EQ(scalar("select count(*) from pgflow.step_tasks where run_id = $1 "
+  EXPECT_EQ(sql("select count(*) from pgflow.step_tasks where run_id = $1 "
                    "and status = 'started' and attempts_count = 1", {run_id}),
             std::to_string(kTasks));
 }
@@ -164,7 +154,7 @@ TEST_F(SqlCoreRace, FailAndCompleteRacingOnOneRunLeaveItFailedWithNothingActive)
   constexpr int kThreads = 8;
   std::string run_id = start_map_run(kTasks, /*max_attempts=*/1);
   ASSERT_THAT(exec("select pgflow_tests.ensure_worker('fan')"), IsOk());
-  ASSERT_EQ(scalar("select count(*) from pgflow.start_tasks('fan', $1::bigint[], $2::uuid)",
+  ASSERT_EQ(sql("select count(*) from pgflow.start_tasks('fan', $1::bigint[], $2::uuid)",
                    {pg_array(all_message_ids("fan")), kWorker}),
             std::to_string(kTasks));
   // Thread 0 fails task 17 (exhausting the step, failing the run) while the others complete.
@@ -177,19 +167,19 @@ TEST_F(SqlCoreRace, FailAndCompleteRacingOnOneRunLeaveItFailedWithNothingActive)
     }
     return absl::OkStatus();
   });
-  EXPECT_EQ(scalar("select status from pgflow.runs where run_id = $1", {run_id}), "failed");
-  EXPECT_EQ(scalar("select status from pgflow.step_states where run_id = $1 and step_slug = 'each'",
+  EXPECT_EQ(sql("select status from pgflow.runs where run_id = $1", {run_id}), "failed");
+  EXPECT_EQ(sql("select status from pgflow.step_states where run_id = $1 and step_slug = 'each'",
                    {run_id}),
             "failed");
-  EXPECT_EQ(scalar("select count(*) from pgflow.step_tasks where run_id = $1 "
+  EXPECT_EQ(sql("select count(*) from pgflow.step_tasks where run_id = $1 "
                    "and status in ('queued', 'started')", {run_id}),
             "0");
   // Tasks completed before the failure stay completed; the rest were cancelled.
-  EXPECT_EQ(scalar("select count(*) from pgflow.step_tasks where run_id = $1 "
+  EXPECT_EQ(sql("select count(*) from pgflow.step_tasks where run_id = $1 "
                    "and status in ('completed', 'cancelled')", {run_id}),
             std::to_string(kTasks - 1));
-  EXPECT_EQ(scalar("select count(*) from pgmq.q_fan"), "0");
-  EXPECT_EQ(scalar("select count(*) from pgflow_tests.realtime_events($1) where event = 'run:failed'",
+  EXPECT_EQ(sql("select count(*) from pgmq.q_fan"), "0");
+  EXPECT_EQ(sql("select count(*) from pgflow_tests.realtime_events($1) where event = 'run:failed'",
                    {run_id}),
             "1");
 }
@@ -198,7 +188,7 @@ TEST_F(SqlCoreRace, StallRecoveryRacingALateCompletionHasOneOutcome) {
   constexpr int kRounds = 12;
   std::string run_id = start_map_run(kRounds);
   ASSERT_THAT(exec("select pgflow_tests.ensure_worker('fan')"), IsOk());
-  ASSERT_EQ(scalar("select count(*) from pgflow.start_tasks('fan', $1::bigint[], $2::uuid)",
+  ASSERT_EQ(sql("select count(*) from pgflow.start_tasks('fan', $1::bigint[], $2::uuid)",
                    {pg_array(all_message_ids("fan")), kWorker}),
             std::to_string(kRounds));
   // Every task looks stalled (started long ago); each round races recovery and completion.
@@ -215,13 +205,13 @@ TEST_F(SqlCoreRace, StallRecoveryRacingALateCompletionHasOneOutcome) {
   }
   // Each task either completed (the completion won) or was requeued (recovery won, and the
   // late completion then changed nothing): never both, never anything else.
-  EXPECT_EQ(scalar("select count(*) from pgflow.step_tasks where run_id = $1 and "
+  EXPECT_EQ(sql("select count(*) from pgflow.step_tasks where run_id = $1 and "
                    "((status = 'completed' and requeued_count = 0) or "
                    " (status = 'queued' and requeued_count = 1 and output is null))", {run_id}),
             std::to_string(kRounds));
   // Requeued tasks' messages are visible again; completed ones are archived.
-  EXPECT_EQ(scalar("select count(*) from pgmq.q_fan"),
-            scalar("select count(*) from pgflow.step_tasks where run_id = $1 and status = 'queued'",
+  EXPECT_EQ(sql("select count(*) from pgmq.q_fan"),
+            sql("select count(*) from pgflow.step_tasks where run_id = $1 and status = 'queued'",
                    {run_id}));
 }
 
@@ -231,7 +221,7 @@ TEST_F(SqlCoreRace, EventsArePublishedWithPgNotifyWithoutData) {
   ASSERT_THAT(exec("select pgflow.create_flow('notify_me')"), IsOk());
   ASSERT_THAT(exec("select pgflow.add_step('notify_me', 'only')"), IsOk());
   std::string run_id =
-      scalar("select run_id from pgflow.start_flow('notify_me', '{\"secret\": \"hunter2\"}')");
+      sql("select run_id from pgflow.start_flow('notify_me', '{\"secret\": \"hunter2\"}')");
 
   std::vector<nlohmann::json> events;
   for (int i = 0; i < 2; ++i) {

@@ -17,6 +17,7 @@
 #include "pgflow/migrate.h"
 #include "pgflow/worker.h"
 #include "testing/child_flow.h"
+#include "testing/database_test.h"
 #include "testing/pg_fixture.h"
 #include "testing/status_matchers.h"
 #include "testing/worker_harness.h"
@@ -66,16 +67,8 @@ class ChildWorker {
   bool reaped_ = false;
 };
 
-class WorkerProcessTest : public ::testing::Test {
+class WorkerProcessTest : public pgflow::testing::DatabaseTest {
  protected:
-  void SetUp() override {
-    auto db = TestDatabase::from_template();
-    ASSERT_TRUE(db.ok()) << db.status();
-    db_.emplace(std::move(*db));
-    auto conn = pg::Connection::open(db_->url());
-    ASSERT_TRUE(conn.ok()) << conn.status();
-    conn_.emplace(std::move(*conn));
-  }
   // Waits until a wChild worker is registered and a task of `run_id` is started.
   void wait_worker_registered() {
     ASSERT_THAT(wait_until(*conn_, "select exists (select 1 from pgflow.workers "
@@ -88,8 +81,6 @@ class WorkerProcessTest : public ::testing::Test {
     return r.ok() ? *r : "";
   }
 
-  std::optional<TestDatabase> db_;
-  std::optional<pg::Connection> conn_;
 };
 
 TEST_F(WorkerProcessTest, SigtermDuringALongHandlerLetsItFinishAndReport) {

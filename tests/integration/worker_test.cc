@@ -14,6 +14,7 @@
 #include "pg/connection.h"
 #include "pgflow/flow.h"
 #include "pgflow/migrate.h"
+#include "testing/database_test.h"
 #include "testing/pg_fixture.h"
 #include "testing/status_matchers.h"
 #include "testing/worker_flows.h"
@@ -36,16 +37,8 @@ using pgflow::testing::wait_for_run;
 using pgflow::testing::wait_until;
 namespace wf = pgflow::testing::worker_flows;
 
-class WorkerTest : public ::testing::Test {
+class WorkerTest : public pgflow::testing::DatabaseTest {
  protected:
-  void SetUp() override {
-    auto db = TestDatabase::from_template();
-    ASSERT_TRUE(db.ok()) << db.status();
-    db_.emplace(std::move(*db));
-    auto conn = pg::Connection::open(db_->url());
-    ASSERT_TRUE(conn.ok()) << conn.status();
-    conn_.emplace(std::move(*conn));
-  }
 
   WorkerConfig config() { return test_worker_config(db_->url(), &logs_); }
 
@@ -68,8 +61,6 @@ class WorkerTest : public ::testing::Test {
   }
 
   LogRecorder logs_;
-  std::optional<TestDatabase> db_;
-  std::optional<pg::Connection> conn_;
 };
 
 TEST_F(WorkerTest, RunsASequentialFlowToCompletion) {

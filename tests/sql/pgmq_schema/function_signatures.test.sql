@@ -8,6 +8,7 @@ select set_eq(
     from pg_proc p where p.pronamespace = 'pgmq'::regnamespace$$,
   $$values
     ('_belongs_to_pgmq', 'table_name text', 'boolean'),
+    ('_create_queue', 'queue_name text, unlogged boolean', 'void'),
     ('_ensure_pg_partman_installed', '', 'void'),
     ('_extension_exists', 'extension_name text', 'boolean'),
     ('archive', 'queue_name text, msg_id bigint', 'boolean'),
@@ -45,7 +46,7 @@ select set_eq(
     ('set_vt', 'queue_name text, msg_id bigint, vt integer', 'SETOF pgmq.message_record'),
     ('validate_queue_name', 'queue_name text', 'void')
   $$,
-  'pgmq has exactly the 1.5.1 functions we provide, with their argument names, defaults and result types');
+  'pgmq has exactly the 1.5.1 functions we provide (plus our internal _create_queue), with their argument names, defaults and result types');
 
 select is_empty(
   $$select p.oid::regprocedure from pg_proc p
