@@ -278,7 +278,12 @@ begin
     'flow_slug', flow_slug,
     'step_slug', payload->>'step_slug',
     'status', payload->>'status'))::text);
-  if to_regprocedure('realtime.send(jsonb,text,text,boolean)') is not null then
+  -- Looked up in the catalog: to_regprocedure() would raise for a caller without USAGE on
+  -- schema realtime instead of answering.
+  if exists (select 1 from pg_catalog.pg_proc p
+             join pg_catalog.pg_namespace n on n.oid = p.pronamespace
+             where n.nspname = 'realtime' and p.proname = 'send'
+               and p.proargtypes = '3802 25 25 16'::pg_catalog.oidvector) then
     perform realtime.send(payload, event, 'pgflow:run:' || (payload->>'run_id'), false);
   end if;
 end;
@@ -1655,3 +1660,8 @@ as $$
   update pgflow.workers w set stopped_at = clock_timestamp()
   where w.worker_id = mark_worker_stopped.worker_id
 $$;
+
+-- SECURITY DEFINER functions run as the schema owner: nobody calls them unless granted
+-- (sql/contrib/grants.sql grants the worker and starter roles what they need).
+revoke execute on function pgflow.get_run_with_states(uuid), pgflow.start_flow_with_states(text, jsonb, uuid),
+  pgflow.requeue_stalled_tasks(), pgflow.setup_requeue_stalled_tasks_cron(text) from public;

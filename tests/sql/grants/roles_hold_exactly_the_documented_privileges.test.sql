@@ -1,0 +1,126 @@
+-- The complete privilege set of both roles, so that any grant added later is a visible,
+-- deliberate change: NOLOGIN group roles with no attributes or memberships that own nothing;
+-- the worker's table and column privileges; each role's schemas and functions; PUBLIC kept off
+-- the SECURITY DEFINER functions; queue creation running as the owner.
+begin;
+select plan(20);
+
+\i _install_as_owner.sql
+set role grants_owner;
+\i ../../../sql/contrib/grants.sql
+reset role;
+
+-- Every table and column privilege a role holds in this database, as 'relation(column): PRIV'.
+create function pg_temp.table_privileges(p_role name) returns setof text language sql stable as $$
+  select format('%s: %s', c.oid::regclass, a.privilege_type)
+  from pg_class c, aclexplode(c.relacl) a
+  where a.grantee = p_role::regrole
+  union all
+  select format('%s(%s): %s', c.oid::regclass, att.attname, a.privilege_type)
+  from pg_attribute att join pg_class c on c.oid = att.attrelid, aclexplode(att.attacl) a
+  where a.grantee = p_role::regrole
+  order by 1
+$$;
+create function pg_temp.other_privileges(p_role name) returns setof text language sql stable as $$
+  select format('schema %s: %s', n.nspname, a.privilege_type)
+  from pg_namespace n, aclexplode(n.nspacl) a where a.grantee = p_role::regrole
+  union all
+  select format('function %s: %s', p.oid::regprocedure, a.privilege_type)
+  from pg_proc p, aclexplode(p.proacl) a where a.grantee = p_role::regrole
+  union all
+  select format('database %s: %s', d.datname, a.privilege_type)
+  from pg_database d, aclexplode(d.datacl) a where a.grantee = p_role::regrole
+  order by 1
+$$;
+
+select is(array(select format('%s login=%s super=%s createrole=%s createdb=%s replication=%s bypassrls=%s inherit=%s',
+                              rolname, rolcanlogin, rolsuper, rolcreaterole, rolcreatedb, rolreplication,
+                              rolbypassrls, rolinherit)
+                from pg_roles where rolname in ('pgflow_starter', 'pgflow_worker') order by rolname),
+          array['pgflow_starter login=f super=f createrole=f createdb=f replication=f bypassrls=f inherit=t',
+                'pgflow_worker login=f super=f createrole=f createdb=f replication=f bypassrls=f inherit=t'],
+          'two NOLOGIN roles without any role attribute');
+select is_empty($$select 1 from pg_auth_members m
+                  where m.member in ('pgflow_worker'::regrole, 'pgflow_starter'::regrole)
+                     or m.roleid in ('pgflow_worker'::regrole, 'pgflow_starter'::regrole)$$,
+                'they are members of no role, and nothing is a member of them yet');
+select is(array(select pg_temp.owned_by('pgflow_worker') union all select pg_temp.owned_by('pgflow_starter')),
+          '{}'::text[], 'they own nothing');
+select isnt(shobj_description('pgflow_worker'::regrole, 'pg_authid'), null, 'the worker role says what it is for');
+
+-- pgflow_worker
+select is(array(select pg_temp.table_privileges('pgflow_worker')), array[
+  'pgflow.deps: INSERT', 'pgflow.deps: SELECT',
+  'pgflow.flows(created_at): UPDATE', 'pgflow.flows: INSERT', 'pgflow.flows: SELECT',
+  'pgflow.runs(completed_at): UPDATE', 'pgflow.runs(failed_at): UPDATE', 'pgflow.runs(output): UPDATE',
+  'pgflow.runs(remaining_steps): UPDATE', 'pgflow.runs(status): UPDATE', 'pgflow.runs: SELECT',
+  'pgflow.step_states(completed_at): UPDATE', 'pgflow.step_states(error_message): UPDATE',
+  'pgflow.step_states(failed_at): UPDATE', 'pgflow.step_states(initial_tasks): UPDATE',
+  'pgflow.step_states(output): UPDATE', 'pgflow.step_states(remaining_deps): UPDATE',
+  'pgflow.step_states(remaining_tasks): UPDATE', 'pgflow.step_states(skip_reason): UPDATE',
+  'pgflow.step_states(skipped_at): UPDATE', 'pgflow.step_states(started_at): UPDATE',
+  'pgflow.step_states(status): UPDATE', 'pgflow.step_states: SELECT',
+  'pgflow.step_tasks(attempts_count): UPDATE', 'pgflow.step_tasks(completed_at): UPDATE',
+  'pgflow.step_tasks(error_message): UPDATE', 'pgflow.step_tasks(failed_at): UPDATE',
+  'pgflow.step_tasks(last_worker_id): UPDATE', 'pgflow.step_tasks(output): UPDATE',
+  'pgflow.step_tasks(started_at): UPDATE', 'pgflow.step_tasks(status): UPDATE',
+  'pgflow.step_tasks: INSERT', 'pgflow.step_tasks: SELECT',
+  'pgflow.steps: INSERT', 'pgflow.steps: SELECT',
+  'pgflow.worker_functions(pause_reason): UPDATE', 'pgflow.worker_functions(paused_at): UPDATE',
+  'pgflow.worker_functions(updated_at): UPDATE', 'pgflow.worker_functions: INSERT',
+  'pgflow.worker_functions: SELECT',
+  'pgflow.workers(last_heartbeat_at): UPDATE', 'pgflow.workers(stopped_at): UPDATE',
+  'pgflow.workers: INSERT', 'pgflow.workers: SELECT',
+  'pgmq.meta: SELECT'],
+  'the worker''s table privileges: reads, inserts where it compiles, registers and starts steps, updates only runtime columns; no DELETE');
+select is(array(select pg_temp.other_privileges('pgflow_worker')), array[
+  'function pgflow.requeue_stalled_tasks(): EXECUTE', 'function pgmq."create"(text): EXECUTE',
+  'schema pgflow: USAGE', 'schema pgmq: USAGE'],
+  'its schemas (USAGE only) and the SECURITY DEFINER functions it may call');
+select is(array(select format('for role %s in schema %s on %s: %s', pg_get_userbyid(d.defaclrole),
+                              d.defaclnamespace::regnamespace, d.defaclobjtype, a.privilege_type)
+                from pg_default_acl d, aclexplode(d.defaclacl) a
+                where a.grantee = 'pgflow_worker'::regrole order by 1),
+          array['for role grants_owner in schema pgmq on r: DELETE', 'for role grants_owner in schema pgmq on r: INSERT',
+                'for role grants_owner in schema pgmq on r: SELECT', 'for role grants_owner in schema pgmq on r: UPDATE'],
+          'and DML on the queue tables the owner creates from now on');
+select is(array(select s from unnest(array['pgflow', 'pgmq', 'public']) s
+                where has_schema_privilege('pgflow_worker', s, 'CREATE')), '{}'::text[],
+          'it cannot create objects in any schema');
+
+-- pgflow_starter
+select is(array(select pg_temp.table_privileges('pgflow_starter')), '{}'::text[], 'the starter has no table privilege');
+select is(array(select pg_temp.other_privileges('pgflow_starter')), array[
+  'function pgflow.get_run_with_states(uuid): EXECUTE',
+  'function pgflow.start_flow_with_states(text,jsonb,uuid): EXECUTE',
+  'schema pgflow: USAGE'],
+  'only the two SECURITY DEFINER entry points');
+select is(has_schema_privilege('pgflow_starter', 'pgmq', 'USAGE'), false, 'and no access to PGMQ');
+
+-- PUBLIC and the SECURITY DEFINER functions
+select is(array(select p.oid::regprocedure::text from pg_proc p
+                where p.pronamespace = 'pgflow'::regnamespace and p.prosecdef
+                  and has_function_privilege('public', p.oid, 'EXECUTE') order by 1),
+          '{}'::text[], 'PUBLIC executes no SECURITY DEFINER function of pgflow');
+select is(array(select p.proname::text from pg_proc p
+                where p.pronamespace = 'pgflow'::regnamespace and p.prosecdef order by 1),
+          array['get_run_with_states', 'requeue_stalled_tasks', 'setup_requeue_stalled_tasks_cron',
+                'start_flow_with_states'],
+          '(the migrations'' SECURITY DEFINER set is unchanged)');
+select is(has_function_privilege('grants_owner', 'pgflow.setup_requeue_stalled_tasks_cron(text)', 'EXECUTE'), true,
+          'the owner keeps all of them');
+select is((select prosecdef from pg_proc where oid = 'pgmq.create(text)'::regprocedure), true,
+          'pgmq.create runs as its owner');
+select is((select proconfig from pg_proc where oid = 'pgmq.create(text)'::regprocedure), array['search_path=""'],
+          'with a pinned search_path');
+select is(has_function_privilege('public', 'pgmq.create(text)', 'EXECUTE'), false,
+          'and only its owner and pgflow_worker may call it');
+select is(has_function_privilege('public', 'pgmq.create_non_partitioned(text)', 'EXECUTE'), true,
+          '(other roles create their own queues with the same invoker function as before)');
+select is(array(select p.oid::regprocedure::text from pg_proc p
+                where p.pronamespace = 'pgmq'::regnamespace and p.prosecdef),
+          array['pgmq."create"(text)'], 'no other PGMQ function changed');
+select is(has_schema_privilege('public', 'pgflow', 'USAGE'), false, 'schema pgflow still grants nothing to PUBLIC');
+
+select * from finish();
+rollback;
