@@ -44,17 +44,17 @@ std::string_view to_string(WhenMode mode);
 
 // Flow-level option values; nullopt means the database default (3, 5, 60).
 struct FlowOptionValues {
-  std::optional<int> max_attempts;
-  std::optional<int> base_delay;  // seconds
-  std::optional<int> timeout;     // seconds
+  std::optional<int> max_attempts = {};
+  std::optional<int> base_delay = {};  // seconds
+  std::optional<int> timeout = {};     // seconds
 };
 
 // Step-level option values; nullopt means inherit the flow's value (start_delay: 0).
 struct StepOptionValues {
-  std::optional<int> max_attempts;
-  std::optional<int> base_delay;   // seconds
-  std::optional<int> timeout;      // seconds
-  std::optional<int> start_delay;  // seconds
+  std::optional<int> max_attempts = {};
+  std::optional<int> base_delay = {};   // seconds
+  std::optional<int> timeout = {};      // seconds
+  std::optional<int> start_delay = {};  // seconds
 };
 
 // pgflow::StepHandler
@@ -75,28 +75,28 @@ using StepHandler =
 
 // pgflow::StepDefinition
 struct StepDefinition {
-  std::string slug;
+  std::string slug = {};
   StepType type = StepType::kSingle;
   // Slugs of the steps this one depends on, in declaration order (a map: at most one, its
   // source array). The flow shape sorts them; this list does not.
-  std::vector<std::string> dependencies;
-  StepOptionValues options;
+  std::vector<std::string> dependencies = {};
+  StepOptionValues options = {};
   // The step runs only if its condition input contains `if_pattern` (JSON containment,
   // PostgreSQL `@>`) and does not contain `if_not_pattern`. Both must be JSON objects.
   // Upstream calls them `if` / `ifNot` (requiredInputPattern / forbiddenInputPattern).
-  std::optional<nlohmann::json> if_pattern;
-  std::optional<nlohmann::json> if_not_pattern;
+  std::optional<nlohmann::json> if_pattern = {};
+  std::optional<nlohmann::json> if_not_pattern = {};
   WhenMode when_unmet = WhenMode::kSkip;     // only meaningful with a pattern
   WhenMode when_exhausted = WhenMode::kFail;
-  StepHandler handler;
+  StepHandler handler = {};
 };
 
 // pgflow::FlowDefinition
 struct FlowDefinition {
-  std::string slug;
-  FlowOptionValues options;
+  std::string slug = {};
+  FlowOptionValues options = {};
   // In declaration order, which is a topological order: a step only depends on earlier ones.
-  std::vector<StepDefinition> steps;
+  std::vector<StepDefinition> steps = {};
 
   // The step called `slug`, or nullptr.
   const StepDefinition* find(std::string_view step_slug) const;

@@ -1081,13 +1081,18 @@ set search_path = ''
 as $$
 #variable_conflict use_column
 begin
-  loop
-    if not pgflow.cascade_resolve_conditions(p_run_id) then
-      return false;
-    end if;
-    exit when pgflow.cascade_complete_taskless_steps(p_run_id) = 0;
-  end loop;
-  perform pgflow.start_ready_steps(p_run_id);
+  -- Fast path: no step is waiting to be evaluated or started (the common case after a task
+  -- of a map or of a last step completes), so only completion is left to check.
+  if exists (select 1 from pgflow.step_states ss
+             where ss.run_id = p_run_id and ss.status = 'created' and ss.remaining_deps = 0) then
+    loop
+      if not pgflow.cascade_resolve_conditions(p_run_id) then
+        return false;
+      end if;
+      exit when pgflow.cascade_complete_taskless_steps(p_run_id) = 0;
+    end loop;
+    perform pgflow.start_ready_steps(p_run_id);
+  end if;
   perform pgflow.maybe_complete_run(p_run_id);
   return true;
 end;
@@ -1239,7 +1244,9 @@ begin
 
   with claimed as (
     update pgflow.step_tasks t
-    set status = 'started', attempts_count = t.attempts_count + 1, started_at = now(),
+    -- greatest(): a task committed after this transaction began is queued "later" than now().
+    set status = 'started', attempts_count = t.attempts_count + 1,
+        started_at = greatest(now(), t.queued_at),
         last_worker_id = start_tasks.worker_id
     from pgflow.runs r, pgflow.step_states ss
     where t.flow_slug = start_tasks.flow_slug and t.message_id = any(msg_ids)

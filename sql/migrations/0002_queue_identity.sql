@@ -1116,9 +1116,14 @@ begin
   end if;
 
   -- 2. Lock order: the runs behind the batch (shared, run_id order), then tasks, then messages.
+  -- (One index probe per message id: a plan that scans the queue's tasks and filters by id
+  -- would read every task the queue ever had.)
   perform 1 from pgflow.runs r
-  where r.run_id in (select t.run_id from pgflow.step_tasks t
-                     where t.queue_name = v_queue and t.message_id = any(v_ids))
+  where r.run_id in (select t.run_id
+                     from unnest(v_ids) as m(id)
+                     cross join lateral (select t.run_id from pgflow.step_tasks t
+                                         where t.queue_name = v_queue and t.message_id = m.id
+                                         limit 1) t)
   order by r.run_id
   for share;
 
@@ -1159,7 +1164,8 @@ begin
   )::pgflow._claim_item order by m.id)
   into v_items
   from unnest(v_ids) as m(id)
-  left join pgflow.step_tasks t on t.queue_name = v_queue and t.message_id = m.id
+  left join lateral (select t.* from pgflow.step_tasks t
+                     where t.queue_name = v_queue and t.message_id = m.id limit 1) t on true
   left join pgflow.runs r on r.run_id = t.run_id
   left join pgflow.step_states ss on ss.run_id = t.run_id and ss.step_slug = t.step_slug
   left join pgflow.steps s on s.flow_slug = t.flow_slug and s.step_slug = t.step_slug
@@ -1190,7 +1196,9 @@ begin
   -- 4b. Claim the eligible tasks (only rows this call changes are the worker's).
   with claimed as (
     update pgflow.step_tasks t
-    set status = 'started', attempts_count = t.attempts_count + 1, started_at = now(),
+    -- greatest(): a task committed after this transaction began is queued "later" than now().
+    set status = 'started', attempts_count = t.attempts_count + 1,
+        started_at = greatest(now(), t.queued_at),
         last_worker_id = claim_tasks.worker_id
     from unnest(v_items) c
     where c.class = 'claim' and t.run_id = c.run_id and t.step_slug = c.step_slug

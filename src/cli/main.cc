@@ -5,6 +5,7 @@
 //
 // --database defaults to $DATABASE_URL. Exit status: 0 on success, 1 on failure, 2 on
 // bad usage.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -106,12 +107,22 @@ int main(int argc, char** argv) {
     if (const char* env = std::getenv("DATABASE_URL"); env && *env) args.database = env;
   }
 
-  const std::map<std::string, std::function<int(const std::string&, const Args&)>> commands = {
-      {"migrate", run_migrate},
-      {"status", run_status},
+  struct Command {
+    std::function<int(const std::string&, const Args&)> run;
+    std::vector<std::string> flags;  // besides --database
+  };
+  const std::map<std::string, Command> commands = {
+      {"migrate", {run_migrate, {"to"}}},
+      {"status", {run_status, {}}},
   };
   auto it = commands.find(command);
   if (it == commands.end()) return usage_error("unknown command " + command);
+  for (const auto& [flag, value] : args.flags) {
+    const auto& known = it->second.flags;
+    if (std::find(known.begin(), known.end(), flag) == known.end()) {
+      return usage_error("unknown option --" + flag + " for " + command);
+    }
+  }
   if (!args.database) return usage_error("no database: pass --database URL or set DATABASE_URL");
-  return it->second(*args.database, args);
+  return it->second.run(*args.database, args);
 }

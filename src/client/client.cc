@@ -1,6 +1,7 @@
 #include "pgflow/client.h"
 
 #include <atomic>
+#include <cctype>
 #include <cstdlib>
 #include <thread>
 #include <utility>
@@ -59,7 +60,9 @@ constexpr char kGetRun[] = "select pgflow.get_run_with_states($1::uuid)::text";
 absl::StatusOr<RunState> start_on(pg::Connection& conn, std::string_view flow_slug,
                                   const nlohmann::json& input, const std::optional<std::string>& run_id) {
   absl::StatusOr<pg::Result> r = conn.exec(
-      kStartWithStates, {std::string(flow_slug), input.dump(), run_id});
+      kStartWithStates,
+      {std::string(flow_slug), input.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+       run_id});
   if (!r.ok()) return start_error(r.status(), flow_slug);
   return parse_run(r->scalar(), run_id.value_or(""));
 }
@@ -87,6 +90,13 @@ class TransactionImpl : public Transaction {
  private:
   pg::Connection& conn_;
 };
+
+std::optional<std::string> lowercase(std::optional<std::string> s) {
+  if (s) {
+    for (char& c : *s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return s;
+}
 
 std::optional<RunEvent> parse_event(const std::string& payload) {
   nlohmann::json j = nlohmann::json::parse(payload, nullptr, /*allow_exceptions=*/false);
@@ -188,9 +198,15 @@ absl::StatusOr<RunState> Client::start_flow(std::string_view flow_slug, const nl
 }
 
 absl::StatusOr<RunState> Client::get_run(std::string_view run_id) const {
-  PGFLOW_ASSIGN_OR_RETURN(pg::Pool::Lease conn, impl_->pool.acquire());
-  PGFLOW_ASSIGN_OR_RETURN(pg::Result r, conn->exec(kGetRun, {std::string(run_id)}));
-  return parse_run(r.is_null(0, 0) ? std::string_view() : r.scalar(), run_id);
+  for (int attempt = 0;; ++attempt) {
+    PGFLOW_ASSIGN_OR_RETURN(pg::Pool::Lease conn, impl_->pool.acquire());
+    absl::StatusOr<pg::Result> r = conn->exec(kGetRun, {std::string(run_id)});
+    // A pooled connection may have died while idle (server restart): a read is safe to repeat
+    // once on a fresh one.
+    if (!r.ok() && !conn->healthy() && attempt == 0) continue;
+    if (!r.ok()) return r.status();
+    return parse_run(r->is_null(0, 0) ? std::string_view() : r->scalar(), run_id);
+  }
 }
 
 absl::StatusOr<RunState> Client::wait_for_run(std::string_view run_id,
@@ -198,7 +214,12 @@ absl::StatusOr<RunState> Client::wait_for_run(std::string_view run_id,
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   PGFLOW_ASSIGN_OR_RETURN(pg::Pool::Lease conn, impl_->pool.acquire());
   // LISTEN before the first read: a change committed after the read is then always notified.
-  PGFLOW_RETURN_IF_ERROR(conn->listen(kEventsChannel));
+  if (absl::Status listening = conn->listen(kEventsChannel); !listening.ok()) {
+    if (conn->healthy()) return listening;
+    // The pooled connection died while idle (server restart): once more on a fresh one.
+    PGFLOW_ASSIGN_OR_RETURN(conn, impl_->pool.acquire());
+    PGFLOW_RETURN_IF_ERROR(conn->listen(kEventsChannel));
+  }
   absl::StatusOr<RunState> result = [&]() -> absl::StatusOr<RunState> {
     while (true) {
       PGFLOW_ASSIGN_OR_RETURN(pg::Result r, conn->exec(kGetRun, {std::string(run_id)}));
@@ -214,7 +235,9 @@ absl::StatusOr<RunState> Client::wait_for_run(std::string_view run_id,
               state.status, ")"));
         }
         std::optional<RunEvent> event = parse_event(n->payload);
-        if (event && event->run_id == run_id && event->event.rfind("run:", 0) == 0) break;
+        // Compare with the canonical id the database returned (callers may pass another
+        // spelling of the same UUID).
+        if (event && event->run_id == state.run_id && event->event.rfind("run:", 0) == 0) break;
       }
     }
   }();
@@ -228,6 +251,12 @@ absl::Status Client::in_transaction(const std::function<absl::Status(Transaction
   PGFLOW_RETURN_IF_ERROR(conn->exec("begin").status());
   TransactionImpl tx(*conn);
   absl::Status status = body(tx);
+  if (status.ok() && conn->failed_transaction()) {
+    // COMMIT of an aborted transaction rolls back without an error: say so instead.
+    status = absl::AbortedError(
+        "pgflow: a statement of the transaction failed, so it was rolled back (the body ignored "
+        "that error)");
+  }
   if (!status.ok()) {
     (void)conn->exec("rollback");
     return status;
@@ -244,7 +273,7 @@ class Subscription::Impl {
       : session_(std::move(conninfo), "pgflow-client-events", Logger(),
                  [](pg::Connection& c) { return c.listen(kEventsChannel); }),
         on_event_(std::move(on_event)),
-        run_id_(std::move(run_id)) {}
+        run_id_(lowercase(std::move(run_id))) {}
 
   absl::Status start() {
     PGFLOW_RETURN_IF_ERROR(session_.connection().status());  // fail early, LISTEN established
@@ -261,7 +290,10 @@ class Subscription::Impl {
         internal::sleep_unless_stopped(backoff.next(), stop);
         continue;
       }
-      auto n = (*conn)->wait_notification(std::chrono::steady_clock::now() + std::chrono::seconds(60), stop);
+      auto n = (*conn)->wait_notification(std::chrono::steady_clock::now() + std::chrono::seconds(30), stop);
+      // After a quiet period, a round trip proves the connection is still there (a silently
+      // dropped connection would otherwise never deliver again).
+      if (n.ok() && !n->has_value() && !stop.stop_requested()) n = probe(**conn);
       if (!n.ok()) {
         session_.reset();
         internal::sleep_unless_stopped(backoff.next(), stop);
@@ -272,6 +304,11 @@ class Subscription::Impl {
       std::optional<RunEvent> event = parse_event((*n)->payload);
       if (event && (!run_id_ || event->run_id == *run_id_)) on_event_(*event);
     }
+  }
+
+  static absl::StatusOr<std::optional<pg::Notification>> probe(pg::Connection& conn) {
+    if (absl::Status s = conn.exec("select 1").status(); !s.ok()) return s;
+    return std::optional<pg::Notification>();
   }
 
   pg::Session session_;

@@ -20,8 +20,9 @@ bool sleep_unless_stopped(std::chrono::milliseconds duration, const std::stop_to
   std::mutex mu;
   std::condition_variable_any cv;
   std::unique_lock<std::mutex> lock(mu);
-  // wait_for returns the predicate's value: true only if a stop was requested.
-  return !cv.wait_for(lock, stop, duration, [] { return false; });
+  // Wakes early when a stop is requested (the stop_token overload notifies the wait).
+  cv.wait_for(lock, stop, duration, [&stop] { return stop.stop_requested(); });
+  return !stop.stop_requested();
 }
 
 }  // namespace pgflow::internal

@@ -146,7 +146,10 @@ absl::Status migrate(std::string_view conninfo, const MigrateOptions& options) {
   PGFLOW_ASSIGN_OR_RETURN(pg::Connection conn, pg::Connection::open(conninfo, "pgflow-migrate"));
   PGFLOW_RETURN_IF_ERROR(
       conn.exec("select set_config('lock_timeout', $1, false)",
-                {absl::StrCat(options.lock_wait.count(), "s")})
+                // lock_timeout 0 would mean "wait forever": never less than 1 ms.
+                {absl::StrCat(std::max<long long>(
+                                  std::chrono::duration_cast<std::chrono::milliseconds>(options.lock_wait).count(), 1),
+                              "ms")})
           .status());
   absl::Status locked =
       conn.exec(absl::StrCat("select pg_advisory_lock(", kMigrateLockKey, ")")).status();

@@ -43,6 +43,25 @@ absl::Status status_from_result(const PGresult* result, PGconn* conn) {
 // RAISE ... and read results instead.
 void ignore_notice(void*, const PGresult*) {}
 
+// libpq reports a failed connection as text only. Failures that retrying cannot fix get their
+// server SQLSTATE (so they are not treated as transient); anything else is 08001.
+std::string_view connection_failure_sqlstate(std::string_view error) {
+  if (error.find("password authentication failed") != std::string_view::npos ||
+      error.find("no password supplied") != std::string_view::npos) {
+    return "28P01";
+  }
+  if (error.find("no pg_hba.conf entry") != std::string_view::npos) return "28000";
+  if (error.find("role \"") != std::string_view::npos &&
+      error.find("does not exist") != std::string_view::npos) {
+    return "28000";
+  }
+  if (error.find("database \"") != std::string_view::npos &&
+      error.find("does not exist") != std::string_view::npos) {
+    return "3D000";
+  }
+  return "08001";
+}
+
 // Closes an eventfd-based stop signal when the wait ends.
 struct EventFd {
   int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -115,19 +134,34 @@ Connection::~Connection() {
 
 absl::StatusOr<Connection> Connection::open(std::string_view conninfo,
                                             std::string_view application_name) {
-  // libpq merges keyword arrays with the "dbname" entry expanded as a full connection
-  // string, so both URLs and key=value strings work and application_name is added.
   std::string info(conninfo);
+  // libpq's parse errors quote the offending part, which may be the password: check the
+  // string first and report it without libpq's text.
+  char* parse_error = nullptr;
+  PQconninfoOption* parsed = PQconninfoParse(info.c_str(), &parse_error);
+  if (parsed == nullptr) {
+    if (parse_error) PQfreemem(parse_error);
+    return absl::InvalidArgumentError(
+        "pgflow: the connection string cannot be parsed (are special characters in the password "
+        "percent-encoded?)");
+  }
+  PQconninfoFree(parsed);
+
+  // Defaults first: keywords of the connection string (expanded from "dbname") override them.
+  // Keepalives and tcp_user_timeout bound how long a call can hang on a peer that vanished
+  // without closing the connection.
   std::string app(application_name);
-  const char* keys[] = {"dbname", "application_name", "connect_timeout", nullptr};
-  const char* values[] = {info.c_str(), app.c_str(), "10", nullptr};
+  const char* keys[] = {"application_name", "connect_timeout", "keepalives", "keepalives_idle",
+                        "keepalives_interval", "keepalives_count", "tcp_user_timeout", "dbname",
+                        nullptr};
+  const char* values[] = {app.c_str(), "10", "1", "30", "10", "3", "60000", info.c_str(), nullptr};
   PGconn* conn = PQconnectdbParams(keys, values, /*expand_dbname=*/1);
   if (conn == nullptr) return absl::ResourceExhaustedError("libpq could not allocate a connection");
   if (PQstatus(conn) != CONNECTION_OK) {
-    std::string message = absl::StrCat("cannot connect to ", describe_conninfo(conninfo), ": ",
-                                       trimmed(PQerrorMessage(conn)));
+    const std::string error = trimmed(PQerrorMessage(conn));
     PQfinish(conn);
-    return database_error("08001", message);
+    return database_error(connection_failure_sqlstate(error),
+                          absl::StrCat("cannot connect to ", describe_conninfo(conninfo), ": ", error));
   }
   PQsetNoticeReceiver(conn, ignore_notice, nullptr);
   return Connection(conn);
@@ -201,6 +235,10 @@ absl::StatusOr<std::optional<Notification>> Connection::wait_notification(
 }
 
 bool Connection::healthy() const { return conn_ != nullptr && PQstatus(conn_) == CONNECTION_OK; }
+
+bool Connection::failed_transaction() const {
+  return conn_ != nullptr && PQtransactionStatus(conn_) == PQTRANS_INERROR;
+}
 
 bool Connection::idle() const { return healthy() && PQtransactionStatus(conn_) == PQTRANS_IDLE; }
 

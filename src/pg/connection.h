@@ -87,6 +87,8 @@ class Connection {
   bool healthy() const;
   // True when healthy and outside any transaction (safe to hand to another user).
   bool idle() const;
+  // True inside a transaction that an error aborted (COMMIT would roll it back).
+  bool failed_transaction() const;
   int backend_pid() const;
 
  private:

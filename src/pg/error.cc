@@ -23,6 +23,7 @@ absl::StatusCode code_for_sqlstate(std::string_view s) {
   if (s == "42501") return C::kPermissionDenied;
   if (cls("28")) return C::kUnauthenticated;
   if (s == "42P01" || s == "42883" || s == "3F000") return C::kFailedPrecondition;  // schema missing
+  if (s == "3D000") return C::kNotFound;                 // database does not exist
   if (s == "P0002") return C::kNotFound;
   if (s == "P0001" || cls("25") || cls("55")) return C::kFailedPrecondition;
   if (s == "0A000") return C::kUnimplemented;

@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -22,7 +23,14 @@ class Pool {
     Lease(Lease&& other) noexcept : pool_(other.pool_), conn_(std::move(other.conn_)) {
       other.pool_ = nullptr;
     }
-    Lease& operator=(Lease&&) = delete;
+    Lease& operator=(Lease&& other) noexcept {
+      if (this != &other) {
+        if (pool_) pool_->give_back(std::move(conn_));
+        pool_ = std::exchange(other.pool_, nullptr);
+        conn_ = std::move(other.conn_);
+      }
+      return *this;
+    }
     ~Lease() {
       if (pool_) pool_->give_back(std::move(conn_));
     }

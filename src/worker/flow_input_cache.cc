@@ -1,5 +1,6 @@
 #include "worker/flow_input_cache.h"
 
+#include <optional>
 #include <utility>
 
 namespace pgflow::internal {
@@ -14,8 +15,14 @@ void FlowInputCache::put(const std::string& run_id, const nlohmann::json& input)
 
 absl::StatusOr<nlohmann::json> FlowInputCache::get(const std::string& run_id,
                                                    const std::stop_token& stop) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (auto it = inputs_.find(run_id); it != inputs_.end()) return it->second;
+  auto cached = [&]() -> std::optional<nlohmann::json> {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = inputs_.find(run_id); it != inputs_.end()) return it->second;
+    return std::nullopt;
+  };
+  if (auto hit = cached()) return *hit;
+  std::lock_guard<std::mutex> loading(load_mu_);
+  if (auto hit = cached()) return *hit;  // loaded by another handler meanwhile
   absl::StatusOr<std::string> text = session_.retry<std::string>(
       stop, "load run input", [&](pg::Connection& c) -> absl::StatusOr<std::string> {
         absl::StatusOr<pg::Result> r =
@@ -27,8 +34,14 @@ absl::StatusOr<nlohmann::json> FlowInputCache::get(const std::string& run_id,
   if (!text.ok()) return text.status();
   nlohmann::json input = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (input.is_discarded()) return absl::InternalError("run " + run_id + " has unparsable input");
+  std::lock_guard<std::mutex> lock(mu_);
   remember(run_id, input);
   return input;
+}
+
+void FlowInputCache::close() {
+  std::lock_guard<std::mutex> loading(load_mu_);
+  session_.reset();
 }
 
 void FlowInputCache::remember(const std::string& run_id, const nlohmann::json& input) {

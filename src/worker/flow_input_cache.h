@@ -25,11 +25,14 @@ class FlowInputCache {
   // The run's input: cached, or read from pgflow.runs (retrying transient failures until
   // `stop`). Loads are serialised on the one connection.
   absl::StatusOr<nlohmann::json> get(const std::string& run_id, const std::stop_token& stop);
+  // Closes the connection (no handler runs any more).
+  void close();
 
  private:
   void remember(const std::string& run_id, const nlohmann::json& input);  // mu_ held
 
-  std::mutex mu_;
+  std::mutex mu_;       // the cache; never held during a database call
+  std::mutex load_mu_;  // the one connection, used by one load at a time
   pg::Session session_;
   size_t capacity_;
   std::unordered_map<std::string, nlohmann::json> inputs_;

@@ -27,6 +27,9 @@ from (select * from jsonb_to_recordset($1::jsonb)
 cross join lateral pgflow.fail_task(r.run_id, r.step_slug, r.task_index, r.error) t
 )sql";
 
+// Handler outputs and error texts may carry invalid UTF-8; replace it rather than throw.
+constexpr auto kReplaceInvalidUtf8 = nlohmann::json::error_handler_t::replace;
+
 nlohmann::json to_rows(const std::vector<TaskResult>& batch, bool completions) {
   nlohmann::json rows = nlohmann::json::array();
   for (const TaskResult& r : batch) {
@@ -78,12 +81,8 @@ void Reporter::run(const std::stop_token& give_up) {
     {
       std::unique_lock<std::mutex> lock(mu_);
       ready_.wait(lock, give_up, [this] { return finishing_ || !queue_.empty(); });
-      if (give_up.stop_requested() && !queue_.empty()) {
-        for (const TaskResult& r : queue_) {
-          log_.error("result not reported before shutdown; stall recovery will retry the task",
-                     {{"run_id", r.run_id}, {"step_slug", r.step_slug},
-                      {"task_index", std::to_string(r.task_index)}, {"msg_id", r.message_id}});
-        }
+      if (give_up.stop_requested()) {
+        abandon(std::vector<TaskResult>(queue_.begin(), queue_.end()));
         queue_.clear();
         return;
       }
@@ -94,49 +93,50 @@ void Reporter::run(const std::stop_token& give_up) {
         queue_.pop_front();
       }
     }
-    if (!completions.empty() && !report(std::move(completions), true, give_up)) return;
-    if (!failures.empty() && !report(std::move(failures), false, give_up)) return;
+    report(std::move(completions), true, give_up);
+    report(std::move(failures), false, give_up);
   }
 }
 
-bool Reporter::report(std::vector<TaskResult> batch, bool completions,
+void Reporter::abandon(const std::vector<TaskResult>& results) const {
+  for (const TaskResult& r : results) {
+    log_.error("result not reported before shutdown; stall recovery will retry the task",
+               {{"run_id", r.run_id}, {"step_slug", r.step_slug},
+                {"task_index", std::to_string(r.task_index)}, {"msg_id", r.message_id}});
+  }
+}
+
+void Reporter::report(std::vector<TaskResult> batch, bool completions,
                       const std::stop_token& give_up) {
-  const std::string rows = to_rows(batch, completions).dump();
+  if (batch.empty()) return;
+  const std::string rows = to_rows(batch, completions).dump(-1, ' ', false, kReplaceInvalidUtf8);
   absl::StatusOr<pg::Result> result = session_.retry<pg::Result>(
       give_up, completions ? "complete tasks" : "fail tasks",
       [&](pg::Connection& c) { return c.exec(completions ? kCompleteBatch : kFailBatch, {rows}); });
   if (result.ok()) {
-    for (int i = 0; i < result->rows(); ++i) {
-      std::string_view step = result->text(i, 0);
-      std::string_view status = result->text(i, 1);
-      if (completions) {
-        emit(WorkerMetric::Kind::kCompleted, step, 1);
-      } else {
-        emit(status == "queued" ? WorkerMetric::Kind::kRetried : WorkerMetric::Kind::kFailed, step, 1);
-      }
-    }
-    return true;
+    count(*result);
+    return;
   }
-  if (give_up.stop_requested() || result.status().code() == absl::StatusCode::kCancelled) {
-    for (const TaskResult& r : batch) {
-      log_.error("result not reported before shutdown; stall recovery will retry the task",
-                 {{"run_id", r.run_id}, {"step_slug", r.step_slug},
-                  {"task_index", std::to_string(r.task_index)}, {"msg_id", r.message_id}});
-    }
-    return false;
+  if (give_up.stop_requested()) {
+    abandon(batch);
+    return;
   }
-  // A non-transient error: find the result that causes it by reporting one at a time.
+  // A non-transient error (e.g. a statement timeout, or a value the database refuses): find
+  // the result that causes it by reporting one at a time.
   for (const TaskResult& r : batch) report_alone(r, give_up);
-  return true;
 }
 
 void Reporter::report_alone(const TaskResult& r, const std::stop_token& give_up) {
-  std::vector<TaskResult> one = {r};
-  const std::string rows = to_rows(one, r.ok).dump();
+  const std::string rows = to_rows({r}, r.ok).dump(-1, ' ', false, kReplaceInvalidUtf8);
   absl::StatusOr<pg::Result> result = session_.retry<pg::Result>(
-      give_up, "report task", [&](pg::Connection& c) { return c.exec(r.ok ? kCompleteBatch : kFailBatch, {rows}); });
+      give_up, "report task",
+      [&](pg::Connection& c) { return c.exec(r.ok ? kCompleteBatch : kFailBatch, {rows}); });
   if (result.ok()) {
-    emit(r.ok ? WorkerMetric::Kind::kCompleted : WorkerMetric::Kind::kFailed, r.step_slug, 1);
+    count(*result);
+    return;
+  }
+  if (give_up.stop_requested()) {
+    abandon({r});
     return;
   }
   log_.error(r.ok ? "could not store a task's output; failing the attempt instead"
@@ -150,6 +150,23 @@ void Reporter::report_alone(const TaskResult& r, const std::stop_token& give_up)
     failure.error_message = "pgflow: the database refused the output: " +
                             std::string(result.status().message());
     report_alone(failure, give_up);
+  }
+}
+
+// One metric per reported task, by the status the database gave it: completed, failed
+// (exhausted, or a type violation), or queued again (a retry). Late callbacks that changed
+// nothing return the task's unchanged status and are counted as such.
+void Reporter::count(const pg::Result& rows) const {
+  for (int i = 0; i < rows.rows(); ++i) {
+    const std::string_view step = rows.text(i, 0);
+    const std::string_view status = rows.text(i, 1);
+    if (status == "completed") {
+      emit(WorkerMetric::Kind::kCompleted, step, 1);
+    } else if (status == "failed") {
+      emit(WorkerMetric::Kind::kFailed, step, 1);
+    } else if (status == "queued") {
+      emit(WorkerMetric::Kind::kRetried, step, 1);
+    }
   }
 }
 

@@ -46,12 +46,19 @@ class Reporter {
   void finish();
   // Results waiting to be reported.
   size_t pending() const;
+  // Closes the connection (after run() returned).
+  void close() { session_.reset(); }
 
  private:
-  // Reports one batch of completions or of failures; false when giving up.
-  bool report(std::vector<TaskResult> batch, bool completions, const std::stop_token& give_up);
+  // Reports one batch of completions or of failures; results that cannot be reported before
+  // `give_up` are logged as abandoned.
+  void report(std::vector<TaskResult> batch, bool completions, const std::stop_token& give_up);
   // Reports one result alone after its batch failed with a non-transient error.
   void report_alone(const TaskResult& result, const std::stop_token& give_up);
+  // Logs results that will not be reported (their tasks stay started; stall recovery retries).
+  void abandon(const std::vector<TaskResult>& results) const;
+  // Emits one metric per returned task row, by its status.
+  void count(const pg::Result& rows) const;
   void emit(WorkerMetric::Kind kind, std::string_view step, double value) const;
 
   mutable std::mutex mu_;

@@ -255,13 +255,14 @@ absl::Status EdgeWorker::Impl::handshake_compile_register() {
 
 void EdgeWorker::Impl::request_stop(absl::Status reason) {
   {
+    // Under mu_, so a thread checking stop_ in a changed_ predicate cannot miss the wake-up.
     std::lock_guard<std::mutex> lock(mu_);
     if (!stop_reason_set_) {
       stop_reason_ = std::move(reason);
       stop_reason_set_ = true;
     }
+    stop_.request_stop();
   }
-  stop_.request_stop();
   changed_.notify_all();
 }
 
@@ -406,7 +407,14 @@ void EdgeWorker::Impl::execute(ClaimedTask task) {
     });
     task_log.debug("task started", {{"attempt", std::to_string(task.attempt)}});
     const auto started = Clock::now();
-    absl::StatusOr<nlohmann::json> output = task.step->handler(task.input, ctx);
+    absl::StatusOr<nlohmann::json> output = absl::UnknownError("handler did not return");
+    try {
+      output = task.step->handler(task.input, ctx);  // typed handlers never throw; hand-built may
+    } catch (const std::exception& e) {
+      output = absl::InternalError(e.what());
+    } catch (...) {
+      output = absl::InternalError("the handler threw a non-standard exception");
+    }
     const double millis = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
     metric(WorkerMetric::Kind::kHandlerTime, task.step->slug, millis);
     if (output.ok()) {
@@ -503,6 +511,7 @@ void EdgeWorker::Impl::supervise() {
       changed_.wait(lock, [this] { return in_flight_ == 0; });
     }
   }
+  inputs_->close();  // no handler runs any more
   // Every result is queued now: report them, within the grace period if the database is down.
   reporter_->finish();
   std::jthread grace_timer([this, grace_end](std::stop_token t) {
@@ -512,6 +521,7 @@ void EdgeWorker::Impl::supervise() {
     }
   });
   reporter_thread_ = {};
+  reporter_->close();
   grace_timer = {};
   heartbeat_stop_.request_stop();
   heartbeat_ = {};  // marks the worker stopped

@@ -2,6 +2,7 @@
 #include "pgflow/client.h"
 
 #include <atomic>
+#include <cctype>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -157,6 +158,28 @@ TEST_F(ClientTest, StartsARunAtomicallyWithTheCallersData) {
   EXPECT_THAT(failed, StatusIs(absl::StatusCode::kAborted, HasSubstr("payment declined")));
   EXPECT_EQ(*query_text(conn, "select count(*) from orders"), "1");
   EXPECT_EQ(*query_text(conn, "select count(*) from pgflow.runs"), "1");
+}
+
+TEST_F(ClientTest, ATransactionWithAnIgnoredFailedStatementIsReportedRolledBack) {
+  compile(wf::sequential);
+  ASSERT_THAT(conn_->exec("create table orders (id serial primary key, item text not null)"), IsOk());
+  absl::Status s = client_->in_transaction([&](Transaction& tx) -> absl::Status {
+    (void)tx.exec("insert into orders (item) values ('kept?')");
+    (void)tx.exec("insert into orders (item) values (null)");  // fails; the body ignores it
+    return absl::OkStatus();
+  });
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kAborted, HasSubstr("rolled back")));
+  EXPECT_EQ(sql("select count(*) from orders"), "0");
+}
+
+TEST_F(ClientTest, WaitForRunAcceptsAnyUuidSpelling) {
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker,
+                              EdgeWorker::start(wf::sequential, test_worker_config(db_->url())));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState run, client_->start_flow("wSequential", 1));
+  std::string upper = run.run_id;
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState done, client_->wait_for_run(upper, std::chrono::seconds(30)));
+  EXPECT_EQ(done.status, "completed");
 }
 
 TEST_F(ClientTest, SubscribersReceiveARunsEvents) {

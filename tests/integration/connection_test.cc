@@ -5,6 +5,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "pg/error.h"
 #include "pgflow/status.h"
 #include "testing/pg_fixture.h"
 #include "testing/status_matchers.h"
@@ -12,6 +13,7 @@
 namespace pgflow::pg {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using pgflow::testing::IsOk;
@@ -53,6 +55,20 @@ TEST(Connection, RefusedConnectionNeverShowsPassword) {
   EXPECT_THAT(described, HasSubstr("dbname=d"));
   EXPECT_THAT(described, Not(HasSubstr("sekret-pw")));
   EXPECT_THAT(describe_conninfo("postgresql://u:sekret-pw@h:5/d"), Not(HasSubstr("sekret-pw")));
+}
+
+TEST(Connection, UnparsableConnectionStringNeverEchoesIt) {
+  // An unescaped % in a URL password makes libpq quote the component in its error.
+  auto conn = Connection::open("postgresql://someone:p%ss-secret@127.0.0.1:1/db");
+  EXPECT_THAT(conn, StatusIs(absl::StatusCode::kInvalidArgument,
+                             AllOf(HasSubstr("percent-encoded"), Not(HasSubstr("secret")))));
+}
+
+TEST(Connection, AMissingDatabaseIsNotATransientFailure) {
+  PGFLOW_ASSERT_OK_AND_ASSIGN(std::string url, pgflow::testing::cluster_url());
+  auto conn = Connection::open(url.substr(0, url.rfind('/') + 1) + "no_such_database_here");
+  EXPECT_THAT(conn, StatusIs(absl::StatusCode::kNotFound, HasSubstr("no_such_database_here")));
+  EXPECT_FALSE(is_transient(conn.status()));
 }
 
 TEST(Connection, ReceivesNotificationsAndTimesOut) {

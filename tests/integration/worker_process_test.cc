@@ -193,5 +193,33 @@ TEST(WorkerRestartTest, APostgresRestartMidRunLosesNothing) {
   EXPECT_TRUE(worker.running());
 }
 
+TEST(WorkerRestartTest, StopsWithinTheGracePeriodWhileTheDatabaseIsDown) {
+  OwnCluster cluster;
+  ASSERT_TRUE(cluster.start());
+  const std::string url = cluster.url();
+  ASSERT_THAT(migrate(url), IsOk());
+  std::atomic<bool> ran{false};
+  auto flow = Flow<"wOutage", int>().step<"quick">([&](int x) {
+    ran = true;
+    return x;
+  });
+  WorkerConfig config = test_worker_config(url);
+  config.stop_grace_period = std::chrono::seconds(1);
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(flow, config));
+  {
+    PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection conn, pg::Connection::open(url));
+    PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id, start_run(conn, "wOutage", 1));
+    ASSERT_THAT(wait_for_run(conn, run_id), IsOk());
+  }
+  ASSERT_TRUE(cluster.stop());
+  // Every thread is now retrying against a dead server; a stop must still finish (a hang
+  // here would fail the test by its ctest timeout).
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  worker.stop();
+  EXPECT_THAT(worker.wait(), IsOk());
+  EXPECT_FALSE(worker.running());
+  EXPECT_TRUE(ran.load());
+}
+
 }  // namespace
 }  // namespace pgflow

@@ -3,6 +3,7 @@
 #include "pgflow/worker.h"
 
 #include <atomic>
+#include <stdexcept>
 #include <chrono>
 #include <map>
 #include <mutex>
@@ -381,6 +382,34 @@ TEST_F(WorkerTest, LogsCarryIdsButNeverInputsOrOutputs) {
     if (e.text().find("run_id=" + run_id) != std::string::npos) saw_task_line = true;
   }
   EXPECT_TRUE(saw_task_line);
+}
+
+TEST_F(WorkerTest, AThrowingHandBuiltHandlerFailsTheAttemptInsteadOfTheProcess) {
+  FlowDefinition def;
+  def.slug = "wHandBuilt";
+  def.options.max_attempts = 1;
+  def.steps.push_back(StepDefinition{
+      .slug = "boom",
+      .handler = [](const json&, Context&) -> absl::StatusOr<json> {
+        throw std::runtime_error("hand-built handler threw");
+      }});
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(def, config()));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id, start_run(*conn_, "wHandBuilt", 1));
+  json run = run_to_end(run_id);
+  EXPECT_EQ(run["run"]["status"], "failed");
+  EXPECT_EQ(step(run, "boom")["error_message"], "hand-built handler threw");
+  EXPECT_TRUE(worker.running());
+}
+
+TEST_F(WorkerTest, OutputsWithInvalidUtf8AreStoredNotFatal) {
+  auto bytes = Flow<"wBytes", int>().step<"raw">([](int) { return std::string("ok \xff\xfe end"); });
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(bytes, config()));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id, start_run(*conn_, "wBytes", 1));
+  json run = run_to_end(run_id);
+  EXPECT_EQ(run["run"]["status"], "completed");
+  // The invalid bytes became U+FFFD replacement characters.
+  EXPECT_EQ(run["run"]["output"]["raw"], "ok \ufffd\ufffd end");
+  EXPECT_TRUE(worker.running());
 }
 
 TEST(WorkerConfigTest, RejectsBadValuesNamingTheField) {

@@ -13,6 +13,7 @@ drop database if exists "$template";
 create database "$template";
 SQL
 "$pgflow" migrate --database "$base/$template" >/dev/null
+"$pgflow" status --database "$base/$template" | grep -q "up to date"
 for f in "$setup_dir"/*.sql; do
   psql "$base/$template" -q -v ON_ERROR_STOP=1 -f "$f" >/dev/null
 done

@@ -28,6 +28,7 @@ TEST(SqlStateMapping, MapsClassesToCanonicalCodes) {
   EXPECT_EQ(code_for_sqlstate("42883"), StatusCode::kFailedPrecondition);
   EXPECT_EQ(code_for_sqlstate("P0001"), StatusCode::kFailedPrecondition);
   EXPECT_EQ(code_for_sqlstate("P0002"), StatusCode::kNotFound);
+  EXPECT_EQ(code_for_sqlstate("3D000"), StatusCode::kNotFound);
   EXPECT_EQ(code_for_sqlstate("0A000"), StatusCode::kUnimplemented);
   EXPECT_EQ(code_for_sqlstate("XX000"), StatusCode::kInternal);
   EXPECT_EQ(code_for_sqlstate("42601"), StatusCode::kInvalidArgument);

@@ -1,0 +1,244 @@
+// Shared pieces of pgflow_bench, the end-to-end load program: flags, a throwing database
+// handle, flow set-up and clean-up, a completion counter fed by the worker's metrics
+// callback, percentiles, the result table and the machine description.
+//
+// Bench code reports a broken set-up by throwing BenchError; main() prints it, stops the
+// cluster it started and exits non-zero. (Exceptions never cross pgflow's API; this is a
+// program, not a library.)
+#ifndef PGFLOW_BENCH_LOAD_SUPPORT_H_
+#define PGFLOW_BENCH_LOAD_SUPPORT_H_
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pg/connection.h"
+#include "pgflow/flow_definition.h"
+#include "pgflow/worker.h"
+
+namespace pgflow::bench {
+
+using Clock = std::chrono::steady_clock;
+
+struct BenchError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+double seconds_between(Clock::time_point from, Clock::time_point to);
+double millis_between(Clock::time_point from, Clock::time_point to);
+
+// ---- flags: --key=value ----
+
+class Flags {
+ public:
+  struct Spec {
+    std::string name;
+    std::string default_value;
+    std::string help;
+  };
+  static const std::vector<Spec>& specs();
+  // Throws BenchError on an unknown flag or a missing "=value".
+  static Flags parse(int argc, char** argv);
+  static void print_help();
+
+  std::string text(const std::string& name) const;
+  std::int64_t integer(const std::string& name) const;
+  double number(const std::string& name) const;
+  // integer(name) multiplied by --scale, at least `minimum`.
+  std::int64_t scaled(const std::string& name, std::int64_t minimum = 1) const;
+  // Whether section `id` ('a'..'g') runs (--only).
+  bool runs(char id) const;
+  bool help() const { return help_; }
+
+ private:
+  std::map<std::string, std::string> values_;
+  bool help_ = false;
+};
+
+// ---- database ----
+
+// A connection whose calls throw BenchError (with the statement's first line) on failure.
+class Db {
+ public:
+  static Db open(const std::string& url, std::string_view application_name = "pgflow-bench");
+  pg::Result exec(std::string_view sql, const std::vector<pg::Param>& params = {});
+  std::string scalar(std::string_view sql, const std::vector<pg::Param>& params = {});
+  std::int64_t integer(std::string_view sql, const std::vector<pg::Param>& params = {});
+  pg::Connection& connection() { return conn_; }
+
+ private:
+  explicit Db(pg::Connection conn) : conn_(std::move(conn)) {}
+  pg::Connection conn_;
+};
+
+// A slug no earlier run of this program used: "<base>_p<pid>_<n>" (valid flow slug and
+// PGMQ queue name; base must be lower case letters/digits/single underscores).
+std::string unique_slug(std::string_view base);
+
+// A copy of a typed flow's runtime definition under another slug, so each benchmark has
+// fresh flows and queues. (The handlers only use the typed slug in error messages.)
+template <typename TypedFlow>
+FlowDefinition renamed(const TypedFlow& flow, std::string slug) {
+  FlowDefinition def = flow.definition();
+  def.slug = std::move(slug);
+  return def;
+}
+
+// Creates the flow and its queue (pgflow.ensure_flow_compiled) without starting a worker.
+void compile_flow(Db& db, const FlowDefinition& flow);
+// Starts `runs` runs with input `input_json`, in transactions of up to 500 runs.
+void prefill_runs(Db& db, const std::string& flow_slug, std::int64_t runs, const std::string& input_json);
+// Deletes the flow, its runs, queue and worker rows (for when the benchmark is over).
+void drop_flow(Db& db, const std::string& flow_slug);
+// VACUUM ANALYZE of pgflow's run tables after a benchmark deleted its flow, so that its dead
+// rows do not slow the next one. The next benchmark therefore starts like a quiet database
+// that receives a burst: planner statistics say the run tables are (nearly) empty.
+void vacuum_run_tables(Db& db);
+
+// ---- worker completion tracking ----
+
+// Counts the tasks a worker reported completed (WorkerMetric::kCompleted) and remembers when
+// the count reached its target; also sums claim statistics.
+class TaskCounter {
+ public:
+  // Zeroes the counts and sets the number of completions to wait for.
+  void reset(std::int64_t target);
+  // The callback to put in WorkerConfig::metrics; the counter must outlive the worker.
+  std::function<void(const WorkerMetric&)> callback();
+  // Waits until the target is reached; returns the time it was, or nullopt after `timeout`.
+  std::optional<Clock::time_point> wait(std::chrono::milliseconds timeout);
+  std::int64_t completed() const { return completed_.load(); }
+  // Mean tasks per non-empty claim, mean claim round trip (ms) and claim calls.
+  double mean_claim_size() const;
+  double mean_claim_ms() const;
+  std::int64_t claim_calls() const { return claim_calls_.load(); }
+
+ private:
+  void on_metric(const WorkerMetric& m);
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::int64_t target_ = 0;
+  std::optional<Clock::time_point> done_at_;
+  std::atomic<std::int64_t> completed_{0};
+  std::atomic<std::int64_t> claim_calls_{0}, nonempty_claims_{0}, claimed_{0}, claim_micros_{0};
+};
+
+struct BenchContext;
+
+// Worker log records at warn/error level seen so far (they also go to stderr).
+std::int64_t worker_problems();
+
+// A WorkerConfig with the benchmark's concurrency and batch size, warnings to stderr.
+WorkerConfig worker_config(const BenchContext& ctx, int report_batch_size, TaskCounter* counter);
+// EdgeWorker::start that throws BenchError.
+EdgeWorker start_worker(const FlowDefinition& flow, WorkerConfig config);
+
+// ---- CPU accounting ----
+
+// CPU seconds used so far by this process and, when the server runs on this machine, by the
+// whole PostgreSQL cluster (postmaster + every child, including exited ones).
+struct CpuSample {
+  double process = 0;
+  std::optional<double> server;
+};
+
+class CpuMeter {
+ public:
+  // Finds the cluster's postmaster through a backend of `db` (nullopt server CPU when the
+  // server's processes are not visible here).
+  explicit CpuMeter(Db& db);
+  CpuSample sample() const;
+  // "CPU per task: server X us, bench process Y us (server Z% of a core, process W%)".
+  static std::string per_task(const CpuSample& from, const CpuSample& to, std::int64_t tasks, double seconds);
+
+ private:
+  std::optional<int> postmaster_;
+};
+
+// CPU used so far by the backends of the running worker(s) and clients, by application name,
+// as a share of one core over `seconds` ("pgflow-worker-reporter 97%, ..."); the connections
+// are opened when the worker starts, so their totals cover its lifetime. Empty when the
+// server is not local.
+std::string backend_cpu_by_connection(Db& db, double seconds);
+
+// utime + stime (+ cutime + cstime with `children`) of a local process in seconds.
+std::optional<double> cpu_seconds_of_pid(int pid, bool children = false);
+
+// ---- statistics ----
+
+// Nearest-rank percentile (p in 0..100) of `values` (need not be sorted; not empty).
+double percentile(std::vector<double> values, double p);
+double median(std::vector<double> values);
+
+// ---- results ----
+
+struct ResultRow {
+  std::string id = {};     // "b1"
+  std::string name = {};   // what was measured
+  double value = 0;
+  std::string unit = {};   // "tasks/s", "ms", ...
+  bool throughput = false;  // printed with its ratio against the raw PGMQ rate
+  std::string note = {};
+};
+
+struct TargetRow {
+  std::string target = {};      // the section 6 wording
+  std::optional<bool> met = {};  // nullopt: not measured in this run
+  std::string detail = {};
+};
+
+class Report {
+ public:
+  void add(ResultRow row);
+  void note(std::string line);
+  void target(TargetRow row);
+  // Prints the table (ratios against `raw_rate` when > 0), the notes and the targets.
+  void print(double raw_rate) const;
+
+ private:
+  std::vector<ResultRow> rows_;
+  std::vector<std::string> notes_;
+  std::vector<TargetRow> targets_;
+};
+
+struct BenchContext {
+  std::string url;
+  Flags flags;
+  Report report;
+  int concurrency = 10;  // WorkerConfig::max_concurrent
+  int batch = 10;        // WorkerConfig::batch_size and the raw cycle's batch
+  std::chrono::milliseconds timeout{120000};  // per measurement
+  double raw_rate = 0;   // tasks/s of the best raw PGMQ cycle (section a), 0 if not run
+};
+
+// ---- sections ----
+
+void run_pgmq_cycle(BenchContext& ctx);       // a
+void run_backlog(BenchContext& ctx);          // b
+void run_producers(BenchContext& ctx);        // c
+void run_dag(BenchContext& ctx);              // d
+void run_latency_and_idle(BenchContext& ctx); // e, g
+void run_map_scaling(BenchContext& ctx);      // f
+
+// ---- the machine ----
+
+// Hardware, OS, PostgreSQL version and settings, as printable lines.
+std::vector<std::string> describe_machine(Db& db);
+
+// Prints a progress line to stderr (the results go to stdout).
+void progress(const std::string& line);
+
+}  // namespace pgflow::bench
+
+#endif  // PGFLOW_BENCH_LOAD_SUPPORT_H_

@@ -1,0 +1,339 @@
+// Worker throughput: b (1-step flow draining a pre-filled backlog, with and without result
+// batching), c (producers start runs while the worker runs), d (a 5-step DAG with a map) and
+// f (time per element of a 1k and a 10k map).
+//
+// Every measurement uses a fresh flow (and so a fresh queue) under a unique slug, and deletes
+// it with its runs afterwards. Completion is observed through the worker's metrics callback
+// (WorkerMetric::kCompleted arrives once the database acknowledged the completion, and a run
+// completes in the same transaction as its last task), and checked in SQL at the end.
+#include <algorithm>
+#include <numeric>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "load/support.h"
+#include "pgflow/client.h"
+#include "pgflow/flow.h"
+
+namespace pgflow::bench {
+namespace {
+
+// One trivial step: the engine's overhead per task dominates.
+auto one_step_flow() {
+  return Flow<"benchOneStep", int>().step<"work">([](int x) { return x + 1; });
+}
+
+struct DagReport {
+  int total = 0;
+  int count = 0;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DagReport, total, count)
+
+// fetch -> process (map, n elements) -> total -> report
+// fetch -> count ------------------------------> report      (n + 4 tasks per run, n = input)
+auto dag_flow() {
+  return Flow<"benchDag", int>()
+      .array<"fetch">([](int n) {
+        std::vector<int> v(static_cast<size_t>(std::max(n, 0)));
+        std::iota(v.begin(), v.end(), 0);
+        return v;
+      })
+      .map<"process">(over<"fetch">, [](int x) { return x * 2; })
+      .step<"count">(after<"fetch">, [](const std::vector<int>& v) { return static_cast<int>(v.size()); })
+      .step<"total">(after<"process">,
+                     [](const std::vector<int>& v) { return std::accumulate(v.begin(), v.end(), 0); })
+      .step<"report">(after<"total", "count">, [](int total, int count) { return DagReport{total, count}; });
+}
+
+// A root map over the run input.
+auto map_flow() {
+  return Flow<"benchMap", std::vector<int>>().map<"square">([](int x) { return x * x; });
+}
+
+std::int64_t completed_runs(Db& db, const std::string& slug) {
+  return db.integer("select count(*) from pgflow.runs where flow_slug = $1 and status = 'completed'", {slug});
+}
+
+std::string claim_note(const TaskCounter& c) {
+  return absl::StrFormat("claims: %d calls, %.1f tasks per non-empty claim, %.2f ms per claim round trip",
+                         c.claim_calls(), c.mean_claim_size(), c.mean_claim_ms());
+}
+
+}  // namespace
+
+void run_backlog(BenchContext& ctx) {
+  const std::int64_t runs = ctx.flags.scaled("backlog");
+  const auto flow = one_step_flow();
+  double with_batching = 0;
+  // b1 and b2 drain a backlog that arrived in a burst (the planner's statistics of the run
+  // tables predate it, as in production until autovacuum analyzes them); b3 repeats b1 after
+  // an ANALYZE, to show how much of the claim cost is due to plans chosen on stale statistics.
+  struct Config {
+    const char* id;
+    int report_batch;
+    bool analyze;
+  };
+  for (const Config& config : {Config{"b1", 64, false}, Config{"b2", 1, false}, Config{"b3", 64, true}}) {
+    const int report_batch = config.report_batch;
+    const bool analyze = config.analyze;
+    progress(absl::StrFormat("b: 1-step flow, backlog of %d runs, report_batch_size %d%s", runs, report_batch,
+                             analyze ? ", ANALYZE after the pre-fill" : ""));
+    Db db = Db::open(ctx.url);
+    const FlowDefinition def = renamed(flow, unique_slug("bench_backlog"));
+    compile_flow(db, def);
+    const auto fill_start = Clock::now();
+    prefill_runs(db, def.slug, runs, "1");
+    if (analyze) db.exec("analyze pgflow.runs, pgflow.step_states, pgflow.step_tasks");
+    const double fill_seconds = seconds_between(fill_start, Clock::now());
+
+    TaskCounter counter;
+    counter.reset(runs);
+    const CpuMeter meter(db);
+    const CpuSample cpu0 = meter.sample();
+    const auto t0 = Clock::now();
+    std::optional<Clock::time_point> done;
+    CpuSample cpu1;
+    std::string backends;
+    {
+      EdgeWorker worker = start_worker(def, worker_config(ctx, report_batch, &counter));
+      done = counter.wait(ctx.timeout);
+      cpu1 = meter.sample();
+      backends = backend_cpu_by_connection(db, seconds_between(t0, Clock::now()));
+      worker.stop();
+      (void)worker.wait();
+    }
+    const std::int64_t finished = completed_runs(db, def.slug);
+    const std::string id = config.id;
+    const std::string name = absl::StrFormat("worker, 1-step backlog, report_batch_size %d%s", report_batch,
+                                             analyze ? ", fresh stats" : "");
+    if (!done || finished != runs) {
+      ctx.report.add({.id = id, .name = name + " (DID NOT FINISH)", .value = 0, .unit = "tasks/s",
+                      .note = absl::StrFormat("%d of %d runs completed within %d s", finished, runs,
+                                              ctx.timeout.count() / 1000)});
+    } else {
+      const double rate = static_cast<double>(runs) / seconds_between(t0, *done);
+      if (id == "b1") with_batching = rate;
+      ctx.report.add({.id = id, .name = name, .value = rate, .unit = "tasks/s", .throughput = true,
+                      .note = absl::StrFormat("%d runs in %.2f s (timed from EdgeWorker::start; pre-fill "
+                                              "took %.2f s, not timed%s); %s; %s",
+                                              runs, seconds_between(t0, *done), fill_seconds,
+                                              analyze ? ", then ANALYZE" : "", claim_note(counter),
+                                              CpuMeter::per_task(cpu0, cpu1, runs, seconds_between(t0, *done)))});
+      if (!backends.empty()) ctx.report.add({.id = "", .name = "", .value = 0, .unit = "", .note = backends});
+    }
+    drop_flow(db, def.slug);
+    vacuum_run_tables(db);
+  }
+  if (ctx.raw_rate > 0 && with_batching > 0) {
+    const double ratio = with_batching / ctx.raw_rate;
+    ctx.report.target({.target = "worker throughput, 1-step flow draining a backlog >= 50% of the raw PGMQ cycle",
+                       .met = ratio >= 0.5,
+                       .detail = absl::StrFormat("%.0f%% (%.0f vs %.0f tasks/s, report_batch_size 64)",
+                                                 ratio * 100, with_batching, ctx.raw_rate)});
+  } else {
+    ctx.report.target({.target = "worker throughput, 1-step flow draining a backlog >= 50% of the raw PGMQ cycle",
+                       .met = std::nullopt,
+                       .detail = "needs sections a and b"});
+  }
+}
+
+void run_producers(BenchContext& ctx) {
+  const std::int64_t runs = ctx.flags.scaled("e2e_runs");
+  const int producers = static_cast<int>(std::max<std::int64_t>(1, ctx.flags.integer("producers")));
+  progress(absl::StrFormat("c: %d producers start %d runs of a 1-step flow while the worker runs", producers, runs));
+  Db db = Db::open(ctx.url);
+  const FlowDefinition def = renamed(one_step_flow(), unique_slug("bench_e2e"));
+  compile_flow(db, def);
+  absl::StatusOr<Client> client =
+      Client::connect({.connection_string = ctx.url, .max_connections = producers});
+  if (!client.ok()) throw BenchError(absl::StrCat("Client::connect: ", client.status().message()));
+
+  TaskCounter counter;
+  counter.reset(runs);
+  std::optional<Clock::time_point> done;
+  Clock::time_point t0, produced;
+  std::string error;
+  const CpuMeter meter(db);
+  CpuSample cpu0, cpu1;
+  std::string backends;
+  {
+    EdgeWorker worker = start_worker(def, worker_config(ctx, 64, &counter));
+    std::mutex error_mu;
+    cpu0 = meter.sample();
+    t0 = Clock::now();
+    {
+      std::vector<std::jthread> threads;
+      for (int p = 0; p < producers; ++p) {
+        threads.emplace_back([&, p] {
+          for (std::int64_t i = p; i < runs; i += producers) {
+            absl::StatusOr<RunState> run = client->start_flow(def.slug, nlohmann::json(i));
+            if (!run.ok()) {
+              std::lock_guard<std::mutex> lock(error_mu);
+              error = std::string(run.status().message());
+              return;
+            }
+          }
+        });
+      }
+    }
+    produced = Clock::now();
+    if (error.empty()) done = counter.wait(ctx.timeout);
+    cpu1 = meter.sample();
+    backends = backend_cpu_by_connection(db, seconds_between(t0, Clock::now()));
+    worker.stop();
+    (void)worker.wait();
+  }
+  if (!error.empty()) throw BenchError("c: start_flow failed: " + error);
+  const std::int64_t finished = completed_runs(db, def.slug);
+  if (!done || finished != runs) {
+    ctx.report.add({.id = "c1", .name = "end to end with producers (DID NOT FINISH)", .value = 0, .unit = "tasks/s",
+                    .note = absl::StrFormat("%d of %d runs completed", finished, runs)});
+  } else {
+    const double rate = static_cast<double>(runs) / seconds_between(t0, *done);
+    const double start_rate = static_cast<double>(runs) / seconds_between(t0, produced);
+    ctx.report.add({.id = "c1",
+                    .name = absl::StrFormat("end to end, %d producers + worker, 1-step flow", producers),
+                    .value = rate, .unit = "tasks/s", .throughput = true,
+                    .note = absl::StrFormat("%d runs: first start_flow to last completion %.2f s; the "
+                                            "producers alone started %.0f runs/s; %s; %s (incl. producers)",
+                                            runs, seconds_between(t0, *done), start_rate, claim_note(counter),
+                                            CpuMeter::per_task(cpu0, cpu1, runs, seconds_between(t0, *done)))});
+    if (!backends.empty()) ctx.report.add({.id = "", .name = "", .value = 0, .unit = "", .note = backends});
+  }
+  drop_flow(db, def.slug);
+  vacuum_run_tables(db);
+}
+
+void run_dag(BenchContext& ctx) {
+  const std::int64_t runs = ctx.flags.scaled("dag_runs");
+  const std::int64_t map_size = ctx.flags.integer("dag_map");
+  const std::int64_t tasks = runs * (map_size + 4);
+  progress(absl::StrFormat("d: 5-step DAG with a %d-element map, backlog of %d runs (%d tasks)", map_size, runs,
+                           tasks));
+  Db db = Db::open(ctx.url);
+  const FlowDefinition def = renamed(dag_flow(), unique_slug("bench_dag"));
+  compile_flow(db, def);
+  prefill_runs(db, def.slug, runs, std::to_string(map_size));
+  TaskCounter counter;
+  counter.reset(tasks);
+  const CpuMeter meter(db);
+  const CpuSample cpu0 = meter.sample();
+  const auto t0 = Clock::now();
+  std::optional<Clock::time_point> done;
+  CpuSample cpu1;
+  std::string backends;
+  {
+    EdgeWorker worker = start_worker(def, worker_config(ctx, 64, &counter));
+    done = counter.wait(ctx.timeout);
+    cpu1 = meter.sample();
+    backends = backend_cpu_by_connection(db, seconds_between(t0, Clock::now()));
+    worker.stop();
+    (void)worker.wait();
+  }
+  const std::int64_t finished = completed_runs(db, def.slug);
+  if (!done || finished != runs) {
+    ctx.report.add({.id = "d1", .name = "5-step DAG (DID NOT FINISH)", .value = 0, .unit = "tasks/s",
+                    .note = absl::StrFormat("%d of %d runs completed", finished, runs)});
+  } else {
+    const double secs = seconds_between(t0, *done);
+    ctx.report.add({.id = "d1",
+                    .name = absl::StrFormat("5-step DAG with a %d-element map: tasks", map_size),
+                    .value = static_cast<double>(tasks) / secs, .unit = "tasks/s", .throughput = true,
+                    .note = absl::StrFormat("%d runs x %d tasks in %.2f s; %s; %s", runs, map_size + 4, secs,
+                                            claim_note(counter), CpuMeter::per_task(cpu0, cpu1, tasks, secs))});
+    ctx.report.add({.id = "d2", .name = absl::StrFormat("5-step DAG with a %d-element map: runs", map_size),
+                    .value = static_cast<double>(runs) / secs, .unit = "runs/s", .note = backends});
+  }
+  drop_flow(db, def.slug);
+  vacuum_run_tables(db);
+}
+
+void run_map_scaling(BenchContext& ctx) {
+  const std::int64_t small = ctx.flags.scaled("map_small", 10);
+  const std::int64_t large = ctx.flags.scaled("map_large", 10);
+  const int repeats = static_cast<int>(std::max<std::int64_t>(1, ctx.flags.integer("map_small_repeats")));
+  progress(absl::StrFormat("f: root map of %d (x%d) and %d elements, hot worker", small, repeats, large));
+  Db db = Db::open(ctx.url);
+  const FlowDefinition def = renamed(map_flow(), unique_slug("bench_map"));
+  compile_flow(db, def);
+  absl::StatusOr<Client> client = Client::connect({.connection_string = ctx.url, .max_connections = 1});
+  if (!client.ok()) throw BenchError(absl::StrCat("Client::connect: ", client.status().message()));
+
+  TaskCounter counter;
+  EdgeWorker worker = start_worker(def, worker_config(ctx, 64, &counter));
+  const CpuMeter meter(db);
+  struct Timing {
+    double total_s = 0;
+    double start_flow_ms = 0;
+    std::string claims;
+  };
+  // Times one run of `n` elements from start_flow to its last task's completion.
+  auto one_run = [&](std::int64_t n) -> std::optional<Timing> {
+    std::vector<int> input(static_cast<size_t>(n));
+    std::iota(input.begin(), input.end(), 1);
+    const nlohmann::json json = input;
+    counter.reset(n);
+    const CpuSample cpu0 = meter.sample();
+    const auto t0 = Clock::now();
+    absl::StatusOr<RunState> run = client->start_flow(def.slug, json);
+    const auto started = Clock::now();
+    if (!run.ok()) throw BenchError(absl::StrCat("f: start_flow: ", run.status().message()));
+    std::optional<Clock::time_point> done = counter.wait(ctx.timeout);
+    const CpuSample cpu1 = meter.sample();
+    if (!done) return std::nullopt;
+    if (db.scalar("select status from pgflow.runs where run_id = $1::uuid", {run->run_id}) != "completed") {
+      return std::nullopt;
+    }
+    return Timing{seconds_between(t0, *done), millis_between(t0, started),
+                  claim_note(counter) + "; " + CpuMeter::per_task(cpu0, cpu1, n, seconds_between(t0, *done))};
+  };
+  (void)one_run(20);  // warm-up
+  std::vector<double> small_per_element;
+  std::vector<std::string> small_runs;
+  std::optional<Timing> small_timing, large_timing;
+  for (int i = 0; i < repeats; ++i) {
+    small_timing = one_run(small);
+    if (!small_timing) break;
+    small_per_element.push_back(small_timing->total_s * 1e6 / static_cast<double>(small));
+    small_runs.push_back(absl::StrFormat("%.2f s", small_timing->total_s));
+  }
+  if (small_timing) large_timing = one_run(large);
+  worker.stop();
+  (void)worker.wait();
+
+  if (!small_timing || !large_timing) {
+    ctx.report.add({.id = "f1", .name = "map scaling (DID NOT FINISH)", .value = 0, .unit = "us/elem"});
+    ctx.report.target({.target = "10k-element map: time per element within 1.5x of a 1k map", .met = false,
+                       .detail = "a map run did not finish within the timeout"});
+  } else {
+    const double small_us = median(small_per_element);
+    const double large_us = large_timing->total_s * 1e6 / static_cast<double>(large);
+    ctx.report.add({.id = "f1", .name = absl::StrFormat("root map, %d elements: time per element", small),
+                    .value = small_us, .unit = "us/elem",
+                    .note = absl::StrFormat("median of %d runs (%s); start_flow call %.1f ms; %s", repeats,
+                                            absl::StrJoin(small_runs, ", "), small_timing->start_flow_ms,
+                                            small_timing->claims)});
+    ctx.report.add({.id = "f2", .name = absl::StrFormat("root map, %d elements: time per element", large),
+                    .value = large_us, .unit = "us/elem",
+                    .note = absl::StrFormat("%.2f s in total; start_flow call %.1f ms; %s", large_timing->total_s,
+                                            large_timing->start_flow_ms, large_timing->claims)});
+    ctx.report.add({.id = "f3", .name = absl::StrFormat("root map, %d elements: tasks", large),
+                    .value = static_cast<double>(large) / large_timing->total_s, .unit = "tasks/s",
+                    .throughput = true});
+    const double ratio = large_us / small_us;
+    ctx.report.add({.id = "f4", .name = "map per-element time ratio large/small (target <= 1.5)", .value = ratio,
+                    .unit = "x"});
+    ctx.report.target({.target = "10k-element map: time per element within 1.5x of a 1k map",
+                       .met = ratio <= 1.5,
+                       .detail = absl::StrFormat("%.2fx (%.0f us/element at %d, %.0f us/element at %d)", ratio,
+                                                 large_us, large, small_us, small)});
+  }
+  drop_flow(db, def.slug);
+  vacuum_run_tables(db);
+}
+
+}  // namespace pgflow::bench
