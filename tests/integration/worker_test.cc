@@ -185,7 +185,7 @@ TEST_F(WorkerTest, ASlowHandlerPastItsTimeoutRunsOnceAndItsResultCounts) {
   auto slow = Flow<"wSlow", int>({.timeout = 3}).step<"slow">([&calls](int x, Context& ctx) {
     ++calls;
     // Longer than the step timeout (tuned to 1 s below) plus the claim margin (2 s).
-    std::this_thread::sleep_for(std::chrono::milliseconds(3500));
+    std::this_thread::sleep_for(std::chrono::milliseconds(5000));
     return x + static_cast<int>(ctx.deadline() > std::chrono::system_clock::time_point{});
   });
   WorkerConfig c = config();
