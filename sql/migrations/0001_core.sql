@@ -745,18 +745,21 @@ $$;
 create function pgflow._condition_input(p_run_id uuid, p_flow_slug text, p_step_slug text,
                                         p_deps_count int)
 returns jsonb
-language sql stable
+language plpgsql stable  -- plpgsql, not sql: its plans are cached (a hot path)
 set search_path = ''
 as $$
-  select case when p_deps_count = 0
-    then (select r.input from pgflow.runs r where r.run_id = p_run_id)
-    else coalesce((
-      select jsonb_object_agg(d.dep_slug, ds.output)
-      from pgflow.deps d
-      join pgflow.step_states ds on ds.run_id = p_run_id and ds.step_slug = d.dep_slug
-      where d.flow_slug = p_flow_slug and d.step_slug = p_step_slug and ds.status = 'completed'),
-      '{}'::jsonb)
-  end
+#variable_conflict use_column
+begin
+  if p_deps_count = 0 then
+    return (select r.input from pgflow.runs r where r.run_id = p_run_id);
+  end if;
+  return coalesce((
+    select jsonb_object_agg(d.dep_slug, ds.output)
+    from pgflow.deps d
+    join pgflow.step_states ds on ds.run_id = p_run_id and ds.step_slug = d.dep_slug
+    where d.flow_slug = p_flow_slug and d.step_slug = p_step_slug and ds.status = 'completed'),
+    '{}'::jsonb);
+end;
 $$;
 
 -- After parents completed or were skipped: their created children lose one pending
@@ -765,9 +768,11 @@ $$;
 create function pgflow._release_children(p_run_id uuid, p_flow_slug text, p_parents text[],
                                          p_map_tasks int, p_set_map_tasks boolean)
 returns void
-language sql volatile
+language plpgsql volatile  -- plpgsql, not sql: its plan is cached (a hot path)
 set search_path = ''
 as $$
+#variable_conflict use_column
+begin
   update pgflow.step_states c
   set remaining_deps = c.remaining_deps - x.n,
       initial_tasks = case when p_set_map_tasks and cs.step_type = 'map' then p_map_tasks
@@ -778,7 +783,8 @@ as $$
         group by d.step_slug) x,
        pgflow.steps cs
   where c.run_id = p_run_id and c.step_slug = x.step_slug and c.status = 'created'
-    and cs.flow_slug = p_flow_slug and cs.step_slug = x.step_slug
+    and cs.flow_slug = p_flow_slug and cs.step_slug = x.step_slug;
+end;
 $$;
 
 -- ===========================================================================================
@@ -1546,10 +1552,12 @@ $$;
 -- 2^attempts seconds), otherwise apply the step's when_exhausted mode.
 create function pgflow.fail_task(run_id uuid, step_slug text, task_index int, error_message text)
 returns setof pgflow.step_tasks
-language sql volatile
+language plpgsql volatile
 set search_path = ''
 as $$
-  select * from pgflow._fail_task(run_id, step_slug, task_index, error_message, false)
+begin
+  return query select * from pgflow._fail_task(run_id, step_slug, task_index, error_message, false);
+end;
 $$;
 
 -- ===========================================================================================

@@ -890,10 +890,12 @@ $$;
 -- become visible at once: a started step without start delay, a requeued task. Workers also
 -- poll at an interval, which covers delayed visibility (retry backoff, start_delay).
 create function pgflow._announce_work(p_queue_name text) returns void
-language sql volatile
+language plpgsql volatile
 set search_path = ''
 as $$
-  select pg_notify('pgflow_queue:' || p_queue_name, '')
+begin
+  perform pg_notify('pgflow_queue:' || p_queue_name, '');
+end;
 $$;
 
 create or replace function pgflow._archive_task_message(p_run_id uuid, p_step_slug text,
