@@ -1373,8 +1373,10 @@ begin
   select * into v_step from pgflow.steps s
   where s.flow_slug = v_run.flow_slug and s.step_slug = complete_task.step_slug;
 
-  -- A single step feeding a map whose size is still unknown must produce an array.
-  if v_step.step_type = 'single' then
+  -- A single step feeding a map whose size is still unknown must produce an array (checked
+  -- only for outputs that are not arrays: an array is always fine).
+  if v_step.step_type = 'single'
+     and (complete_task.output is null or jsonb_typeof(complete_task.output) <> 'array') then
     select c.step_slug into v_child
     from pgflow.deps d
     join pgflow.steps cs on cs.flow_slug = d.flow_slug and cs.step_slug = d.step_slug
@@ -1383,8 +1385,7 @@ begin
       and cs.step_type = 'map' and c.status = 'created' and c.initial_tasks is null
     order by cs.step_index
     limit 1;
-    if v_child is not null and (complete_task.output is null
-                                or jsonb_typeof(complete_task.output) <> 'array') then
+    if v_child is not null then
       v_type := coalesce(jsonb_typeof(complete_task.output), 'null');
       update pgflow.step_tasks t
       set status = 'failed', failed_at = now(), output = complete_task.output,
@@ -1416,12 +1417,12 @@ begin
     and t.task_index = v_task.task_index
   returning * into v_task;
 
-  update pgflow.step_states ss set remaining_tasks = ss.remaining_tasks - 1
-  where ss.run_id = v_run.run_id and ss.step_slug = complete_task.step_slug
-  returning * into v_state;
-
-  if v_state.remaining_tasks = 0 then
-    -- The step is done: a map's output is every task output in task_index order.
+  if v_state.remaining_tasks > 1 then
+    update pgflow.step_states ss set remaining_tasks = ss.remaining_tasks - 1
+    where ss.run_id = v_run.run_id and ss.step_slug = complete_task.step_slug;
+  else
+    -- The last task (the step state is locked, so no sibling can finish in between): the
+    -- step is done. A map's output is every task output in task_index order.
     v_output := case when v_step.step_type = 'map'
       then (select coalesce(jsonb_agg(t.output order by t.task_index), '[]'::jsonb)
             from pgflow.step_tasks t
@@ -1429,7 +1430,7 @@ begin
               and t.status = 'completed')
       else complete_task.output end;
     update pgflow.step_states ss
-    set status = 'completed', completed_at = now(), output = v_output
+    set remaining_tasks = 0, status = 'completed', completed_at = now(), output = v_output
     where ss.run_id = v_run.run_id and ss.step_slug = complete_task.step_slug
     returning * into v_state;
     perform pgflow._release_children(
