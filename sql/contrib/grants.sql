@@ -55,10 +55,9 @@
 --   DEFINER function of schema pgflow (and from pgmq.create) and grants it per role, so e.g.
 --   setup_requeue_stalled_tasks_cron stays the owner's.
 --
--- Supabase. When a schema `realtime` exists the core calls to_regprocedure('realtime.send(...)')
---   on every state change, which needs USAGE on that schema; the worker also needs EXECUTE on
---   realtime.send and INSERT on realtime.messages for its broadcasts. The script grants these
---   when it may, and warns with the statements to run otherwise.
+-- Supabase. When realtime.send exists the core calls it on every state change, which needs
+--   USAGE on schema realtime, EXECUTE on realtime.send and INSERT on realtime.messages. The
+--   script grants these when it may, and warns with the statements to run otherwise.
 --
 -- Everything is one DO block, so the script applies completely or not at all.
 do $grants$
