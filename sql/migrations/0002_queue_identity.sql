@@ -1129,9 +1129,16 @@ begin
   order by r.run_id
   for share;
 
-  execute format('select array_agg(q.msg_id), array_agg(q.message) from pgmq.%I q where q.msg_id = any($1)',
-                 'q_' || v_queue)
-  into v_body_ids, v_bodies using v_ids;
+  -- Bodies are judged only for messages without a task (foreign or unsupported work); the
+  -- usual batch has none, and then no dynamic statement is needed.
+  v_body_ids := array(select m.id from unnest(v_ids) as m(id)
+                      where not exists (select 1 from pgflow.step_tasks t
+                                        where t.queue_name = v_queue and t.message_id = m.id));
+  if cardinality(v_body_ids) > 0 then
+    execute format('select array_agg(q.msg_id), array_agg(q.message) from pgmq.%I q where q.msg_id = any($1)',
+                   'q_' || v_queue)
+    into v_body_ids, v_bodies using v_body_ids;
+  end if;
 
   -- 3. Classify the complete batch.
   select array_agg(row(
