@@ -17,9 +17,11 @@ as $$
                                                                  '\', '\\'), '''', '\'''));
 $$;
 
--- Waits (at most timeout_s seconds) until backend `pid` is sleeping in pg_sleep, i.e. a
--- read_with_poll there has started polling. Returns whether it got there.
-create or replace function pgflow_tests.wait_for_pg_sleep(pid integer, timeout_s integer default 10)
+-- Waits (at most timeout_s seconds) until backend `pid` waits on `wait_event_type` (and, when
+-- given, `wait_event`). Returns whether it got there. Tests use it to know that a second session
+-- has reached a blocking point before they go on.
+create or replace function pgflow_tests.wait_for_wait_event(
+  pid integer, wait_event_type text, wait_event text default null, timeout_s integer default 10)
 returns boolean
 language plpgsql
 set search_path = ''
@@ -31,7 +33,10 @@ begin
     -- pg_stat_activity is cached per transaction; drop the cache to see the current state.
     perform pg_catalog.pg_stat_clear_snapshot();
     if exists (select 1 from pg_catalog.pg_stat_activity a
-               where a.pid = wait_for_pg_sleep.pid and a.wait_event = 'PgSleep') then
+               where a.pid = wait_for_wait_event.pid
+                 and a.wait_event_type = wait_for_wait_event.wait_event_type
+                 and (wait_for_wait_event.wait_event is null
+                      or a.wait_event = wait_for_wait_event.wait_event)) then
       return true;
     end if;
     if pg_catalog.clock_timestamp() > give_up then
@@ -40,4 +45,22 @@ begin
     perform pg_catalog.pg_sleep(0.01);
   end loop;
 end;
+$$;
+
+-- Until backend `pid` sleeps in pg_sleep, i.e. a read_with_poll there has started polling.
+create or replace function pgflow_tests.wait_for_pg_sleep(pid integer, timeout_s integer default 10)
+returns boolean
+language sql
+set search_path = ''
+as $$
+  select pgflow_tests.wait_for_wait_event(pid, 'Timeout', 'PgSleep', timeout_s)
+$$;
+
+-- Until backend `pid` waits for a lock another session holds.
+create or replace function pgflow_tests.wait_for_lock(pid integer, timeout_s integer default 10)
+returns boolean
+language sql
+set search_path = ''
+as $$
+  select pgflow_tests.wait_for_wait_event(pid, 'Lock', null, timeout_s)
 $$;

@@ -5,22 +5,6 @@
 begin;
 select plan(12);
 
-create function pg_temp.wait_for_lock(p int) returns boolean language plpgsql as $$
-declare
-  give_up timestamptz := clock_timestamp() + interval '10 seconds';
-begin
-  loop
-    perform pg_stat_clear_snapshot();
-    if exists (select 1 from pg_stat_activity a where a.pid = p and a.wait_event_type = 'Lock') then
-      return true;
-    end if;
-    if clock_timestamp() > give_up then
-      return false;
-    end if;
-    perform pg_sleep(0.01);
-  end loop;
-end $$;
-
 -- Runs `first` in session a and `second` in session b, both in open transactions: b blocks
 -- behind a; a commits; returns b's error message (NULL if b succeeded), then b commits.
 create function pg_temp.race(first text, second text) returns text language plpgsql as $$
@@ -35,7 +19,7 @@ begin
   perform dblink_exec('b', 'begin');
   select pid into b_pid from dblink('b', 'select pg_backend_pid()') as t(pid int);
   perform dblink_send_query('b', second);
-  if not pg_temp.wait_for_lock(b_pid) then
+  if not pgflow_tests.wait_for_lock(b_pid) then
     raise exception 'session b did not block behind session a';
   end if;
   perform dblink_exec('a', 'commit');

@@ -5,22 +5,6 @@
 begin;
 select plan(6);
 
-create function pg_temp.wait_for_lock(p int) returns boolean language plpgsql as $$
-declare
-  give_up timestamptz := clock_timestamp() + interval '10 seconds';
-begin
-  loop
-    perform pg_stat_clear_snapshot();
-    if exists (select 1 from pg_stat_activity a where a.pid = p and a.wait_event_type = 'Lock') then
-      return true;
-    end if;
-    if clock_timestamp() > give_up then
-      return false;
-    end if;
-    perform pg_sleep(0.01);
-  end loop;
-end $$;
-
 select dblink_connect('setup', pgflow_tests.dblink_connstr());
 select dblink_exec('setup', $q$do $d$ begin
   perform pgflow.ensure_flow_compiled('f', jsonb_build_object('steps', jsonb_build_array(pgflow_tests.step_shape('a'))), pgflow.worker_protocol());
@@ -40,7 +24,7 @@ select is((select x from dblink('a', format($$select outcome from pgflow.claim_t
 select dblink_exec('b', 'begin');
 select pid as b_pid from dblink('b', 'select pg_backend_pid()') as t(pid int) \gset
 select dblink_send_query('b', format($$select outcome, coalesce(reason, '') from pgflow.claim_tasks('f', 'f', array[%s]::bigint[], '22222222-2222-2222-2222-222222222222')$$, :msg));
-select ok(pg_temp.wait_for_lock(:b_pid), 'worker 2''s claim of the same message waits for worker 1');
+select ok(pgflow_tests.wait_for_lock(:b_pid), 'worker 2''s claim of the same message waits for worker 1');
 select dblink_exec('a', 'commit');
 
 select results_eq($$select * from dblink_get_result('b') as t(outcome text, reason text)$$,

@@ -5,22 +5,6 @@
 begin;
 select plan(6);
 
-create function pg_temp.wait_for_lock(p int) returns boolean language plpgsql as $$
-declare
-  give_up timestamptz := clock_timestamp() + interval '10 seconds';
-begin
-  loop
-    perform pg_stat_clear_snapshot();
-    if exists (select 1 from pg_stat_activity a where a.pid = p and a.wait_event_type = 'Lock') then
-      return true;
-    end if;
-    if clock_timestamp() > give_up then
-      return false;
-    end if;
-    perform pg_sleep(0.01);
-  end loop;
-end $$;
-
 select dblink_connect('foreign', pgflow_tests.dblink_connstr());
 select dblink_connect('compiler', pgflow_tests.dblink_connstr());
 select dblink_exec('foreign', 'begin');
@@ -29,7 +13,7 @@ select dblink_exec('foreign', $q$do $d$ begin perform pgmq.create('raced'); perf
 select pid as compiler_pid from dblink('compiler', 'select pg_backend_pid()') as t(pid int) \gset
 select dblink_send_query('compiler', $$select pgflow.ensure_flow_compiled('raced',
   jsonb_build_object('steps', jsonb_build_array(pgflow_tests.step_shape('a'))), pgflow.worker_protocol())::text$$);
-select ok(pg_temp.wait_for_lock(:compiler_pid), 'the compiler passed its preflight and waits on the foreign queue');
+select ok(pgflow_tests.wait_for_lock(:compiler_pid), 'the compiler passed its preflight and waits on the foreign queue');
 
 select dblink_exec('foreign', 'commit');
 select is_empty($$select * from dblink_get_result('compiler', false) as t(x text)$$, 'the compilation returns no result');
