@@ -19,8 +19,8 @@
 -- order) and stall recovery (SKIP LOCKED, never waits while holding a task).
 --
 -- QUEUE ACCESS. Runtime functions reach PGMQ only through _archive_task_message,
--- _set_task_message_vt, _terminate_tasks and start_ready_steps, so the queue a task lives in
--- is decided in one place (0002 makes it the task's own queue_name snapshot).
+-- _set_task_message_vt, _terminate_tasks and start_ready_steps, so only these four decide which
+-- queue a task lives in (0002 replaces them to use the task's own queue_name snapshot).
 --
 -- EVENTS. Every state change is published with pg_notify on channel `pgflow_events` as a small
 -- JSON object {event, run_id, flow_slug, step_slug?, status} (never inputs, outputs or errors).
