@@ -70,11 +70,6 @@ void Reporter::finish() {
   ready_.notify_all();
 }
 
-size_t Reporter::pending() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return queue_.size();
-}
-
 void Reporter::run(const std::stop_token& give_up) {
   while (true) {
     std::vector<TaskResult> completions, failures;

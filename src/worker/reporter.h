@@ -44,8 +44,6 @@ class Reporter {
   void run(const std::stop_token& give_up);
   // No more results will be submitted; run() returns once the backlog is reported.
   void finish();
-  // Results waiting to be reported.
-  size_t pending() const;
   // Closes the connection (after run() returned).
   void close() { session_.reset(); }
 

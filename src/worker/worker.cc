@@ -526,9 +526,10 @@ void EdgeWorker::Impl::supervise() {
   heartbeat_stop_.request_stop();
   heartbeat_ = {};  // marks the worker stopped
   log_.info("worker stopped");
-  stopped_.store(true);
   {
+    // Under mu_, so a wait() checking stopped_ cannot miss the wake-up.
     std::lock_guard<std::mutex> lock(mu_);
+    stopped_.store(true);
   }
   changed_.notify_all();
 }
