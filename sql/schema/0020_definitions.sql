@@ -1,0 +1,74 @@
+-- Flow definitions: flows, their steps and the edges between steps. Immutable once written
+-- (a structural change is a new flow slug); only the opt_* columns are runtime-tunable.
+--
+-- Column order is the order the migrations added the columns (later columns at the end), so a
+-- database built from this directory and one built by the migrations are identical.
+
+-- One row per flow. flow_slug is the concrete identity; a plain flow's queue is lower(flow_slug).
+create table pgflow.flows (
+  flow_slug        text primary key,
+  opt_max_attempts int not null default 3,
+  opt_base_delay   int not null default 1,
+  opt_timeout      int not null default 60,
+  created_at       timestamptz not null default now(),
+  constraint slug_is_valid check (pgflow.is_valid_slug(flow_slug)),
+  constraint opt_max_attempts_is_nonnegative check (opt_max_attempts >= 0),
+  constraint opt_base_delay_is_nonnegative check (opt_base_delay >= 0),
+  constraint opt_timeout_is_positive check (opt_timeout > 0),
+  -- PGMQ queue names have at most 47 characters.
+  constraint flow_slug_fits_queue_name check (length(flow_slug) <= 47)
+);
+-- Slugs are unique ignoring case (the exact spelling is kept), atomically for every writer.
+create unique index flows_flow_slug_lower_key on pgflow.flows (lower(flow_slug));
+
+-- One row per step. step_index is the insertion order, a topological order. queue_name is the
+-- step's resolved route: the physical queue its tasks are sent to.
+create table pgflow.steps (
+  flow_slug               text not null references pgflow.flows (flow_slug),
+  step_slug               text not null,
+  step_type               text not null default 'single',
+  step_index              int not null default 0,
+  deps_count              int not null default 0 check (deps_count >= 0),
+  opt_max_attempts        int,
+  opt_base_delay          int,
+  opt_timeout             int,
+  opt_start_delay         int,
+  required_input_pattern  jsonb,
+  forbidden_input_pattern jsonb,
+  when_unmet              text not null default 'skip',
+  when_exhausted          text not null default 'fail',
+  created_at              timestamptz not null default now(),
+  queue_name              text not null,
+  primary key (flow_slug, step_slug),
+  unique (flow_slug, step_index),
+  check (pgflow.is_valid_slug(step_slug)),
+  check (step_type in ('single', 'map')),
+  constraint opt_max_attempts_is_nonnegative check (opt_max_attempts is null or opt_max_attempts >= 0),
+  constraint opt_base_delay_is_nonnegative check (opt_base_delay is null or opt_base_delay >= 0),
+  constraint opt_timeout_is_positive check (opt_timeout is null or opt_timeout > 0),
+  constraint opt_start_delay_is_nonnegative check (opt_start_delay is null or opt_start_delay >= 0),
+  constraint required_input_pattern_is_object check (
+    required_input_pattern is null or jsonb_typeof(required_input_pattern) = 'object'),
+  constraint forbidden_input_pattern_is_object check (
+    forbidden_input_pattern is null or jsonb_typeof(forbidden_input_pattern) = 'object'),
+  constraint when_unmet_is_valid check (when_unmet in ('fail', 'skip', 'skip-cascade')),
+  constraint when_exhausted_is_valid check (when_exhausted in ('fail', 'skip', 'skip-cascade')),
+  constraint queue_name_is_canonical
+    check (queue_name = lower(queue_name) and length(queue_name) between 1 and 47)
+);
+create index idx_steps_queue_name on pgflow.steps (queue_name);
+create unique index steps_step_slug_lower_key on pgflow.steps (flow_slug, lower(step_slug));
+
+-- One row per edge: step_slug depends on dep_slug.
+create table pgflow.deps (
+  flow_slug  text not null references pgflow.flows (flow_slug),
+  dep_slug   text not null,
+  step_slug  text not null,
+  created_at timestamptz not null default now(),
+  primary key (flow_slug, dep_slug, step_slug),
+  foreign key (flow_slug, dep_slug) references pgflow.steps (flow_slug, step_slug),
+  foreign key (flow_slug, step_slug) references pgflow.steps (flow_slug, step_slug),
+  check (dep_slug <> step_slug)
+);
+create index idx_deps_by_flow_step on pgflow.deps (flow_slug, step_slug);
+create index idx_deps_by_flow_dep on pgflow.deps (flow_slug, dep_slug);

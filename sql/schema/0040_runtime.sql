@@ -1,0 +1,119 @@
+-- Runtime state: runs, one step state per (run, step), one task per unit of work.
+--
+-- Column order is the order the migrations added the columns (later columns at the end).
+
+-- Run statuses: started -> completed | failed.
+create table pgflow.runs (
+  run_id          uuid primary key not null default gen_random_uuid(),
+  flow_slug       text not null references pgflow.flows (flow_slug),
+  status          text not null default 'started',
+  input           jsonb not null,
+  output          jsonb,
+  remaining_steps int not null default 0 check (remaining_steps >= 0),
+  started_at      timestamptz not null default now(),
+  completed_at    timestamptz,
+  failed_at       timestamptz,
+  constraint status_is_valid check (status in ('started', 'failed', 'completed')),
+  constraint completed_at_or_failed_at check (not (completed_at is not null and failed_at is not null)),
+  constraint completed_at_is_after_started_at check (completed_at is null or completed_at >= started_at),
+  constraint failed_at_is_after_started_at check (failed_at is null or failed_at >= started_at)
+);
+create index idx_runs_flow_slug on pgflow.runs (flow_slug);
+create index idx_runs_status on pgflow.runs (status);
+
+-- Step statuses: created -> started -> completed | failed | skipped (taskless steps go
+-- created -> completed; unmet conditions created -> skipped | failed).
+create table pgflow.step_states (
+  flow_slug       text not null references pgflow.flows (flow_slug),
+  run_id          uuid not null references pgflow.runs (run_id),
+  step_slug       text not null,
+  status          text not null default 'created',
+  remaining_tasks int,
+  initial_tasks   int check (initial_tasks >= 0),
+  remaining_deps  int not null default 0 check (remaining_deps >= 0),
+  output          jsonb,
+  error_message   text,
+  skip_reason     text,
+  created_at      timestamptz not null default now(),
+  started_at      timestamptz,
+  completed_at    timestamptz,
+  failed_at       timestamptz,
+  skipped_at      timestamptz,
+  primary key (run_id, step_slug),
+  foreign key (flow_slug, step_slug) references pgflow.steps (flow_slug, step_slug),
+  constraint status_is_valid check (status in ('created', 'started', 'completed', 'failed', 'skipped')),
+  constraint status_and_remaining_tasks_match check (status <> 'completed' or remaining_tasks = 0),
+  constraint remaining_tasks_state_consistency check (
+    remaining_tasks is null or status not in ('created', 'skipped')),
+  constraint initial_tasks_known_when_started check (status <> 'started' or initial_tasks is not null),
+  constraint output_only_for_completed_or_null check (output is null or status = 'completed'),
+  constraint skip_reason_matches_status check (
+    (status = 'skipped' and skip_reason is not null) or (status <> 'skipped' and skip_reason is null)),
+  constraint completed_at_or_failed_at_or_skipped_at check (
+    (case when completed_at is not null then 1 else 0 end
+     + case when failed_at is not null then 1 else 0 end
+     + case when skipped_at is not null then 1 else 0 end) <= 1),
+  constraint started_at_is_after_created_at check (started_at is null or started_at >= created_at),
+  constraint completed_at_is_after_started_at check (completed_at is null or completed_at >= started_at),
+  constraint failed_at_is_after_started_at check (failed_at is null or failed_at >= started_at),
+  constraint skipped_at_is_after_created_at check (skipped_at is null or skipped_at >= created_at)
+);
+create index idx_step_states_ready on pgflow.step_states (run_id, status, remaining_deps)
+  where status = 'created' and remaining_deps = 0;
+create index idx_step_states_failed on pgflow.step_states (run_id, step_slug) where status = 'failed';
+create index idx_step_states_skipped on pgflow.step_states (run_id, step_slug) where status = 'skipped';
+create index idx_step_states_flow_slug on pgflow.step_states (flow_slug);
+create index idx_step_states_run_id on pgflow.step_states (run_id);
+
+-- Task statuses: queued -> started -> completed | failed, back to queued on retry or stall
+-- recovery; skipped (its step was skipped) and cancelled (its run failed) are terminal too.
+-- (queue_name, message_id) is a queue-backed task's durable identity in PGMQ (message ids are
+-- queue-scoped); queue_name is a snapshot of the step's route taken when the task was created
+-- and never changes. message_id stays nullable.
+create table pgflow.step_tasks (
+  flow_slug              text not null references pgflow.flows (flow_slug),
+  run_id                 uuid not null references pgflow.runs (run_id),
+  step_slug              text not null,
+  message_id             bigint,
+  task_index             int not null default 0,
+  status                 text not null default 'queued',
+  attempts_count         int not null default 0,
+  error_message          text,
+  output                 jsonb,
+  queued_at              timestamptz not null default now(),
+  started_at             timestamptz,
+  completed_at           timestamptz,
+  failed_at              timestamptz,
+  last_worker_id         uuid references pgflow.workers (worker_id) on delete set null,
+  requeued_count         int not null default 0,
+  last_requeued_at       timestamptz,
+  permanently_stalled_at timestamptz,
+  queue_name             text not null,
+  constraint step_tasks_pkey primary key (run_id, step_slug, task_index),
+  foreign key (run_id, step_slug) references pgflow.step_states (run_id, step_slug),
+  constraint valid_status check (
+    status in ('queued', 'started', 'completed', 'failed', 'skipped', 'cancelled')),
+  constraint output_valid_only_for_completed check (
+    output is null or status in ('completed', 'failed')),
+  constraint attempts_count_nonnegative check (attempts_count >= 0),
+  constraint completed_at_or_failed_at check (not (completed_at is not null and failed_at is not null)),
+  constraint completed_at_is_after_queued_at check (completed_at is null or completed_at >= queued_at),
+  constraint failed_at_is_after_queued_at check (failed_at is null or failed_at >= queued_at),
+  constraint started_at_is_after_queued_at check (started_at is null or started_at >= queued_at),
+  constraint completed_at_is_after_started_at check (
+    completed_at is null or started_at is null or completed_at >= started_at),
+  constraint failed_at_is_after_started_at check (
+    failed_at is null or started_at is null or failed_at >= started_at),
+  constraint queue_name_is_canonical
+    check (queue_name = lower(queue_name) and length(queue_name) between 1 and 47)
+);
+create unique index step_tasks_queue_message_key on pgflow.step_tasks (queue_name, message_id)
+  where message_id is not null;
+create index idx_step_tasks_queued on pgflow.step_tasks (run_id, step_slug) where status = 'queued';
+create index idx_step_tasks_completed on pgflow.step_tasks (run_id, step_slug) where status = 'completed';
+create index idx_step_tasks_failed on pgflow.step_tasks (run_id, step_slug) where status = 'failed';
+create index idx_step_tasks_flow_run_step on pgflow.step_tasks (flow_slug, run_id, step_slug);
+create index idx_step_tasks_started on pgflow.step_tasks (started_at) where status = 'started';
+create index idx_step_tasks_queued_msg on pgflow.step_tasks (queue_name, message_id)
+  where status = 'queued';
+create index idx_step_tasks_last_worker on pgflow.step_tasks (last_worker_id) where status = 'started';

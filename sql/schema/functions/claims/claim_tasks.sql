@@ -1,0 +1,227 @@
+-- The queue-aware claim boundary: claims a batch of messages a worker read from `queue_name`
+-- for `flow_slug`, one pgflow.claim_record per message.
+--
+-- The worker's subscription (registered worker, queue on the flow's route) is validated
+-- first; then every message is looked up by (queue_name, message_id) and the complete batch is
+-- classified before anything changes. Without a fatal message, one transaction claims the
+-- eligible tasks (visible again after the step's effective timeout + 2 s), defers running ones,
+-- and archives finished or clearly foreign messages. With any fatal message - pgflow-shaped
+-- work whose task is missing or on another route - nothing is claimed or archived: the whole
+-- batch is made visible again, the worker's function is paused (pgflow.worker_functions), and
+-- the fatal outcome is returned (not raised, so the reset and the pause commit). A message is
+-- "clearly foreign" only when its body carries none of pgflow's address keys (flow_slug,
+-- run_id, step_slug, task_index); anything else without a matching task is fatal.
+-- Applications must not send messages to pgflow-owned queues.
+--
+-- Locks: runs FOR SHARE (run_id order) -> task rows -> queue rows.
+-- Called by: workers (one round trip with pgmq.read), start_tasks.
+create or replace function pgflow.claim_tasks(queue_name text, flow_slug text, msg_ids bigint[], worker_id uuid)
+returns setof pgflow.claim_record
+language plpgsql volatile
+set search_path = ''
+as $$
+#variable_conflict use_column
+declare
+  v_queue text := lower(claim_tasks.queue_name);
+  v_worker pgflow.workers;
+  v_ids bigint[] := array(select distinct i from unnest(msg_ids) i where i is not null order by i);
+  v_body_ids bigint[];
+  v_bodies jsonb[];
+  v_fatal int;
+  v_claim bigint[];
+  v_defer bigint[];
+  v_defer_offsets int[];
+  v_archive bigint[];
+  v_visible int;
+  v_items pgflow._claim_item[];
+begin
+  -- 1. The subscription, before judging any message.
+  select * into v_worker from pgflow.workers w where w.worker_id = claim_tasks.worker_id;
+  if not found then
+    raise exception 'Worker % is not registered (register_worker)', claim_tasks.worker_id
+      using errcode = 'no_data_found';
+  end if;
+  if v_worker.queue_name is distinct from v_queue then
+    raise exception 'Worker % is registered for queue "%", not "%"', claim_tasks.worker_id,
+      v_worker.queue_name, v_queue using errcode = 'invalid_parameter_value';
+  end if;
+  if not exists (select 1 from pgflow.flows f where f.flow_slug = claim_tasks.flow_slug) then
+    -- e.g. deleted while the worker polled
+    raise exception 'Flow "%" does not exist', claim_tasks.flow_slug using errcode = 'no_data_found';
+  end if;
+  if lower(claim_tasks.flow_slug) <> v_queue then
+    raise exception 'Queue "%" is not on the route of flow "%"', v_queue, claim_tasks.flow_slug
+      using errcode = 'invalid_parameter_value';
+  end if;
+  if cardinality(v_ids) = 0 then
+    return;
+  end if;
+
+  -- 2. Lock order: the runs behind the batch (shared, run_id order), then tasks, then messages.
+  -- (One index probe per message id: a plan that scans the queue's tasks and filters by id
+  -- would read every task the queue ever had.)
+  perform 1 from pgflow.runs r
+  where r.run_id in (select t.run_id
+                     from unnest(v_ids) as m(id)
+                     cross join lateral (select t.run_id from pgflow.step_tasks t
+                                         where t.queue_name = v_queue and t.message_id = m.id
+                                         limit 1) t)
+  order by r.run_id
+  for share;
+
+  -- Bodies are judged only for messages without a task (foreign or unsupported work); the
+  -- usual batch has none, and then no dynamic statement is needed.
+  v_body_ids := array(select m.id from unnest(v_ids) as m(id)
+                      where not exists (select 1 from pgflow.step_tasks t
+                                        where t.queue_name = v_queue and t.message_id = m.id));
+  if cardinality(v_body_ids) > 0 then
+    execute format('select array_agg(q.msg_id), array_agg(q.message) from pgmq.%I q where q.msg_id = any($1)',
+                   'q_' || v_queue)
+    into v_body_ids, v_bodies using v_body_ids;
+  end if;
+
+  -- 3. Classify the complete batch.
+  select array_agg(row(
+    m.id,
+    case
+      when t.run_id is not null and t.flow_slug <> claim_tasks.flow_slug then 'fatal'
+      when t.status = 'queued' and r.status = 'started' and ss.status = 'started' then 'claim'
+      when t.status = 'queued' then 'fatal'
+      when t.status = 'started' then 'defer'
+      when t.run_id is not null then 'archive'
+      when b.msg_id is null then 'gone'
+      when jsonb_typeof(b.message) = 'object'
+           and b.message ?| array['flow_slug', 'run_id', 'step_slug', 'task_index'] then 'fatal'
+      else 'archive'
+    end,
+    case
+      when t.run_id is not null and t.flow_slug <> claim_tasks.flow_slug
+        then format('its task belongs to flow "%s", not to this worker''s flow', t.flow_slug)
+      when t.status = 'queued' and r.status = 'started' and ss.status = 'started' then null
+      when t.status = 'queued'
+        then format('its task is queued but its run is %s and its step %s (inconsistent state)', r.status, ss.status)
+      when t.status = 'started' then 'its task is already running'
+      when t.run_id is not null then format('its task is %s', t.status)
+      when b.msg_id is null then 'no such message'
+      when jsonb_typeof(b.message) = 'object'
+           and b.message ?| array['flow_slug', 'run_id', 'step_slug', 'task_index']
+        then 'it looks like pgflow work but no task has this (queue, message id)'
+      else 'foreign message without a pgflow task address'
+    end,
+    t.run_id, t.step_slug, t.task_index,
+    t.started_at + make_interval(secs => coalesce(s.opt_timeout, f.opt_timeout) + 30)
+  )::pgflow._claim_item order by m.id)
+  into v_items
+  from unnest(v_ids) as m(id)
+  left join lateral (select t.* from pgflow.step_tasks t
+                     where t.queue_name = v_queue and t.message_id = m.id limit 1) t on true
+  left join pgflow.runs r on r.run_id = t.run_id
+  left join pgflow.step_states ss on ss.run_id = t.run_id and ss.step_slug = t.step_slug
+  left join pgflow.steps s on s.flow_slug = t.flow_slug and s.step_slug = t.step_slug
+  left join pgflow.flows f on f.flow_slug = t.flow_slug
+  left join unnest(v_body_ids, v_bodies) as b(msg_id, message) on b.msg_id = m.id;
+
+  select count(*) into v_fatal from unnest(v_items) c where c.class = 'fatal';
+
+  -- 4a. A fatal batch: reset visibility of every message read, pause the worker's function,
+  --     change nothing else, and say so.
+  if v_fatal > 0 then
+    perform pgflow.set_vt_batch(v_queue, v_ids, array_fill(0, array[cardinality(v_ids)]));
+    update pgflow.worker_functions w
+    set paused_at = clock_timestamp(),
+        pause_reason = format('fatal claim on queue "%s": unsupported message(s) %s', v_queue,
+          (select string_agg(c.msg_id::text, ', ' order by c.msg_id)
+           from unnest(v_items) c where c.class = 'fatal')),
+        updated_at = clock_timestamp()
+    where w.function_name = v_worker.function_name;
+    return query
+    select case when c.class = 'fatal' then 'fatal' else 'reset' end, v_queue, c.msg_id,
+           null::text, null::uuid, null::text, null::int, null::int, null::jsonb, null::jsonb,
+           c.reason, null::int
+    from unnest(v_items) c order by c.msg_id;
+    return;
+  end if;
+
+  -- 4b. Claim the eligible tasks (only rows this call changes are the worker's).
+  with claimed as (
+    update pgflow.step_tasks t
+    -- greatest(): a task committed after this transaction began is queued "later" than now().
+    set status = 'started', attempts_count = t.attempts_count + 1,
+        started_at = greatest(now(), t.queued_at),
+        last_worker_id = claim_tasks.worker_id
+    from unnest(v_items) c
+    where c.class = 'claim' and t.run_id = c.run_id and t.step_slug = c.step_slug
+      and t.task_index = c.task_index and t.status = 'queued'
+    returning t.message_id)
+  select array_agg(x.message_id order by x.message_id) into v_claim from claimed x;
+  v_items := array(
+    select case when c.class = 'claim' and not c.msg_id = any(coalesce(v_claim, '{}'))
+             then row(c.msg_id, 'taken', 'claimed by another worker meanwhile', c.run_id,
+                      c.step_slug, c.task_index, c.deadline)::pgflow._claim_item
+             else c end
+    from unnest(v_items) c order by c.msg_id);
+
+  if v_claim is not null then
+    select count(*) into v_visible
+    from pgflow.set_vt_batch(v_queue, v_claim, array(
+      select coalesce(s.opt_timeout, f.opt_timeout) + 2
+      from unnest(v_claim) with ordinality as k(id, n)
+      join unnest(v_items) c on c.msg_id = k.id
+      join pgflow.steps s on s.flow_slug = claim_tasks.flow_slug and s.step_slug = c.step_slug
+      join pgflow.flows f on f.flow_slug = claim_tasks.flow_slug
+      order by k.n));
+    if v_visible <> cardinality(v_claim) then
+      raise exception 'claim_tasks(): visibility updated % of % claimed messages',
+        v_visible, cardinality(v_claim);
+    end if;
+  end if;
+
+  -- 4c. Defer running tasks to their recovery deadline (not a fresh timeout per read).
+  select array_agg(c.msg_id order by c.msg_id),
+         array_agg(greatest(ceil(extract(epoch from c.deadline - clock_timestamp()))::int, 5)
+                   order by c.msg_id)
+  into v_defer, v_defer_offsets
+  from unnest(v_items) c where c.class = 'defer';
+  if v_defer is not null then
+    perform pgflow.set_vt_batch(v_queue, v_defer, v_defer_offsets);
+  end if;
+
+  -- 4d. Archive messages of finished tasks and clearly foreign messages.
+  select array_agg(c.msg_id order by c.msg_id) into v_archive
+  from unnest(v_items) c where c.class = 'archive';
+  if v_archive is not null then
+    perform pgmq.archive(v_queue, v_archive);
+  end if;
+
+  return query
+  select case c.class when 'claim' then 'claimed' when 'defer' then 'deferred'
+                      when 'archive' then 'archived' else c.class end,
+         v_queue, c.msg_id, t.flow_slug, t.run_id, t.step_slug, t.task_index,
+         case when c.class = 'claim' then t.attempts_count end,
+         case when c.class <> 'claim' then null
+           when s.step_type = 'map' and s.deps_count = 0 then r.input -> t.task_index
+           when s.step_type = 'map' then (
+             select ds.output -> t.task_index
+             from pgflow.deps d
+             join pgflow.step_states ds on ds.run_id = t.run_id and ds.step_slug = d.dep_slug
+             where d.flow_slug = t.flow_slug and d.step_slug = t.step_slug)
+           when s.deps_count = 0 then '{}'::jsonb
+           else coalesce((
+             select jsonb_object_agg(d.dep_slug, ds.output)
+             from pgflow.deps d
+             join pgflow.step_states ds on ds.run_id = t.run_id and ds.step_slug = d.dep_slug
+             where d.flow_slug = t.flow_slug and d.step_slug = t.step_slug
+               and ds.status = 'completed'), '{}'::jsonb)
+         end,
+         case when c.class = 'claim' and s.step_type = 'single' and s.deps_count = 0 then r.input end,
+         c.reason,
+         case when c.class = 'claim' then coalesce(s.opt_timeout, f.opt_timeout) end
+  from unnest(v_items) c
+  left join pgflow.step_tasks t on t.run_id = c.run_id and t.step_slug = c.step_slug
+                               and t.task_index = c.task_index
+  left join pgflow.steps s on s.flow_slug = t.flow_slug and s.step_slug = t.step_slug
+  left join pgflow.flows f on f.flow_slug = t.flow_slug
+  left join pgflow.runs r on r.run_id = t.run_id
+  order by c.msg_id;
+end;
+$$;

@@ -1,0 +1,36 @@
+-- Rejects a malformed shape with an error that names the problem, before anything is written.
+-- Called by: ensure_flow_compiled, _preflight_flow_shape.
+create or replace function pgflow._validate_flow_shape(p_shape jsonb) returns void
+language plpgsql immutable
+set search_path = ''
+as $$
+#variable_conflict use_column
+declare
+  v_step jsonb;
+  i int := 0;
+begin
+  if jsonb_typeof(p_shape) is distinct from 'object' or jsonb_typeof(p_shape->'steps') is distinct from 'array' then
+    raise exception 'Invalid flow shape: expected an object with a "steps" array'
+      using errcode = 'invalid_parameter_value';
+  end if;
+  if p_shape ? 'options' and jsonb_typeof(p_shape->'options') is distinct from 'object' then
+    raise exception 'Invalid flow shape: "options" must be an object' using errcode = 'invalid_parameter_value';
+  end if;
+  for v_step in select e from jsonb_array_elements(p_shape->'steps') e loop
+    if jsonb_typeof(v_step) is distinct from 'object'
+       or jsonb_typeof(v_step->'slug') is distinct from 'string'
+       or jsonb_typeof(v_step->'stepType') is distinct from 'string'
+       or jsonb_typeof(v_step->'dependencies') is distinct from 'array'
+       or jsonb_typeof(v_step->'whenUnmet') is distinct from 'string'
+       or jsonb_typeof(v_step->'whenExhausted') is distinct from 'string'
+       or jsonb_typeof(v_step->'requiredInputPattern') is distinct from 'object'
+       or jsonb_typeof(v_step->'forbiddenInputPattern') is distinct from 'object' then
+      raise exception 'Invalid flow shape: step at index % needs string "slug", "stepType", '
+        '"whenUnmet" and "whenExhausted", array "dependencies" and object '
+        '"requiredInputPattern"/"forbiddenInputPattern"', i
+        using errcode = 'invalid_parameter_value';
+    end if;
+    i := i + 1;
+  end loop;
+end;
+$$;

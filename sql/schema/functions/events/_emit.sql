@@ -1,0 +1,29 @@
+-- Publishes one state change. `payload` is upstream's broadcast payload (it carries
+-- event_type, run_id, status and, for step events, step_slug); `event` is upstream's event
+-- name (run:<kind> or step:<slug>:<kind>). The pg_notify copy on channel pgflow_events keeps
+-- only ids, slugs and status, so it stays far below NOTIFY's 8000-byte limit and never carries
+-- data. When realtime.send(jsonb, text, text, boolean) exists (Supabase), the upstream
+-- broadcast goes out too, on topic pgflow:run:<run_id>.
+-- Called by: every function that changes a run's or a step's status.
+create or replace function pgflow._emit(payload jsonb, event text, flow_slug text) returns void
+language plpgsql volatile
+set search_path = ''
+as $$
+#variable_conflict use_column
+begin
+  perform pg_notify('pgflow_events', jsonb_strip_nulls(jsonb_build_object(
+    'event', payload->>'event_type',
+    'run_id', payload->>'run_id',
+    'flow_slug', flow_slug,
+    'step_slug', payload->>'step_slug',
+    'status', payload->>'status'))::text);
+  -- Looked up in the catalog: to_regprocedure() would raise for a caller without USAGE on
+  -- schema realtime instead of answering.
+  if exists (select 1 from pg_catalog.pg_proc p
+             join pg_catalog.pg_namespace n on n.oid = p.pronamespace
+             where n.nspname = 'realtime' and p.proname = 'send'
+               and p.proargtypes = '3802 25 25 16'::pg_catalog.oidvector) then
+    perform realtime.send(payload, event, 'pgflow:run:' || (payload->>'run_id'), false);
+  end if;
+end;
+$$;

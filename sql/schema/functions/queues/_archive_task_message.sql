@@ -1,0 +1,22 @@
+-- Archives one task's message (if it has one) in the task's queue snapshot. Idempotent.
+-- Locks: the caller holds the task's run; the queue row last (lock order position 5).
+-- Called by: complete_task, _fail_task.
+create or replace function pgflow._archive_task_message(p_run_id uuid, p_step_slug text,
+                                                        p_task_index int)
+returns void
+language plpgsql volatile
+set search_path = ''
+as $$
+#variable_conflict use_column
+declare
+  v_queue text;
+  v_msg bigint;
+begin
+  select t.queue_name, t.message_id into v_queue, v_msg
+  from pgflow.step_tasks t
+  where t.run_id = p_run_id and t.step_slug = p_step_slug and t.task_index = p_task_index;
+  if v_msg is not null then
+    perform pgmq.archive(v_queue, v_msg);
+  end if;
+end;
+$$;

@@ -1,0 +1,28 @@
+-- Fails a started run: status, run:failed event, and every unfinished task cancelled (their
+-- messages archived).
+-- Locks: the caller holds the run.
+-- Called by: cascade_resolve_conditions (a `fail` condition), complete_task (type violation),
+-- _fail_task (when_exhausted fail).
+create or replace function pgflow._fail_run(p_run_id uuid, p_error_message text) returns void
+language plpgsql volatile
+set search_path = ''
+as $$
+#variable_conflict use_column
+declare
+  v_run pgflow.runs;
+begin
+  update pgflow.runs r set status = 'failed', failed_at = now()
+  where r.run_id = p_run_id and r.status = 'started'
+  returning * into v_run;
+  if not found then
+    return;
+  end if;
+  perform pgflow._emit(
+    jsonb_build_object('event_type', 'run:failed', 'run_id', v_run.run_id, 'flow_slug', v_run.flow_slug,
+                       'status', 'failed', 'failed_at', v_run.failed_at)
+      || case when p_error_message is null then '{}'::jsonb
+              else jsonb_build_object('error_message', p_error_message) end,
+    'run:failed', v_run.flow_slug);
+  perform pgflow._terminate_tasks(p_run_id, null, 'cancelled');
+end;
+$$;

@@ -1,0 +1,13 @@
+-- Reports a handler failure: retry with backoff while attempts remain (base_delay *
+-- 2^attempts seconds), otherwise apply the step's when_exhausted mode.
+-- Locks: see _fail_task.
+-- Called by: workers (the reporter); SQL users.
+create or replace function pgflow.fail_task(run_id uuid, step_slug text, task_index int, error_message text)
+returns setof pgflow.step_tasks
+language plpgsql volatile
+set search_path = ''
+as $$
+begin
+  return query select * from pgflow._fail_task(run_id, step_slug, task_index, error_message, false);
+end;
+$$;

@@ -1,0 +1,22 @@
+-- {"run": <runs row>, "steps": [<step_states rows in step order>]}, or NULL for an unknown run.
+-- SECURITY DEFINER (upstream's client calls it through RPC): only granted roles may call it.
+-- Locks: none (reads).
+-- Called by: start_flow_with_states, Client::get_run / wait_for_run; upstream clients.
+create or replace function pgflow.get_run_with_states(run_id uuid) returns jsonb
+language sql stable security definer
+set search_path = ''
+as $$
+  select jsonb_build_object(
+    'run', to_jsonb(r),
+    'steps', coalesce((
+      select jsonb_agg(to_jsonb(ss) order by s.step_index)
+      from pgflow.step_states ss
+      join pgflow.steps s on s.flow_slug = ss.flow_slug and s.step_slug = ss.step_slug
+      where ss.run_id = r.run_id), '[]'::jsonb))
+  from pgflow.runs r
+  where r.run_id = get_run_with_states.run_id
+$$;
+
+-- SECURITY DEFINER: runs as the schema owner, so nobody calls it unless granted
+-- (sql/contrib/grants.sql grants the worker and starter roles what they need).
+revoke execute on function pgflow.get_run_with_states(uuid) from public;

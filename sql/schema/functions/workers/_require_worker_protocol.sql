@@ -1,0 +1,18 @@
+-- Raises the protocol error unless `p_protocol` is the one this database speaks; the message
+-- says whether the worker or the database needs upgrading.
+-- Called by: ensure_flow_compiled, register_worker, track_worker_function, _workers_require_protocol.
+create or replace function pgflow._require_worker_protocol(p_protocol int) returns void
+language plpgsql immutable
+set search_path = ''
+as $$
+begin
+  if p_protocol is distinct from pgflow.worker_protocol() then
+    raise exception 'pgflow: worker protocol % is not supported by this database (it speaks protocol %): %',
+      coalesce(p_protocol::text, 'none'), pgflow.worker_protocol(),
+      case when coalesce(p_protocol, 0) < pgflow.worker_protocol()
+           then 'upgrade the worker (workers of pgflow 0.16.0 and older cannot run against queue identity)'
+           else 'upgrade the database with `pgflow migrate`' end
+      using errcode = 'feature_not_supported';
+  end if;
+end;
+$$;

@@ -1,0 +1,44 @@
+-- Registers a protocol-2 worker for one flow on one queue, after compilation. Refuses a
+-- worker function paused by a fatal claim (see resume_worker_function) and a queue that is not
+-- on the flow's route.
+-- Locks: the worker_functions row (upsert).
+-- Called by: EdgeWorker startup.
+create or replace function pgflow.register_worker(worker_id uuid, function_name text, flow_slug text,
+                                       queue_name text, worker_protocol int)
+returns pgflow.workers
+language plpgsql volatile
+set search_path = ''
+as $$
+#variable_conflict use_column
+declare
+  v_function pgflow.worker_functions;
+  v_worker pgflow.workers;
+begin
+  perform pgflow._require_worker_protocol(worker_protocol);
+  if not exists (select 1 from pgflow.flows f where f.flow_slug = register_worker.flow_slug) then
+    raise exception 'Flow "%" does not exist; compile it first (ensure_flow_compiled)',
+      register_worker.flow_slug using errcode = 'no_data_found';
+  end if;
+  if register_worker.queue_name is distinct from lower(register_worker.flow_slug) then
+    raise exception 'Queue "%" is not on the route of flow "%" (its queue is "%")',
+      register_worker.queue_name, register_worker.flow_slug, lower(register_worker.flow_slug)
+      using errcode = 'invalid_parameter_value';
+  end if;
+
+  insert into pgflow.worker_functions (function_name, updated_at)
+  values (register_worker.function_name, clock_timestamp())
+  on conflict (function_name) do update set updated_at = clock_timestamp()
+  returning * into v_function;
+  if v_function.paused_at is not null then
+    raise exception 'Worker function "%" is paused since % (%); fix the cause, then run: select pgflow.resume_worker_function(''%'');',
+      v_function.function_name, v_function.paused_at, v_function.pause_reason, v_function.function_name
+      using errcode = 'object_not_in_prerequisite_state';
+  end if;
+
+  insert into pgflow.workers (worker_id, queue_name, function_name, protocol)
+  values (register_worker.worker_id, register_worker.queue_name, register_worker.function_name,
+          register_worker.worker_protocol)
+  returning * into v_worker;
+  return v_worker;
+end;
+$$;

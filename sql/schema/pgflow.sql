@@ -1,0 +1,81 @@
+-- The pgflow SQL core as it is now, in build order: `psql -f sql/schema/pgflow.sql` on a
+-- database that has PGMQ builds exactly what applying every migration in sql/migrations/
+-- builds (scripts/sql-schema check proves it; sql/README.md says how to change the core).
+--
+-- Function bodies are not checked at creation (as in pg_dump output), so the functions can be
+-- listed by concern rather than by call order. Only the slug rules come before the tables:
+-- their check constraints call them.
+\set ON_ERROR_STOP on
+set check_function_bodies = off;
+set client_min_messages = warning;
+
+\ir 0010_schema.sql
+\ir functions/definitions/_slug_problem.sql
+\ir functions/definitions/is_valid_slug.sql
+\ir 0020_definitions.sql
+\ir 0030_workers.sql
+\ir 0040_runtime.sql
+\ir 0050_types.sql
+
+-- Definitions: building, comparing, compiling and deleting flows.
+\ir functions/definitions/is_local.sql
+\ir functions/definitions/_lock_flow_definition.sql
+\ir functions/definitions/create_flow.sql
+\ir functions/definitions/add_step.sql
+\ir functions/definitions/_get_flow_shape.sql
+\ir functions/definitions/_sorted_text_array.sql
+\ir functions/definitions/_compare_flow_shapes.sql
+\ir functions/definitions/_validate_flow_shape.sql
+\ir functions/definitions/_preflight_flow_shape.sql
+\ir functions/definitions/_create_flow_from_shape.sql
+\ir functions/definitions/delete_flow_and_data.sql
+\ir functions/definitions/ensure_flow_compiled.sql
+
+-- Queues: provisioning and every PGMQ operation on a task's message.
+\ir functions/queues/_queue_meta_name.sql
+\ir functions/queues/_provision_flow_queue.sql
+\ir functions/queues/_announce_work.sql
+\ir functions/queues/_archive_task_message.sql
+\ir functions/queues/_set_task_message_vt.sql
+\ir functions/queues/_terminate_tasks.sql
+\ir functions/queues/set_vt_batch.sql
+
+-- Events.
+\ir functions/events/_emit.sql
+
+-- Runtime: starting runs, moving them forward, results.
+\ir functions/runtime/start_flow.sql
+\ir functions/runtime/start_flow_with_states.sql
+\ir functions/runtime/get_run_with_states.sql
+\ir functions/runtime/_advance_run.sql
+\ir functions/runtime/start_ready_steps.sql
+\ir functions/runtime/cascade_resolve_conditions.sql
+\ir functions/runtime/cascade_complete_taskless_steps.sql
+\ir functions/runtime/_cascade_force_skip_steps.sql
+\ir functions/runtime/_condition_input.sql
+\ir functions/runtime/_release_children.sql
+\ir functions/runtime/maybe_complete_run.sql
+\ir functions/runtime/_fail_run.sql
+\ir functions/runtime/complete_task.sql
+\ir functions/runtime/fail_task.sql
+\ir functions/runtime/_fail_task.sql
+\ir functions/runtime/calculate_retry_delay.sql
+
+-- Claims: the queue-aware claim boundary.
+\ir functions/claims/claim_tasks.sql
+\ir functions/claims/start_tasks.sql
+\ir functions/claims/poll_for_tasks.sql
+
+-- Workers: the startup handshake, registration, heartbeats.
+\ir functions/workers/worker_protocol.sql
+\ir functions/workers/_require_worker_protocol.sql
+\ir functions/workers/track_worker_function.sql
+\ir functions/workers/_workers_require_protocol.sql
+\ir functions/workers/register_worker.sql
+\ir functions/workers/worker_heartbeat.sql
+\ir functions/workers/resume_worker_function.sql
+\ir functions/workers/mark_worker_stopped.sql
+
+-- Maintenance: stall recovery.
+\ir functions/maintenance/requeue_stalled_tasks.sql
+\ir functions/maintenance/setup_requeue_stalled_tasks_cron.sql
