@@ -42,6 +42,9 @@ set client_min_messages = warning;
 
 -- Events.
 \ir functions/events/_emit.sql
+\ir functions/events/_emit_run_event.sql
+\ir functions/events/_emit_step_event.sql
+\ir functions/events/_emit_step_events.sql
 
 -- Runtime: starting runs, moving them forward, results.
 \ir functions/runtime/start_flow.sql
@@ -57,12 +60,15 @@ set client_min_messages = warning;
 \ir functions/runtime/maybe_complete_run.sql
 \ir functions/runtime/_fail_run.sql
 \ir functions/runtime/complete_task.sql
+\ir functions/runtime/_fail_type_violation.sql
 \ir functions/runtime/fail_task.sql
 \ir functions/runtime/_fail_task.sql
 \ir functions/runtime/calculate_retry_delay.sql
 
 -- Claims: the queue-aware claim boundary.
 \ir functions/claims/claim_tasks.sql
+\ir functions/claims/_classify_claim_batch.sql
+\ir functions/claims/_refuse_claim_batch.sql
 \ir functions/claims/start_tasks.sql
 \ir functions/claims/poll_for_tasks.sql
 

@@ -842,7 +842,7 @@ TEST_F(Upgrade0002, FreshInstallAndUpgradedPopulatedDatabaseHaveIdenticalSchemas
 }
 
 TEST_F(Upgrade0002, MigrationWithoutItsMigrationOnlySectionsGivesTheSameSchemaOnAnEmpty0001Database) {
-  ASSERT_NO_FATAL_FAILURE(create_database(std::nullopt));
+  ASSERT_NO_FATAL_FAILURE(create_database(2));
   const std::string fresh = dump(DumpKind::kPgflowSchema);
 
   int sections = 0, statements = 0;

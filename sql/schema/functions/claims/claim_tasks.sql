@@ -13,6 +13,9 @@
 -- run_id, step_slug, task_index); anything else without a matching task is fatal.
 -- Applications must not send messages to pgflow-owned queues.
 --
+-- Steps: 1. the subscription; 2. classify the batch (_classify_claim_batch); 3a. a fatal batch:
+-- reset, pause, report (_refuse_claim_batch); 3b. claim, 3c. defer, 3d. archive; 4. one row per
+-- message.
 -- Locks: runs FOR SHARE (run_id order) -> task rows -> queue rows.
 -- Called by: workers (one round trip with pgmq.read), start_tasks.
 create or replace function pgflow.claim_tasks(queue_name text, flow_slug text, msg_ids bigint[], worker_id uuid)
@@ -25,15 +28,12 @@ declare
   v_queue text := lower(claim_tasks.queue_name);
   v_worker pgflow.workers;
   v_ids bigint[] := array(select distinct i from unnest(msg_ids) i where i is not null order by i);
-  v_body_ids bigint[];
-  v_bodies jsonb[];
-  v_fatal int;
+  v_items pgflow._claim_item[];
   v_claim bigint[];
   v_defer bigint[];
   v_defer_offsets int[];
   v_archive bigint[];
   v_visible int;
-  v_items pgflow._claim_item[];
 begin
   -- 1. The subscription, before judging any message.
   select * into v_worker from pgflow.workers w where w.worker_id = claim_tasks.worker_id;
@@ -57,92 +57,16 @@ begin
     return;
   end if;
 
-  -- 2. Lock order: the runs behind the batch (shared, run_id order), then tasks, then messages.
-  -- (One index probe per message id: a plan that scans the queue's tasks and filters by id
-  -- would read every task the queue ever had.)
-  perform 1 from pgflow.runs r
-  where r.run_id in (select t.run_id
-                     from unnest(v_ids) as m(id)
-                     cross join lateral (select t.run_id from pgflow.step_tasks t
-                                         where t.queue_name = v_queue and t.message_id = m.id
-                                         limit 1) t)
-  order by r.run_id
-  for share;
+  -- 2. The complete batch, classified before anything changes (locks the runs behind it).
+  v_items := pgflow._classify_claim_batch(v_queue, claim_tasks.flow_slug, v_ids);
 
-  -- Bodies are judged only for messages without a task (foreign or unsupported work); the
-  -- usual batch has none, and then no dynamic statement is needed.
-  v_body_ids := array(select m.id from unnest(v_ids) as m(id)
-                      where not exists (select 1 from pgflow.step_tasks t
-                                        where t.queue_name = v_queue and t.message_id = m.id));
-  if cardinality(v_body_ids) > 0 then
-    execute format('select array_agg(q.msg_id), array_agg(q.message) from pgmq.%I q where q.msg_id = any($1)',
-                   'q_' || v_queue)
-    into v_body_ids, v_bodies using v_body_ids;
-  end if;
-
-  -- 3. Classify the complete batch.
-  select array_agg(row(
-    m.id,
-    case
-      when t.run_id is not null and t.flow_slug <> claim_tasks.flow_slug then 'fatal'
-      when t.status = 'queued' and r.status = 'started' and ss.status = 'started' then 'claim'
-      when t.status = 'queued' then 'fatal'
-      when t.status = 'started' then 'defer'
-      when t.run_id is not null then 'archive'
-      when b.msg_id is null then 'gone'
-      when jsonb_typeof(b.message) = 'object'
-           and b.message ?| array['flow_slug', 'run_id', 'step_slug', 'task_index'] then 'fatal'
-      else 'archive'
-    end,
-    case
-      when t.run_id is not null and t.flow_slug <> claim_tasks.flow_slug
-        then format('its task belongs to flow "%s", not to this worker''s flow', t.flow_slug)
-      when t.status = 'queued' and r.status = 'started' and ss.status = 'started' then null
-      when t.status = 'queued'
-        then format('its task is queued but its run is %s and its step %s (inconsistent state)', r.status, ss.status)
-      when t.status = 'started' then 'its task is already running'
-      when t.run_id is not null then format('its task is %s', t.status)
-      when b.msg_id is null then 'no such message'
-      when jsonb_typeof(b.message) = 'object'
-           and b.message ?| array['flow_slug', 'run_id', 'step_slug', 'task_index']
-        then 'it looks like pgflow work but no task has this (queue, message id)'
-      else 'foreign message without a pgflow task address'
-    end,
-    t.run_id, t.step_slug, t.task_index,
-    t.started_at + make_interval(secs => coalesce(s.opt_timeout, f.opt_timeout) + 30)
-  )::pgflow._claim_item order by m.id)
-  into v_items
-  from unnest(v_ids) as m(id)
-  left join lateral (select t.* from pgflow.step_tasks t
-                     where t.queue_name = v_queue and t.message_id = m.id limit 1) t on true
-  left join pgflow.runs r on r.run_id = t.run_id
-  left join pgflow.step_states ss on ss.run_id = t.run_id and ss.step_slug = t.step_slug
-  left join pgflow.steps s on s.flow_slug = t.flow_slug and s.step_slug = t.step_slug
-  left join pgflow.flows f on f.flow_slug = t.flow_slug
-  left join unnest(v_body_ids, v_bodies) as b(msg_id, message) on b.msg_id = m.id;
-
-  select count(*) into v_fatal from unnest(v_items) c where c.class = 'fatal';
-
-  -- 4a. A fatal batch: reset visibility of every message read, pause the worker's function,
-  --     change nothing else, and say so.
-  if v_fatal > 0 then
-    perform pgflow.set_vt_batch(v_queue, v_ids, array_fill(0, array[cardinality(v_ids)]));
-    update pgflow.worker_functions w
-    set paused_at = clock_timestamp(),
-        pause_reason = format('fatal claim on queue "%s": unsupported message(s) %s', v_queue,
-          (select string_agg(c.msg_id::text, ', ' order by c.msg_id)
-           from unnest(v_items) c where c.class = 'fatal')),
-        updated_at = clock_timestamp()
-    where w.function_name = v_worker.function_name;
-    return query
-    select case when c.class = 'fatal' then 'fatal' else 'reset' end, v_queue, c.msg_id,
-           null::text, null::uuid, null::text, null::int, null::int, null::jsonb, null::jsonb,
-           c.reason, null::int
-    from unnest(v_items) c order by c.msg_id;
+  -- 3a. A fatal batch: nothing is claimed or archived.
+  if exists (select 1 from unnest(v_items) c where c.class = 'fatal') then
+    return query select * from pgflow._refuse_claim_batch(v_queue, v_worker.function_name, v_items);
     return;
   end if;
 
-  -- 4b. Claim the eligible tasks (only rows this call changes are the worker's).
+  -- 3b. Claim the eligible tasks (only rows this call changes are the worker's).
   with claimed as (
     update pgflow.step_tasks t
     -- greatest(): a task committed after this transaction began is queued "later" than now().
@@ -176,7 +100,7 @@ begin
     end if;
   end if;
 
-  -- 4c. Defer running tasks to their recovery deadline (not a fresh timeout per read).
+  -- 3c. Defer running tasks to their recovery deadline (not a fresh timeout per read).
   select array_agg(c.msg_id order by c.msg_id),
          array_agg(greatest(ceil(extract(epoch from c.deadline - clock_timestamp()))::int, 5)
                    order by c.msg_id)
@@ -186,13 +110,14 @@ begin
     perform pgflow.set_vt_batch(v_queue, v_defer, v_defer_offsets);
   end if;
 
-  -- 4d. Archive messages of finished tasks and clearly foreign messages.
+  -- 3d. Archive messages of finished tasks and clearly foreign messages.
   select array_agg(c.msg_id order by c.msg_id) into v_archive
   from unnest(v_items) c where c.class = 'archive';
   if v_archive is not null then
     perform pgmq.archive(v_queue, v_archive);
   end if;
 
+  -- 4. One row per message; claimed tasks carry their input (see pgflow.step_task_record).
   return query
   select case c.class when 'claim' then 'claimed' when 'defer' then 'deferred'
                       when 'archive' then 'archived' else c.class end,

@@ -1,10 +1,11 @@
 -- Publishes one state change. `payload` is upstream's broadcast payload (it carries
--- event_type, run_id, status and, for step events, step_slug); `event` is upstream's event
--- name (run:<kind> or step:<slug>:<kind>). The pg_notify copy on channel pgflow_events keeps
--- only ids, slugs and status, so it stays far below NOTIFY's 8000-byte limit and never carries
--- data. When realtime.send(jsonb, text, text, boolean) exists (Supabase), the upstream
--- broadcast goes out too, on topic pgflow:run:<run_id>.
--- Called by: every function that changes a run's or a step's status.
+-- event_type, run_id, status and, for step events, step_slug), built by _emit_run_event or
+-- _emit_step_event; `event` is upstream's event name (run:<kind> or step:<slug>:<kind>). The
+-- pg_notify copy on channel pgflow_events keeps only ids, slugs and status, so it stays far
+-- below NOTIFY's 8000-byte limit and never carries data. When realtime.send(jsonb, text, text,
+-- boolean) exists (Supabase), the upstream broadcast goes out too, on topic
+-- pgflow:run:<run_id>.
+-- Called by: _emit_run_event, _emit_step_event.
 create or replace function pgflow._emit(payload jsonb, event text, flow_slug text) returns void
 language plpgsql volatile
 set search_path = ''

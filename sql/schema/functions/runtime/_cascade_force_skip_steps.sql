@@ -12,7 +12,6 @@ as $$
 declare
   v_flow text;
   v_slugs text[];
-  v_state record;
 begin
   select r.flow_slug into v_flow from pgflow.runs r where r.run_id = _cascade_force_skip_steps.run_id;
   if not found then
@@ -40,16 +39,7 @@ begin
                          then _cascade_force_skip_steps.skip_reason else 'dependency_skipped' end
   where ss.run_id = _cascade_force_skip_steps.run_id and ss.step_slug = any(v_slugs);
 
-  for v_state in
-    select ss.* from pgflow.step_states ss join unnest(v_slugs) with ordinality u(slug, n)
-      on ss.step_slug = u.slug
-    where ss.run_id = _cascade_force_skip_steps.run_id order by u.n
-  loop
-    perform pgflow._emit(jsonb_build_object(
-      'event_type', 'step:skipped', 'run_id', v_state.run_id, 'flow_slug', v_flow,
-      'step_slug', v_state.step_slug, 'status', 'skipped', 'skip_reason', v_state.skip_reason,
-      'skipped_at', v_state.skipped_at), 'step:' || v_state.step_slug || ':skipped', v_flow);
-  end loop;
+  perform pgflow._emit_step_events(_cascade_force_skip_steps.run_id, v_slugs);
 
   perform pgflow._terminate_tasks(_cascade_force_skip_steps.run_id, v_slugs, 'skipped');
   update pgflow.runs r set remaining_steps = r.remaining_steps - cardinality(v_slugs)

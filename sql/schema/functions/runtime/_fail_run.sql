@@ -17,12 +17,7 @@ begin
   if not found then
     return;
   end if;
-  perform pgflow._emit(
-    jsonb_build_object('event_type', 'run:failed', 'run_id', v_run.run_id, 'flow_slug', v_run.flow_slug,
-                       'status', 'failed', 'failed_at', v_run.failed_at)
-      || case when p_error_message is null then '{}'::jsonb
-              else jsonb_build_object('error_message', p_error_message) end,
-    'run:failed', v_run.flow_slug);
+  perform pgflow._emit_run_event(v_run, p_error_message);
   perform pgflow._terminate_tasks(p_run_id, null, 'cancelled');
 end;
 $$;

@@ -12,7 +12,6 @@ declare
   v_run pgflow.runs;
   v_slugs text[];
   v_total int := 0;
-  v_state record;
 begin
   loop
     select * into v_run from pgflow.runs r where r.run_id = cascade_complete_taskless_steps.run_id;
@@ -39,17 +38,7 @@ begin
     where ss.run_id = v_run.run_id and ss.step_slug = any(v_slugs)
       and s.flow_slug = ss.flow_slug and s.step_slug = ss.step_slug;
 
-    for v_state in
-      select ss.* from pgflow.step_states ss join unnest(v_slugs) with ordinality u(slug, n)
-        on ss.step_slug = u.slug
-      where ss.run_id = v_run.run_id order by u.n
-    loop
-      perform pgflow._emit(jsonb_build_object(
-        'event_type', 'step:completed', 'run_id', v_run.run_id, 'step_slug', v_state.step_slug,
-        'status', 'completed', 'started_at', v_state.started_at, 'completed_at', v_state.completed_at,
-        'remaining_tasks', 0, 'remaining_deps', 0, 'output', v_state.output),
-        'step:' || v_state.step_slug || ':completed', v_run.flow_slug);
-    end loop;
+    perform pgflow._emit_step_events(v_run.run_id, v_slugs);
 
     -- An empty map's dependent map maps over that empty array: zero tasks as well.
     perform pgflow._release_children(v_run.run_id, v_run.flow_slug, v_slugs, 0, true);

@@ -15,7 +15,7 @@ declare
   v_skipped text[];
   v_cascading text[];
   v_cascaded int;
-  v_state record;
+  v_state pgflow.step_states;
 begin
   loop
     select * into v_run from pgflow.runs r where r.run_id = cascade_resolve_conditions.run_id;
@@ -46,10 +46,7 @@ begin
       set status = 'failed', failed_at = now(), error_message = 'Condition not met'
       where ss.run_id = v_run.run_id and ss.step_slug = v_failing[1]
       returning * into v_state;
-      perform pgflow._emit(jsonb_build_object(
-        'event_type', 'step:failed', 'run_id', v_run.run_id, 'step_slug', v_state.step_slug,
-        'status', 'failed', 'error_message', 'Condition not met', 'failed_at', v_state.failed_at),
-        'step:' || v_state.step_slug || ':failed', v_run.flow_slug);
+      perform pgflow._emit_step_event(v_state);
       perform pgflow._fail_run(v_run.run_id, 'Condition not met');
       return false;
     end if;
@@ -59,16 +56,7 @@ begin
       update pgflow.step_states ss
       set status = 'skipped', skip_reason = 'condition_unmet', skipped_at = now()
       where ss.run_id = v_run.run_id and ss.step_slug = any(v_skipped);
-      for v_state in
-        select ss.* from pgflow.step_states ss join unnest(v_skipped) with ordinality u(slug, n)
-          on ss.step_slug = u.slug
-        where ss.run_id = v_run.run_id order by u.n
-      loop
-        perform pgflow._emit(jsonb_build_object(
-          'event_type', 'step:skipped', 'run_id', v_run.run_id, 'flow_slug', v_run.flow_slug,
-          'step_slug', v_state.step_slug, 'status', 'skipped', 'skip_reason', 'condition_unmet',
-          'skipped_at', v_state.skipped_at), 'step:' || v_state.step_slug || ':skipped', v_run.flow_slug);
-      end loop;
+      perform pgflow._emit_step_events(v_run.run_id, v_skipped);
       -- A map whose only dependency was skipped has nothing to map over: zero tasks.
       perform pgflow._release_children(v_run.run_id, v_run.flow_slug, v_skipped, 0, true);
       update pgflow.runs r set remaining_steps = r.remaining_steps - cardinality(v_skipped)

@@ -4,7 +4,7 @@
 -- its dependents and advances the run. A single step feeding a map whose size is still
 -- unknown must produce an array, or the run fails with [TYPE_VIOLATION].
 -- Locks: run FOR UPDATE -> step state FOR UPDATE -> task FOR UPDATE -> messages last.
--- Called by: workers (the reporter); SQL users.
+-- Called by: workers (the reporter); SQL users. Calls _fail_type_violation (off the hot path).
 create or replace function pgflow.complete_task(run_id uuid, step_slug text, task_index int, output jsonb)
 returns setof pgflow.step_tasks
 language plpgsql volatile
@@ -17,7 +17,6 @@ declare
   v_task pgflow.step_tasks;
   v_step pgflow.steps;
   v_child text;
-  v_type text;
   v_output jsonb;
 begin
   -- Lock order: run, step state, task; their messages last.
@@ -64,27 +63,7 @@ begin
     order by cs.step_index
     limit 1;
     if v_child is not null then
-      v_type := coalesce(jsonb_typeof(complete_task.output), 'null');
-      update pgflow.step_tasks t
-      set status = 'failed', failed_at = now(), output = complete_task.output,
-          error_message = '[TYPE_VIOLATION] Produced ' || v_type || ' instead of array'
-      where t.run_id = v_task.run_id and t.step_slug = v_task.step_slug
-        and t.task_index = v_task.task_index
-      returning * into v_task;
-      perform pgflow._fail_run(v_run.run_id, null);
-      update pgflow.step_states ss
-      set status = 'failed', failed_at = now(),
-          error_message = '[TYPE_VIOLATION] Map step ' || v_child
-            || ' expects array input but dependency ' || complete_task.step_slug
-            || ' produced ' || v_type
-      where ss.run_id = v_run.run_id and ss.step_slug = complete_task.step_slug
-      returning * into v_state;
-      perform pgflow._emit(jsonb_build_object(
-        'event_type', 'step:failed', 'run_id', v_run.run_id, 'step_slug', v_state.step_slug,
-        'status', 'failed', 'error_message', v_state.error_message, 'failed_at', v_state.failed_at),
-        'step:' || v_state.step_slug || ':failed', v_run.flow_slug);
-      perform pgflow._archive_task_message(v_task.run_id, v_task.step_slug, v_task.task_index);
-      return next v_task;
+      return next pgflow._fail_type_violation(v_run, v_task, v_child, complete_task.output);
       return;
     end if;
   end if;
@@ -116,10 +95,7 @@ begin
       case when jsonb_typeof(v_output) = 'array' then jsonb_array_length(v_output) end,
       true);
     update pgflow.runs r set remaining_steps = r.remaining_steps - 1 where r.run_id = v_run.run_id;
-    perform pgflow._emit(jsonb_build_object(
-      'event_type', 'step:completed', 'run_id', v_run.run_id, 'step_slug', v_state.step_slug,
-      'status', 'completed', 'output', v_state.output, 'completed_at', v_state.completed_at),
-      'step:' || v_state.step_slug || ':completed', v_run.flow_slug);
+    perform pgflow._emit_step_event(v_state);
     perform pgflow._advance_run(v_run.run_id);
   end if;
 

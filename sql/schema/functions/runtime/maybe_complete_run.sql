@@ -21,10 +21,7 @@ begin
   where r.run_id = maybe_complete_run.run_id and r.status = 'started' and r.remaining_steps = 0
   returning * into v_run;
   if found then
-    perform pgflow._emit(jsonb_build_object(
-      'event_type', 'run:completed', 'run_id', v_run.run_id, 'flow_slug', v_run.flow_slug,
-      'status', 'completed', 'output', v_run.output, 'completed_at', v_run.completed_at),
-      'run:completed', v_run.flow_slug);
+    perform pgflow._emit_run_event(v_run);
   end if;
 end;
 $$;

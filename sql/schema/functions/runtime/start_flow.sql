@@ -44,10 +44,7 @@ begin
   from pgflow.steps s
   where s.flow_slug = v_run.flow_slug;
 
-  perform pgflow._emit(jsonb_build_object(
-    'event_type', 'run:started', 'run_id', v_run.run_id, 'flow_slug', v_run.flow_slug,
-    'input', v_run.input, 'status', 'started', 'remaining_steps', v_run.remaining_steps,
-    'started_at', v_run.started_at), 'run:started', v_run.flow_slug);
+  perform pgflow._emit_run_event(v_run);
 
   perform pgflow._advance_run(v_run.run_id);
   return query select * from pgflow.runs r where r.run_id = v_run.run_id;

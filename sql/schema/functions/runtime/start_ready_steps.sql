@@ -30,17 +30,13 @@ begin
       set status = 'started', started_at = now(), remaining_tasks = ss.initial_tasks
       from ready
       where ss.run_id = v_run.run_id and ss.step_slug = ready.step_slug
-      returning ss.*)
-    select st.*, coalesce(s.opt_start_delay, 0) as start_delay, s.queue_name
+      returning ss)
+    select (st.ss).*, st.ss as state, coalesce(s.opt_start_delay, 0) as start_delay, s.queue_name
     from started st
-    join pgflow.steps s on s.flow_slug = st.flow_slug and s.step_slug = st.step_slug
-    order by st.step_slug
+    join pgflow.steps s on s.flow_slug = (st.ss).flow_slug and s.step_slug = (st.ss).step_slug
+    order by (st.ss).step_slug
   loop
-    perform pgflow._emit(jsonb_build_object(
-      'event_type', 'step:started', 'run_id', v_run.run_id, 'step_slug', v_step.step_slug,
-      'status', 'started', 'started_at', v_step.started_at,
-      'remaining_tasks', v_step.remaining_tasks, 'remaining_deps', v_step.remaining_deps),
-      'step:' || v_step.step_slug || ':started', v_run.flow_slug);
+    perform pgflow._emit_step_event(v_step.state);
 
     -- send_batch returns the ids in message order, so ordinality pairs id and task index.
     insert into pgflow.step_tasks (flow_slug, run_id, step_slug, task_index, message_id, queue_name)

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# compare_versions.sh [--from N] [--to M] [--rounds R] [--runs K]
+#
+# Compares the SQL hot path of two schema versions in one run: builds one database migrated to
+# version N (default: the previous one) and one to version M (default: the newest) on a
+# throwaway cluster with default settings, then alternates the same workloads on both, R times
+# (default 5), each round on a fresh copy of its version's database, and prints the fastest and
+# the median server time per task and the ratios M/N (the fastest round is the least disturbed
+# by other load on the machine, so its ratio is the one to quote).
+#
+#   single  K runs of a 1-step flow started, then claimed (10 per claim_tasks) and completed
+#   dag     K/20 runs of fetch -> process (map over 100) -> total -> report (+ count), drained
+#
+# Each workload runs inside one plpgsql block per round (no network, no commits), so it measures
+# the CPU cost of pgflow's functions, which is what a change to them moves. Commit and WAL costs
+# are the same for both versions and are measured end to end by pgflow_bench.
+# Needs the pgflow binary (built by scripts/test.sh or scripts/bench.sh) for `pgflow migrate`.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
+pgflow=${PGFLOW_BIN:-$root/build/src/pgflow}
+[ -x "$pgflow" ] || pgflow=$root/build-bench/src/pgflow
+[ -x "$pgflow" ] || { echo "compare_versions: build the pgflow program first (scripts/test.sh)" >&2; exit 2; }
+latest=$(ls "$root/sql/migrations" | sed -n 's/^\([0-9]\{4\}\)_.*/\1/p' | tail -n 1)
+to=$((10#$latest)); from=$((to - 1)); rounds=5; runs=2000
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --from) from=$2; shift 2 ;;
+    --to) to=$2; shift 2 ;;
+    --rounds) rounds=$2; shift 2 ;;
+    --runs) runs=$2; shift 2 ;;
+    *) echo "unknown option $1" >&2; exit 2 ;;
+  esac
+done
+cluster=$root/build/bench-sql-cluster
+url=$("$root/scripts/pgcluster" start "$cluster")
+trap '"$root/scripts/pgcluster" remove "$cluster" >/dev/null 2>&1 || true' EXIT
+psql=("$PG_BIN/psql" -X -q -A -t -v ON_ERROR_STOP=1)
+base=${url%/*}
+
+for v in "$from" "$to"; do
+  "${psql[@]}" "$url" -c "set client_min_messages = warning" -c "drop database if exists v$v" \
+    -c "create database v$v" >/dev/null
+  "$pgflow" migrate --to "$v" --database "$base/v$v" >/dev/null
+done
+
+# The workload: prepare (committed), then one timed block; prints milliseconds per task.
+workload() {  # TEMPLATE KIND
+  local db=$base/round kind=$2 flow="b_$RANDOM$RANDOM"
+  "${psql[@]}" "$url" -c "set client_min_messages = warning" -c "drop database if exists round" \
+    -c "create database round template $1" >/dev/null
+  if [ "$kind" = single ]; then
+    "${psql[@]}" "$db" >/dev/null <<SQL
+select pgflow.create_flow('$flow', timeout => 60);
+select pgflow.add_step('$flow', 'only');
+select pgflow.start_flow('$flow', '{}') from generate_series(1, $runs);
+SQL
+  else
+    "${psql[@]}" "$db" >/dev/null <<SQL
+select pgflow.create_flow('$flow', timeout => 60);
+select pgflow.add_step('$flow', 'fetch');
+select pgflow.add_step('$flow', 'process', array['fetch'], step_type => 'map');
+select pgflow.add_step('$flow', 'total', array['process']);
+select pgflow.add_step('$flow', 'count', array['fetch']);
+select pgflow.add_step('$flow', 'report', array['total', 'count']);
+select pgflow.start_flow('$flow', '{}') from generate_series(1, $runs / 20);
+SQL
+  fi
+  "${psql[@]}" "$db" <<SQL
+insert into pgflow.workers (worker_id, queue_name, function_name, protocol)
+values ('00000000-0000-0000-0000-0000000000aa', lower('$flow'), 'bench', pgflow.worker_protocol())
+on conflict (worker_id) do update set queue_name = excluded.queue_name;
+do \$\$
+declare
+  t0 timestamptz := clock_timestamp();
+  n int := 0;
+  c record;
+begin
+  loop
+    for c in select * from pgflow.claim_tasks(lower('$flow'), '$flow',
+                 array(select m.msg_id from pgmq.read(lower('$flow'), 60, 10) m),
+                 '00000000-0000-0000-0000-0000000000aa') where outcome = 'claimed' loop
+      perform pgflow.complete_task(c.run_id, c.step_slug, c.task_index,
+        case when c.step_slug = 'fetch' then (select jsonb_agg(i) from generate_series(1, 100) i)
+             else to_jsonb(c.task_index) end);
+      n := n + 1;
+    end loop;
+    exit when not found;
+  end loop;
+  raise notice '%', round((extract(epoch from clock_timestamp() - t0) * 1000 / greatest(n, 1))::numeric, 4);
+end \$\$;
+SQL
+}
+
+median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+fastest() { sort -n | head -n 1; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", b / a}'; }
+
+echo "schema $from vs $to, $rounds rounds alternating, $runs runs per round (PostgreSQL default settings)"
+for kind in single dag; do
+  : >"$cluster/$kind.$from"; : >"$cluster/$kind.$to"
+  for r in $(seq 1 "$rounds"); do
+    for v in "$from" "$to"; do
+      workload "v$v" "$kind" 2>&1 | sed -n 's/.*NOTICE:  //p' >>"$cluster/$kind.$v"
+    done
+  done
+  fa=$(fastest <"$cluster/$kind.$from"); fb=$(fastest <"$cluster/$kind.$to")
+  ma=$(median <"$cluster/$kind.$from"); mb=$(median <"$cluster/$kind.$to")
+  printf '%-7s fastest: v%s %s  v%s %s ms/task  ratio %s   median: v%s %s  v%s %s  ratio %s\n' \
+    "$kind" "$from" "$fa" "$to" "$fb" "$(ratio "$fa" "$fb")" "$from" "$ma" "$to" "$mb" "$(ratio "$ma" "$mb")"
+done

@@ -1,0 +1,84 @@
+-- Classifies every message of a claim batch, changing nothing. Each message is looked up by
+-- (queue_name, message_id); its body is read only when no task has that identity. The first
+-- rule that applies decides:
+--   fatal    its task belongs to another flow (wrong route)
+--   claim    its task is queued in a started step of a started run
+--   fatal    its task is queued but its run or step is not started (inconsistent state)
+--   defer    its task is already running (deadline: when stall recovery would take it)
+--   archive  its task is finished or can never run
+--   gone     no such message and no task
+--   fatal    the body carries a pgflow task address (flow_slug, run_id, step_slug or
+--            task_index) but no task has this identity: pgflow work this worker cannot judge
+--   archive  anything else: clearly not pgflow's
+-- Returns the items in msg_id order.
+-- Locks: the runs behind the batch FOR SHARE, in run_id order (lock order position 2), so
+-- their state cannot change before the claim commits.
+-- Called by: claim_tasks.
+create or replace function pgflow._classify_claim_batch(p_queue_name text, p_flow_slug text,
+                                                        p_msg_ids bigint[])
+returns pgflow._claim_item[]
+language plpgsql volatile
+set search_path = ''
+as $$
+declare
+  v_body_ids bigint[];
+  v_bodies jsonb[];
+  v_items pgflow._claim_item[];
+begin
+  -- (One index probe per message id: a plan that scans the queue's tasks and filters by id
+  -- would read every task the queue ever had.)
+  perform 1 from pgflow.runs r
+  where r.run_id in (select t.run_id
+                     from unnest(p_msg_ids) as m(id)
+                     cross join lateral (select t.run_id from pgflow.step_tasks t
+                                         where t.queue_name = p_queue_name and t.message_id = m.id
+                                         limit 1) t)
+  order by r.run_id
+  for share;
+
+  -- Bodies are judged only for messages without a task (foreign or unsupported work); the
+  -- usual batch has none, and then no dynamic statement is needed.
+  v_body_ids := array(select m.id from unnest(p_msg_ids) as m(id)
+                      where not exists (select 1 from pgflow.step_tasks t
+                                        where t.queue_name = p_queue_name and t.message_id = m.id));
+  if cardinality(v_body_ids) > 0 then
+    execute format('select array_agg(q.msg_id), array_agg(q.message) from pgmq.%I q where q.msg_id = any($1)',
+                   'q_' || p_queue_name)
+    into v_body_ids, v_bodies using v_body_ids;
+  end if;
+
+  select array_agg(row(m.id, rule.class, rule.reason, t.run_id, t.step_slug, t.task_index,
+                       t.started_at + make_interval(secs => coalesce(s.opt_timeout, f.opt_timeout) + 30)
+                   )::pgflow._claim_item order by m.id)
+  into v_items
+  from unnest(p_msg_ids) as m(id)
+  left join lateral (select t.* from pgflow.step_tasks t
+                     where t.queue_name = p_queue_name and t.message_id = m.id limit 1) t on true
+  left join pgflow.runs r on r.run_id = t.run_id
+  left join pgflow.step_states ss on ss.run_id = t.run_id and ss.step_slug = t.step_slug
+  left join pgflow.steps s on s.flow_slug = t.flow_slug and s.step_slug = t.step_slug
+  left join pgflow.flows f on f.flow_slug = t.flow_slug
+  left join unnest(v_body_ids, v_bodies) as b(msg_id, message) on b.msg_id = m.id
+  cross join lateral (
+    select v.class, v.reason
+    from (values
+      (1, t.run_id is not null and t.flow_slug <> p_flow_slug, 'fatal',
+          format('its task belongs to flow "%s", not to this worker''s flow', t.flow_slug)),
+      (2, t.status = 'queued' and r.status = 'started' and ss.status = 'started', 'claim', null),
+      (3, t.status = 'queued', 'fatal',
+          format('its task is queued but its run is %s and its step %s (inconsistent state)',
+                 r.status, ss.status)),
+      (4, t.status = 'started', 'defer', 'its task is already running'),
+      (5, t.run_id is not null, 'archive', format('its task is %s', t.status)),
+      (6, b.msg_id is null, 'gone', 'no such message'),
+      (7, jsonb_typeof(b.message) = 'object'
+          and b.message ?| array['flow_slug', 'run_id', 'step_slug', 'task_index'],
+          'fatal', 'it looks like pgflow work but no task has this (queue, message id)'),
+      (8, true, 'archive', 'foreign message without a pgflow task address')
+    ) as v(rank, applies, class, reason)
+    where v.applies
+    order by v.rank
+    limit 1) rule;
+  return v_items;
+end;
+$$;

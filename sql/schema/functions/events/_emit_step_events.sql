@@ -1,0 +1,20 @@
+-- Publishes the current status of several steps of one run, in the order given (event order
+-- is part of the contract: a parent's event before its dependents').
+-- Called by: cascade_resolve_conditions, cascade_complete_taskless_steps, _cascade_force_skip_steps.
+create or replace function pgflow._emit_step_events(p_run_id uuid, p_step_slugs text[])
+returns void
+language plpgsql volatile
+set search_path = ''
+as $$
+declare
+  v_state pgflow.step_states;
+begin
+  for v_state in
+    select ss.* from pgflow.step_states ss
+    join unnest(p_step_slugs) with ordinality u(slug, n) on ss.step_slug = u.slug
+    where ss.run_id = p_run_id order by u.n
+  loop
+    perform pgflow._emit_step_event(v_state);
+  end loop;
+end;
+$$;
