@@ -258,7 +258,7 @@ bool set_up_database(const char* url) {
   FlowDefinition def = erasure_flow.definition();
   def.slug = db->slug;
   absl::StatusOr<pg::Result> compiled = db->conn->exec(
-      "select pgflow.ensure_flow_compiled($1, $2::jsonb, 2)::text", {db->slug, shape_of(def).dump()});
+      "select pgflow.ensure_flow_compiled($1, $2::jsonb, pgflow.worker_protocol())::text", {db->slug, shape_of(def).dump()});
   db->created = compiled.ok();
   if (!compiled.ok()) {
     std::fprintf(stderr, "pgflow_micro_bench: set-up failed: %s\n", std::string(compiled.status().message()).c_str());

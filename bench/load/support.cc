@@ -158,7 +158,7 @@ std::string unique_slug(std::string_view base) {
 }
 
 void compile_flow(Db& db, const FlowDefinition& flow) {
-  std::string out = db.scalar("select pgflow.ensure_flow_compiled($1, $2::jsonb, 2)::text",
+  std::string out = db.scalar("select pgflow.ensure_flow_compiled($1, $2::jsonb, pgflow.worker_protocol())::text",
                               {flow.slug, shape_of(flow).dump()});
   if (out.find("\"mismatch\"") != std::string::npos) {
     throw BenchError("flow " + flow.slug + " exists with another shape: " + out);

@@ -59,6 +59,7 @@
 #define PGFLOW_FLOW_H_
 
 #include <array>
+#include <concepts>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -134,6 +135,8 @@ class Flow : public detail::StepMethods<Flow<Slug, Input, Steps...>> {
   }
 
   static constexpr std::string_view slug() { return Slug.view(); }
+  // One queue for all steps (with_step_queues gives each step its own).
+  static constexpr QueueMode queue_mode = QueueMode::kFlow;
   static constexpr std::size_t step_count = sizeof...(Steps);
   // Step slugs in declaration order.
   static constexpr std::array<std::string_view, sizeof...(Steps)> step_slugs = {Steps::slug.view()...};
@@ -232,6 +235,21 @@ class Flow : public detail::StepMethods<Flow<Slug, Input, Steps...>> {
   std::shared_ptr<const FlowDefinition> definition_;
 };
 
+namespace detail {
+template <typename F>
+struct IsFlow : std::false_type {};
+template <FixedString Slug, typename Input, typename... Steps>
+struct IsFlow<Flow<Slug, Input, Steps...>> : std::true_type {};
+}  // namespace detail
+
+// A typed flow: pgflow::Flow, or a StepQueuedFlow or DeployedFlow wrapping one. Every typed
+// flow has a run input type and a runtime definition.
+template <typename F>
+concept TypedFlow = requires(const F& flow) {
+  typename F::input_type;
+  { flow.definition() } -> std::same_as<const FlowDefinition&>;
+};
+
 // ---- type utilities -------------------------------------------------------------------------
 
 // The run input type of flow type F: `pgflow::FlowInput<decltype(onboard)>` is Signup.
@@ -252,8 +270,8 @@ template <typename F>
 inline constexpr auto step_slugs = std::remove_cvref_t<F>::step_slugs;
 
 // The flow shape of a typed flow (see shape_of(const FlowDefinition&)).
-template <detail::FixedString Slug, typename Input, typename... Steps>
-nlohmann::ordered_json shape_of(const Flow<Slug, Input, Steps...>& flow) {
+template <TypedFlow F>
+nlohmann::ordered_json shape_of(const F& flow) {
   return shape_of(flow.definition());
 }
 
@@ -263,8 +281,8 @@ inline absl::Status validate(const detail::InvalidFlow& flow) { return validate(
 
 // validate() of a typed flow's definition: only runtime values can fail here (patterns
 // that are not JSON objects, option values given through pgflow::runtime()).
-template <detail::FixedString Slug, typename Input, typename... Steps>
-absl::Status validate(const Flow<Slug, Input, Steps...>& flow) {
+template <TypedFlow F>
+absl::Status validate(const F& flow) {
   return validate(flow.definition());
 }
 

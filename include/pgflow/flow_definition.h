@@ -37,10 +37,18 @@ enum class StepType { kSingle, kMap };
 // it and every step that depends on it, transitively.
 enum class WhenMode { kFail, kSkip, kSkipCascade };
 
+// Where a flow's tasks are queued, deployment metadata beside its shape (the flow shape does
+// not include it): kFlow, every step's tasks in the flow's queue lower(flow_slug); kStep, one
+// private queue per step, so a huge or slow step cannot starve the others
+// (pgflow::with_step_queues, pgflow/step_queued_flow.h).
+enum class QueueMode { kFlow, kStep };
+
 // "single" / "map".
 std::string_view to_string(StepType type);
 // "fail" / "skip" / "skip-cascade", the SQL and flow-shape spelling.
 std::string_view to_string(WhenMode mode);
+// "flow" / "step", the SQL spelling (pgflow.flows.queue_mode).
+std::string_view to_string(QueueMode mode);
 
 // Flow-level option values; nullopt means the database default (3, 5, 60).
 struct FlowOptionValues {
@@ -97,6 +105,8 @@ struct FlowDefinition {
   FlowOptionValues options = {};
   // In declaration order, which is a topological order: a step only depends on earlier ones.
   std::vector<StepDefinition> steps = {};
+  // How the steps' tasks are queued; with_step_queues() sets kStep.
+  QueueMode queue_mode = QueueMode::kFlow;
 
   // The step called `slug`, or nullptr.
   const StepDefinition* find(std::string_view step_slug) const;
@@ -116,11 +126,25 @@ struct FlowDefinition {
 // JavaScript's Array.prototype.sort does for slugs.
 nlohmann::ordered_json shape_of(const FlowDefinition& flow);
 
+// The queue a step's tasks go to (pgflow.steps.queue_name).
+struct StepRoute {
+  std::string step_slug;
+  std::string queue_name;
+};
+
+// The route of every step, in step order, exactly as the SQL core derives it: in queue mode
+// kFlow every step's queue is lower(flow slug); in kStep each step's private queue is
+// lower(flow_slug + "__" + step_slug), or lower(flow_slug + "__" + step_index) (zero-based)
+// when that is longer than PGMQ's 47 characters. kInvalidArgument, naming the flow and the
+// step, when even the index name does not fit (the flow cannot use step queues).
+absl::StatusOr<std::vector<StepRoute>> routes_of(const FlowDefinition& flow);
+
 // Checks the rules that the typed builder cannot check at compile time, plus every
 // compile-time rule for hand-built definitions: slugs (shared rules; flow slug at most 47
 // characters), unique step slugs (also ignoring case), dependencies on earlier steps only and
 // at most one for a map, patterns are JSON objects, option ranges (max_attempts >= 1,
-// base_delay >= 1, timeout >= 3, start_delay >= 0), and a handler for every step.
+// base_delay >= 1, timeout >= 3, start_delay >= 0), a handler for every step, and in queue
+// mode kStep at least one step and a private queue name that fits for each (routes_of).
 // Returns kInvalidArgument listing every problem; each names the flow, the step and the field.
 absl::Status validate(const FlowDefinition& flow);
 

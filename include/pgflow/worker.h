@@ -18,10 +18,18 @@
 //   worker->stop();                         // or let the destructor stop and drain it
 //   absl::Status why = worker->wait();
 //
+// A StepQueuedFlow (pgflow/step_queued_flow.h) has one queue per step, and a worker serves one
+// step of it: start(flow, pgflow::only_step<"slug">, config), checked at compile time, or
+// config.step for deployments configured at run time. Start one worker per step, in one
+// process or in several; tasks of a step without a worker wait in its queue.
+//
+//   auto ship = pgflow::EdgeWorker::start(orders, pgflow::only_step<"ship">, {.max_concurrent = 32});
+//
 // Startup, in order: protocol handshake with the database (an older or newer schema is
-// refused with a clear message), compile-or-verify the flow shape (a mismatch outside local
-// development lists the differences and stops startup; a local database recompiles),
-// register (a worker function paused by a fatal claim is refused), then poll.
+// refused with a clear message), compile-or-verify the flow shape, queue mode and route (a
+// mismatch outside local development lists the differences and stops startup; a local
+// database recompiles), register (a worker function paused by a fatal claim is refused), then
+// poll.
 //
 // @par Connections
 // A worker holds 4 connections: the poller (also LISTENs for new work), the reporter (results),
@@ -49,10 +57,21 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "pgflow/detail/fixed_string.h"
 #include "pgflow/flow_definition.h"
 #include "pgflow/log.h"
 
 namespace pgflow {
+
+namespace detail {
+template <FixedString Step>
+struct OnlyStepTag {};
+}  // namespace detail
+
+// Selects the step a worker of a StepQueuedFlow serves, checked at compile time:
+// `pgflow::EdgeWorker::start(flow, pgflow::only_step<"ship">, config)`.
+template <detail::FixedString Step>
+inline constexpr detail::OnlyStepTag<Step> only_step{};
 
 // One measurement, delivered to WorkerConfig::metrics as it happens.
 struct WorkerMetric {
@@ -75,8 +94,13 @@ struct WorkerConfig {
   // libpq connection string or URL. Default: the DATABASE_URL environment variable.
   std::string connection_string = {};
   // Names the deployment (pgflow.worker_functions); a fatal claim pauses it. Default:
-  // "<flow_slug>-worker".
+  // "<flow_slug>-worker", and "<flow_slug>-<step>-worker" for a step worker.
   std::string function_name = {};
+  // The step this worker serves, for a flow with one queue per step (StepQueuedFlow): for
+  // deployments configured at run time (e.g. from the environment). Checked against the flow
+  // before anything touches the database. only_step<"slug"> sets it at compile time. Must be
+  // empty for a flow with one queue for all its steps. Default: empty.
+  std::string step = {};
   // Handler threads, i.e. tasks in flight at once. Default: 10. Range 1..1000.
   int max_concurrent = 10;
   // Messages read per poll (never more than the free handler slots). Default: 10. 1..1000.
@@ -111,13 +135,26 @@ struct WorkerConfig {
 // to drain.
 class EdgeWorker {
  public:
-  // Starts a worker for a typed flow (pgflow/flow.h) or a FlowDefinition.
+  // Starts a worker for a typed flow (pgflow/flow.h, step_queued_flow.h) or a FlowDefinition.
+  // A flow with one queue per step needs config.step, or the overload with only_step.
   template <typename TypedFlow>
     requires requires(const TypedFlow& f) { f.definition(); }
   static absl::StatusOr<EdgeWorker> start(const TypedFlow& flow, WorkerConfig config = {}) {
     return start(flow.definition(), std::move(config));
   }
   static absl::StatusOr<EdgeWorker> start(const FlowDefinition& flow, WorkerConfig config = {});
+
+  // Starts a worker for step `Step` of a StepQueuedFlow. A flow with one queue for all its
+  // steps, or a slug that is not one of its steps, is a compile error. (kInvalidArgument when
+  // config.step names another step.)
+  template <typename TypedFlow, detail::FixedString Step>
+    requires requires(const TypedFlow& f) { f.definition(); }
+  static absl::StatusOr<EdgeWorker> start(const TypedFlow& flow, detail::OnlyStepTag<Step>,
+                                          WorkerConfig config = {}) {
+    check_only_step<TypedFlow, Step>();
+    if (absl::Status s = select_step(config, Step.view()); !s.ok()) return s;
+    return start(flow.definition(), std::move(config));
+  }
 
   // Starts a worker and blocks until SIGTERM or SIGINT (then stops it gracefully) or until it
   // stops by itself. Returns OK after a signal-initiated stop, else why it stopped.
@@ -127,6 +164,13 @@ class EdgeWorker {
     return run(flow.definition(), std::move(config));
   }
   static absl::Status run(const FlowDefinition& flow, WorkerConfig config = {});
+  template <typename TypedFlow, detail::FixedString Step>
+    requires requires(const TypedFlow& f) { f.definition(); }
+  static absl::Status run(const TypedFlow& flow, detail::OnlyStepTag<Step>, WorkerConfig config = {}) {
+    check_only_step<TypedFlow, Step>();
+    if (absl::Status s = select_step(config, Step.view()); !s.ok()) return s;
+    return run(flow.definition(), std::move(config));
+  }
 
   EdgeWorker(EdgeWorker&&) noexcept;
   EdgeWorker& operator=(EdgeWorker&&) noexcept;
@@ -145,6 +189,20 @@ class EdgeWorker {
   class Impl;  // internal
 
  private:
+  template <typename TypedFlow, detail::FixedString Step>
+  static constexpr void check_only_step() {
+    if constexpr (requires { TypedFlow::queue_mode; }) {  // (not a flow that failed to compile)
+      static_assert(TypedFlow::queue_mode == QueueMode::kStep,
+                    "pgflow: only_step<\"...\"> selects one step of a StepQueuedFlow, but this flow has one queue for all its steps; give each step its own queue with pgflow::with_step_queues(flow), or start the worker without only_step");
+      if constexpr (TypedFlow::queue_mode == QueueMode::kStep) {
+        static_assert(TypedFlow::template has_step<Step>,
+                      "pgflow: only_step<\"...\">: the flow has no step with this slug; name one of its steps");
+      }
+    }
+  }
+  // Sets config.step to `step`; kInvalidArgument when it already names another step.
+  static absl::Status select_step(WorkerConfig& config, std::string_view step);
+
   explicit EdgeWorker(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

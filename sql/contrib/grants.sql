@@ -13,7 +13,8 @@
 --     grant pgflow_starter to my_app_login;
 --
 -- pgflow_worker: what pgflow::EdgeWorker runs (docs/worker.md): worker_protocol(),
---   ensure_flow_compiled(slug, shape, 2) (verify a flow, or compile a new one), register_worker,
+--   ensure_flow_compiled(slug, shape, 3, queue_mode) (verify a flow, or compile a new one),
+--   register_worker,
 --   pgmq.read + claim_tasks, complete_task/fail_task, worker_heartbeat,
 --   requeue_stalled_tasks() (SECURITY DEFINER), mark_worker_stopped, and
 --   `select input from pgflow.runs`. Every one of these except stall recovery runs with the
@@ -88,8 +89,8 @@ begin
       using errcode = 'insufficient_privilege',
             hint = 'Run this script as the role that ran `pgflow migrate` (the owner of these objects) or as a superuser.';
   end if;
-  if pgflow.worker_protocol() <> 2 then
-    raise exception 'pgflow grants: this script is for worker protocol 2, the database speaks %: use the grants.sql shipped with your pgflow version',
+  if pgflow.worker_protocol() <> 3 then
+    raise exception 'pgflow grants: this script is for worker protocol 3, the database speaks %: use the grants.sql shipped with your pgflow version',
       pgflow.worker_protocol() using errcode = 'feature_not_supported';
   end if;
 
@@ -185,7 +186,8 @@ begin
   grant usage on schema pgflow to pgflow_worker;
   -- Definitions: ensure_flow_compiled verifies, or compiles a new flow.
   grant select, insert on pgflow.flows, pgflow.steps, pgflow.deps to pgflow_worker;
-  grant update (created_at) on pgflow.flows to pgflow_worker;  -- verifying a step-less flow
+  -- (created_at: verifying a step-less flow; queue_mode: compiling a step-queued flow)
+  grant update (created_at, queue_mode) on pgflow.flows to pgflow_worker;
   -- Runtime: claims, results, retries, conditions, cascades, starting dependent steps.
   grant select on pgflow.runs, pgflow.step_states, pgflow.step_tasks to pgflow_worker;
   grant update (status, output, remaining_steps, completed_at, failed_at)

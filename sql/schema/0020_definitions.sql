@@ -4,19 +4,24 @@
 -- Column order is the order the migrations added the columns (later columns at the end), so a
 -- database built from this directory and one built by the migrations are identical.
 
--- One row per flow. flow_slug is the concrete identity; a plain flow's queue is lower(flow_slug).
+-- One row per flow. flow_slug is the concrete identity. queue_mode is deployment metadata
+-- beside the shape: `flow` (every step's tasks go to the flow's queue lower(flow_slug)) or
+-- `step` (each step has its own private queue, see _step_queue_name); the route itself is
+-- steps.queue_name.
 create table pgflow.flows (
   flow_slug        text primary key,
   opt_max_attempts int not null default 3,
   opt_base_delay   int not null default 1,
   opt_timeout      int not null default 60,
   created_at       timestamptz not null default now(),
+  queue_mode       text not null default 'flow',
   constraint slug_is_valid check (pgflow.is_valid_slug(flow_slug)),
   constraint opt_max_attempts_is_nonnegative check (opt_max_attempts >= 0),
   constraint opt_base_delay_is_nonnegative check (opt_base_delay >= 0),
   constraint opt_timeout_is_positive check (opt_timeout > 0),
   -- PGMQ queue names have at most 47 characters.
-  constraint flow_slug_fits_queue_name check (length(flow_slug) <= 47)
+  constraint flow_slug_fits_queue_name check (length(flow_slug) <= 47),
+  constraint queue_mode_is_valid check (queue_mode in ('flow', 'step'))
 );
 -- Slugs are unique ignoring case (the exact spelling is kept), atomically for every writer.
 create unique index flows_flow_slug_lower_key on pgflow.flows (lower(flow_slug));

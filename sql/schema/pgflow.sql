@@ -21,10 +21,14 @@ set client_min_messages = warning;
 \ir functions/definitions/is_local.sql
 \ir functions/definitions/_lock_flow_definition.sql
 \ir functions/definitions/create_flow.sql
+\ir functions/definitions/_add_step.sql
 \ir functions/definitions/add_step.sql
 \ir functions/definitions/_get_flow_shape.sql
 \ir functions/definitions/_sorted_text_array.sql
 \ir functions/definitions/_compare_flow_shapes.sql
+\ir functions/definitions/_flow_route.sql
+\ir functions/definitions/_get_flow_route.sql
+\ir functions/definitions/_compare_flow_routes.sql
 \ir functions/definitions/_validate_flow_shape.sql
 \ir functions/definitions/_preflight_flow_shape.sql
 \ir functions/definitions/_create_flow_from_shape.sql
@@ -34,6 +38,10 @@ set client_min_messages = warning;
 -- Queues: provisioning and every PGMQ operation on a task's message.
 \ir functions/queues/_queue_meta_name.sql
 \ir functions/queues/_provision_flow_queue.sql
+\ir functions/queues/_step_queue_name.sql
+\ir functions/queues/_preflight_step_queues.sql
+\ir functions/queues/_verify_step_queues.sql
+\ir functions/queues/_create_queue.sql
 \ir functions/queues/_announce_work.sql
 \ir functions/queues/_archive_task_message.sql
 \ir functions/queues/_set_task_message_vt.sql

@@ -1,7 +1,6 @@
 #include "pgflow/client.h"
 
 #include <atomic>
-#include <cctype>
 #include <cstdlib>
 #include <thread>
 #include <utility>
@@ -92,9 +91,7 @@ class TransactionImpl : public Transaction {
 };
 
 std::optional<std::string> lowercase(std::optional<std::string> s) {
-  if (s) {
-    for (char& c : *s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
+  if (s) *s = internal::ascii_lower(*s);
   return s;
 }
 

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <utility>
 
+#include "pgflow/detail/wrapped_flow.h"
 #include "pgflow/flow.h"
 
 namespace pgflow::detail {
@@ -43,6 +44,12 @@ void apply_step_arg(StepDefinition& step, IfNotPattern&& arg) { step.if_not_patt
 void apply_step_arg(StepDefinition& step, const StepOptions& options) {
   step.options = StepOptionValues{options.max_attempts.value(), options.base_delay.value(), options.timeout.value(),
                                   options.start_delay.value()};
+}
+
+std::shared_ptr<const FlowDefinition> with_queue_mode(const FlowDefinition& flow, QueueMode mode) {
+  auto copy = std::make_shared<FlowDefinition>(flow);
+  copy->queue_mode = mode;
+  return copy;
 }
 
 }  // namespace pgflow::detail

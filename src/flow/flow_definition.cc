@@ -83,6 +83,8 @@ std::string_view to_string(WhenMode mode) {
   return "fail";
 }
 
+std::string_view to_string(QueueMode mode) { return mode == QueueMode::kStep ? "step" : "flow"; }
+
 const StepDefinition* FlowDefinition::find(std::string_view step_slug) const {
   for (const StepDefinition& step : steps) {
     if (step.slug == step_slug) return &step;
@@ -121,6 +123,33 @@ nlohmann::ordered_json shape_of(const FlowDefinition& flow) {
   put_if_set(options, "timeout", flow.options.timeout);
   if (!options.empty()) shape["options"] = std::move(options);
   return shape;
+}
+
+absl::StatusOr<std::vector<StepRoute>> routes_of(const FlowDefinition& flow) {
+  const std::string flow_queue = internal::ascii_lower(flow.slug);
+  std::vector<StepRoute> routes;
+  routes.reserve(flow.steps.size());
+  for (std::size_t i = 0; i < flow.steps.size(); ++i) {
+    const std::string& step = flow.steps[i].slug;
+    if (flow.queue_mode == QueueMode::kFlow) {
+      routes.push_back({step, flow_queue});
+      continue;
+    }
+    switch (detail::step_queue_naming(flow.slug, step, i)) {
+      case detail::StepQueueNaming::kReadable:
+        routes.push_back({step, absl::StrCat(flow_queue, "__", internal::ascii_lower(step))});
+        break;
+      case detail::StepQueueNaming::kIndex:
+        routes.push_back({step, absl::StrCat(flow_queue, "__", i)});
+        break;
+      case detail::StepQueueNaming::kTooLong:
+        return absl::InvalidArgumentError(absl::StrCat(
+            "flow \"", flow.slug, "\" cannot use step queues: the private queue of step \"", step,
+            "\" (index ", i, ") would be longer than PGMQ's ", detail::kMaxQueueNameLength,
+            " characters even as \"", flow_queue, "__", i, "\"; shorten the flow slug"));
+    }
+  }
+  return routes;
 }
 
 absl::Status validate(const FlowDefinition& flow) {
@@ -179,6 +208,13 @@ absl::Status validate(const FlowDefinition& flow) {
     check_range(problems, name, "start_delay", step.options.start_delay, 0, "seconds");
 
     if (!step.handler) problems.step_field(step.slug, "handler", "is not set");
+  }
+  if (flow.queue_mode == QueueMode::kStep) {
+    if (flow.steps.empty()) {
+      problems.flow_field("queue_mode", "a flow without steps cannot use step queues");
+    } else if (absl::StatusOr<std::vector<StepRoute>> routes = routes_of(flow); !routes.ok()) {
+      problems.flow_field("queue_mode", std::string(routes.status().message()));
+    }
   }
   return problems.status();
 }

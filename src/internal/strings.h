@@ -3,13 +3,18 @@
 #ifndef PGFLOW_INTERNAL_STRINGS_H_
 #define PGFLOW_INTERNAL_STRINGS_H_
 
+#include <string>
 #include <string_view>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/string_view.h"
 
 namespace pgflow::internal {
 
 inline absl::string_view av(std::string_view s) { return absl::string_view(s.data(), s.size()); }
+
+// ASCII-lowercased copy: slugs are ASCII, and a flow's queue is lower(flow_slug).
+inline std::string ascii_lower(std::string_view s) { return absl::AsciiStrToLower(av(s)); }
 
 }  // namespace pgflow::internal
 

@@ -36,16 +36,17 @@ using Clock = std::chrono::steady_clock;
 using pg::Session;
 
 // The worker protocol this library speaks (pgflow.worker_protocol() in the database).
-constexpr int kWorkerProtocol = 2;
+constexpr int kWorkerProtocol = 3;
 
-// Reads up to $4 messages and claims them in one round trip. The read and the claim commit
-// together, so a failed claim leaves the messages visible.
+// Reads up to $4 messages and claims them in one round trip ($6: the step of a step worker,
+// else NULL). The read and the claim commit together, so a failed claim leaves the messages
+// visible.
 constexpr char kReadAndClaim[] = R"sql(
 select c.outcome, c.msg_id::text, c.run_id::text, c.step_slug, c.task_index, c.attempt,
        c.input::text, c.flow_input::text, c.reason, c.timeout
 from pgflow.claim_tasks($1, $2,
                         array(select m.msg_id from pgmq.read($1, $3::int, $4::int) m),
-                        $5::uuid) c
+                        $5::uuid, $6) c
 )sql";
 
 std::string new_uuid() {
@@ -62,6 +63,33 @@ std::string new_uuid() {
   return out;
 }
 
+std::string step_list(const FlowDefinition& flow) {
+  std::vector<std::string> slugs;
+  for (const StepDefinition& step : flow.steps) slugs.push_back(step.slug);
+  return absl::StrJoin(slugs, ", ");
+}
+
+// Which step the worker serves: none for a flow with one queue, exactly one of its steps for a
+// step-queued flow.
+std::optional<std::string> step_problem(const WorkerConfig& c, const FlowDefinition& flow) {
+  if (flow.queue_mode == QueueMode::kFlow) {
+    if (c.step.empty()) return std::nullopt;
+    return absl::StrCat("step is \"", c.step, "\", but flow \"", flow.slug,
+                        "\" has one queue for all its steps, so its workers serve every step; leave step "
+                        "empty, or give each step its own queue with pgflow::with_step_queues");
+  }
+  if (c.step.empty()) {
+    return absl::StrCat("flow \"", flow.slug, "\" has one queue per step and a worker serves one of them (",
+                        step_list(flow), "): start it with EdgeWorker::start(flow, pgflow::only_step<\"slug\">, ...) "
+                        "or set WorkerConfig::step; run one worker per step, in one process or several");
+  }
+  if (flow.find(c.step) == nullptr) {
+    return absl::StrCat("step \"", c.step, "\" is not a step of flow \"", flow.slug, "\" (its steps: ",
+                        step_list(flow), ")");
+  }
+  return std::nullopt;
+}
+
 absl::Status validate(WorkerConfig& c, const FlowDefinition& flow) {
   if (c.connection_string.empty()) {
     if (const char* env = std::getenv("DATABASE_URL"); env && *env) c.connection_string = env;
@@ -70,7 +98,11 @@ absl::Status validate(WorkerConfig& c, const FlowDefinition& flow) {
   if (c.connection_string.empty()) {
     problems.push_back("connection_string is empty and DATABASE_URL is not set");
   }
-  if (c.function_name.empty()) c.function_name = flow.slug + "-worker";
+  if (std::optional<std::string> problem = step_problem(c, flow)) problems.push_back(*problem);
+  if (c.function_name.empty()) {
+    c.function_name = c.step.empty() ? absl::StrCat(flow.slug, "-worker")
+                                     : absl::StrCat(flow.slug, "-", c.step, "-worker");
+  }
   if (c.max_concurrent < 1 || c.max_concurrent > 1000) problems.push_back("max_concurrent must be 1..1000");
   if (c.batch_size < 1 || c.batch_size > 1000) problems.push_back("batch_size must be 1..1000");
   if (c.visibility_timeout < 1) problems.push_back("visibility_timeout must be at least 1 second");
@@ -110,13 +142,14 @@ std::optional<nlohmann::json> parse_json(std::string_view text) {
 
 class EdgeWorker::Impl {
  public:
-  Impl(FlowDefinition flow, WorkerConfig config)
+  // `routes`: the flow's route (routes_of); the worker's queue is its step's, or the flow's.
+  Impl(FlowDefinition flow, WorkerConfig config, std::vector<StepRoute> routes)
       : flow_(std::move(flow)),
         config_(std::move(config)),
         worker_id_(new_uuid()),
-        queue_(lower(flow_.slug)),
-        log_(config_.log_sink, config_.log_level,
-             {{"worker_id", worker_id_}, {"flow", flow_.slug}, {"queue", queue_}}) {}
+        routes_(std::move(routes)),
+        queue_(queue_of(flow_, config_.step, routes_)),
+        log_(config_.log_sink, config_.log_level, log_fields()) {}
 
   ~Impl() {
     if (supervisor_.joinable()) {  // started
@@ -135,10 +168,21 @@ class EdgeWorker::Impl {
   const std::string& worker_id() const { return worker_id_; }
 
  private:
-  static std::string lower(std::string s) {
-    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
+  static std::string queue_of(const FlowDefinition& flow, const std::string& step,
+                              const std::vector<StepRoute>& routes) {
+    for (const StepRoute& route : routes) {
+      if (route.step_slug == step) return route.queue_name;
+    }
+    return internal::ascii_lower(flow.slug);  // queue mode flow (also a flow without steps)
   }
+  std::vector<LogField> log_fields() const {
+    std::vector<LogField> fields = {{"worker_id", worker_id_}, {"flow", flow_.slug}};
+    if (!config_.step.empty()) fields.push_back({"step", config_.step});
+    fields.push_back({"queue", queue_});
+    return fields;
+  }
+  // The step of a step worker as a query parameter: NULL for a flow worker.
+  pg::Param step_param() const { return config_.step.empty() ? pg::Param() : pg::Param(config_.step); }
   Session session(std::string_view role,
                   std::function<absl::Status(pg::Connection&)> on_connect = {}) const {
     return Session(config_.connection_string, absl::StrCat("pgflow-worker-", internal::av(role)), log_,
@@ -158,6 +202,7 @@ class EdgeWorker::Impl {
   FlowDefinition flow_;
   WorkerConfig config_;
   std::string worker_id_;
+  std::vector<StepRoute> routes_;
   std::string queue_;
   Logger log_;
 
@@ -215,11 +260,18 @@ absl::Status EdgeWorker::Impl::handshake_compile_register() {
                                       : "upgrade this worker's pgflow library"));
   }
 
-  PGFLOW_RETURN_IF_ERROR(validate(flow_));
+  // The deployment: shape, queue mode and the route this library derived (the database
+  // derives the same and refuses a worker whose route differs).
+  nlohmann::json route_map = nlohmann::json::array();
+  for (const StepRoute& route : routes_) {
+    route_map.push_back({{"stepSlug", route.step_slug}, {"queueName", route.queue_name}});
+  }
+  const std::string queue_mode(to_string(flow_.queue_mode));
   PGFLOW_ASSIGN_OR_RETURN(
       pg::Result compiled,
-      conn.exec("select pgflow.ensure_flow_compiled($1, $2::jsonb, $3::int)::text",
-                {flow_.slug, shape_of(flow_).dump(), std::to_string(kWorkerProtocol)}));
+      conn.exec("select pgflow.ensure_flow_compiled($1, $2::jsonb, $3::int, $4, $5::jsonb)::text",
+                {flow_.slug, shape_of(flow_).dump(), std::to_string(kWorkerProtocol), queue_mode,
+                 route_map.dump()}));
   std::optional<nlohmann::json> outcome = parse_json(compiled.scalar());
   if (!outcome) return absl::InternalError("ensure_flow_compiled returned unparsable JSON");
   const std::string status = outcome->value("status", "");
@@ -227,11 +279,12 @@ absl::Status EdgeWorker::Impl::handshake_compile_register() {
   for (const auto& d : outcome->value("differences", nlohmann::json::array())) {
     differences.push_back(d.get<std::string>());
   }
+  const nlohmann::json kind = outcome->value("mismatchKind", nlohmann::json());
   if (status == "mismatch") {
     return absl::FailedPreconditionError(absl::StrCat(
-        "pgflow: flow \"", flow_.slug,
-        "\" in the database differs from this worker's definition (deploy the change as a new "
-        "flow slug, or delete the old flow):\n  ",
+        "pgflow: flow \"", flow_.slug, "\" in the database differs from this worker's ",
+        kind == "routing" ? "queue mode or route" : "definition",
+        " (deploy the change as a new flow slug, or delete the old flow):\n  ",
         absl::StrJoin(differences, "\n  ")));
   }
 
@@ -244,6 +297,7 @@ absl::Status EdgeWorker::Impl::handshake_compile_register() {
             {{"function", config_.function_name},
              {"protocol", std::to_string(kWorkerProtocol)},
              {"compilation", status},
+             {"queue_mode", queue_mode},
              {"max_concurrent", std::to_string(config_.max_concurrent)},
              {"connections", "4"}});
   if (status == "recompiled") {
@@ -319,7 +373,7 @@ absl::Status EdgeWorker::Impl::claim_batch(pg::Connection& conn, int slots, bool
   PGFLOW_ASSIGN_OR_RETURN(
       pg::Result rows,
       conn.exec(kReadAndClaim, {queue_, flow_.slug, std::to_string(config_.visibility_timeout),
-                                std::to_string(slots), worker_id_}));
+                                std::to_string(slots), worker_id_, step_param()}));
   metric(WorkerMetric::Kind::kClaimLatency, {},
          std::chrono::duration<double, std::milli>(Clock::now() - started).count());
   got_work = rows.rows() > 0;
@@ -541,9 +595,21 @@ EdgeWorker::EdgeWorker(EdgeWorker&&) noexcept = default;
 EdgeWorker& EdgeWorker::operator=(EdgeWorker&&) noexcept = default;
 EdgeWorker::~EdgeWorker() = default;
 
+absl::Status EdgeWorker::select_step(WorkerConfig& config, std::string_view step) {
+  if (!config.step.empty() && config.step != step) {
+    return absl::InvalidArgumentError(absl::StrCat("invalid WorkerConfig: step is \"", config.step,
+                                                   "\" but only_step selects \"", internal::av(step), "\""));
+  }
+  config.step = std::string(step);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<EdgeWorker> EdgeWorker::start(const FlowDefinition& flow, WorkerConfig config) {
+  // Everything that can be checked without the database, before touching it.
   PGFLOW_RETURN_IF_ERROR(validate(config, flow));
-  auto impl = std::make_unique<Impl>(flow, std::move(config));
+  PGFLOW_RETURN_IF_ERROR(validate(flow));
+  PGFLOW_ASSIGN_OR_RETURN(std::vector<StepRoute> routes, routes_of(flow));
+  auto impl = std::make_unique<Impl>(flow, std::move(config), std::move(routes));
   PGFLOW_RETURN_IF_ERROR(impl->start());
   return EdgeWorker(std::move(impl));
 }

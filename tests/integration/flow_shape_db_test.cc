@@ -42,7 +42,7 @@ void expect_round_trip(const FlowDefinition& def) {
 
   PGFLOW_ASSERT_OK_AND_ASSIGN(
       nlohmann::json compiled,
-      query_json(conn, "select pgflow.ensure_flow_compiled($1, $2::jsonb, 2)", {def.slug, shape}));
+      query_json(conn, "select pgflow.ensure_flow_compiled($1, $2::jsonb, pgflow.worker_protocol())", {def.slug, shape}));
   EXPECT_EQ(compiled["status"], "compiled") << compiled.dump();
   EXPECT_EQ(compiled["differences"], nlohmann::json::array()) << compiled.dump();
 
@@ -53,7 +53,7 @@ void expect_round_trip(const FlowDefinition& def) {
 
   PGFLOW_ASSERT_OK_AND_ASSIGN(
       nlohmann::json again,
-      query_json(conn, "select pgflow.ensure_flow_compiled($1, $2::jsonb, 2)", {def.slug, shape}));
+      query_json(conn, "select pgflow.ensure_flow_compiled($1, $2::jsonb, pgflow.worker_protocol())", {def.slug, shape}));
   EXPECT_EQ(again["status"], "verified") << again.dump();
 }
 
@@ -70,7 +70,7 @@ TEST(FlowShapeDb, OptionsAreAppliedAtCreation) {
   PGFLOW_ASSERT_OK_AND_ASSIGN(TestDatabase db, TestDatabase::from_template());
   PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection conn, pg::Connection::open(db.url()));
   const FlowDefinition& def = flows::options.definition();
-  ASSERT_THAT(conn.exec("select pgflow.ensure_flow_compiled($1, $2::jsonb, 2)", {def.slug, shape_of(def).dump()})
+  ASSERT_THAT(conn.exec("select pgflow.ensure_flow_compiled($1, $2::jsonb, pgflow.worker_protocol())", {def.slug, shape_of(def).dump()})
                   .status(),
               IsOk());
   PGFLOW_ASSERT_OK_AND_ASSIGN(

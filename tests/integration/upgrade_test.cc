@@ -316,9 +316,9 @@ class Upgrade0002 : public ::testing::Test {
   std::string dump(DumpKind kind = DumpKind::kEverything) { return pg_dump(url(), kind); }
   std::vector<AuditRow> audit() { return run_audit(url()); }
 
-  // Registers a protocol-2 worker for `flow` on its canonical queue.
+  // Registers a worker of the database's protocol for `flow` on its canonical queue.
   void register_worker(const std::string& worker_id, const std::string& flow) {
-    ASSERT_THAT(exec("select pgflow.register_worker($1::uuid, $2, $3, lower($3), 2)",
+    ASSERT_THAT(exec("select pgflow.register_worker($1::uuid, $2, $3, lower($3), pgflow.worker_protocol())",
                      {worker_id, absl::StrCat(flow, "_v2_worker"), flow}),
                 IsOk());
   }
@@ -456,9 +456,12 @@ TEST_F(Upgrade0002, UpgradedFlowsVerifyAtStartupAndRunNewRunsEndToEnd) {
   for (const Case& c : cases) {
     SCOPED_TRACE(c.flow);
     // A new worker's startup: the upgraded definition verifies (its queue is owned).
-    EXPECT_EQ(scalar("select pgflow.ensure_flow_compiled($1, $2::jsonb, 2)::text", {c.flow, c.shape}),
-              absl::StrCat(R"({"status": "verified", "queue_name": ")",
-                           absl::AsciiStrToLower(c.flow), R"(", "differences": []})"));
+    // Upgraded flows are plain flows (queue mode flow) and verify as they are.
+    EXPECT_EQ(scalar("select (pgflow.ensure_flow_compiled($1, $2::jsonb, pgflow.worker_protocol()) "
+                     "- 'routes')::text",
+                     {c.flow, c.shape}),
+              absl::StrCat(R"({"status": "verified", "queue_mode": "flow", "queue_name": ")",
+                           absl::AsciiStrToLower(c.flow), R"(", "differences": [], "mismatchKind": null})"));
     ASSERT_NO_FATAL_FAILURE(register_worker(c.worker, c.flow));
     std::string run_id = start_flow(c.flow, c.input);
     EXPECT_EQ(count("select 1 from pgflow.step_tasks where run_id = $1::uuid "
@@ -562,7 +565,7 @@ TEST_F(Upgrade0002, CamelCaseQueueIsArchivedIntoDroppedAndRecreatedByItsExactMet
             "fanout,fragile,greet");
 
   // Stage 4: recreate. The startup compiler provisions the queue under the canonical name.
-  EXPECT_EQ(scalar("select pgflow.ensure_flow_compiled('orderFlow', $1::jsonb, 2)->>'status'",
+  EXPECT_EQ(scalar("select pgflow.ensure_flow_compiled('orderFlow', $1::jsonb, pgflow.worker_protocol())->>'status'",
                    {order_shape()}),
             "compiled");
   EXPECT_EQ(scalar(meta_sql), "orderflow");
@@ -1093,11 +1096,11 @@ TEST_F(Upgrade0002, Database0001HasNoWorkerHandshakeSoANewWorkerRefusesToStart) 
   EXPECT_EQ(sql_state(r.status()), "42883") << r.status();  // undefined_function
   EXPECT_THAT(r.status(), StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("pgflow migrate")));
   // Nor can it compile or register the new way.
-  EXPECT_EQ(sql_state(exec("select pgflow.ensure_flow_compiled('f', $1::jsonb, 2)",
+  EXPECT_EQ(sql_state(exec("select pgflow.ensure_flow_compiled('f', $1::jsonb, pgflow.worker_protocol())",
                            {flow_shape({step_shape("s")})})
                           .status()),
             "42883");
-  EXPECT_EQ(sql_state(exec("select pgflow.register_worker(gen_random_uuid(), 'f', 'f', 'f', 2)")
+  EXPECT_EQ(sql_state(exec("select pgflow.register_worker(gen_random_uuid(), 'f', 'f', 'f', pgflow.worker_protocol())")
                           .status()),
             "42883");
   EXPECT_EQ(count("select 1 from pgflow.flows"), "0");
@@ -1126,12 +1129,12 @@ TEST_F(Upgrade0002, NewDatabaseRefusesAReleased0160WorkerBeforeRegistration) {
   EXPECT_EQ(count("select 1 from pgflow.flows"), "0");
   EXPECT_EQ(count("select 1 from pgmq.meta"), "0");
 
-  // The supported pair: a protocol-2 worker starts.
-  EXPECT_EQ(scalar("select pgflow.worker_protocol()::text"), "2");
-  EXPECT_EQ(scalar("select pgflow.ensure_flow_compiled('f', $1::jsonb, 2)->>'status'",
+  // The supported pair: a worker of the current protocol starts.
+  EXPECT_EQ(scalar("select pgflow.worker_protocol()::text"), "3");
+  EXPECT_EQ(scalar("select pgflow.ensure_flow_compiled('f', $1::jsonb, pgflow.worker_protocol())->>'status'",
                    {flow_shape({step_shape("s")})}),
             "compiled");
-  EXPECT_THAT(exec("select pgflow.register_worker(gen_random_uuid(), 'f', 'f', 'f', 2)"), IsOk());
+  EXPECT_THAT(exec("select pgflow.register_worker(gen_random_uuid(), 'f', 'f', 'f', pgflow.worker_protocol())"), IsOk());
 }
 
 // =============================================================================================
@@ -1174,7 +1177,7 @@ TEST_F(Upgrade0002, ConcurrentCompilationOfCaseAliasSlugsCreatesOneFlowAndOneQue
     const std::vector<std::string> slugs = {absl::StrCat("Orders", round), lower};
     std::vector<absl::Status> results =
         concurrently(url(), 2, [&](int i, pg::Connection& c) -> absl::Status {
-          return c.exec("select pgflow.ensure_flow_compiled($1, $2::jsonb, 2)",
+          return c.exec("select pgflow.ensure_flow_compiled($1, $2::jsonb, pgflow.worker_protocol())",
                         {slugs[static_cast<size_t>(i)], shape})
               .status();
         });
@@ -1203,7 +1206,7 @@ TEST_F(Upgrade0002, ConcurrentAddStepAndDeletionLeaveAConsistentDatabase) {
   for (int round = 0; round < 8; ++round) {
     SCOPED_TRACE(round);
     const std::string flow = absl::StrCat("shop", round);
-    ASSERT_THAT(exec("select pgflow.ensure_flow_compiled($1, $2::jsonb, 2)",
+    ASSERT_THAT(exec("select pgflow.ensure_flow_compiled($1, $2::jsonb, pgflow.worker_protocol())",
                      {flow, flow_shape({step_shape("a")})}),
                 IsOk());
     start_flow(flow, "{}");
@@ -1251,7 +1254,7 @@ TEST_F(Upgrade0002, QueueCreatedByAnotherSessionDuringCompilationIsNeverAdopted)
   absl::StatusOr<pg::Result> compiled = absl::UnknownError("not run");
   {
     std::jthread t([&] {
-      compiled = compiler->exec("select pgflow.ensure_flow_compiled('racey', $1::jsonb, 2)",
+      compiled = compiler->exec("select pgflow.ensure_flow_compiled('racey', $1::jsonb, pgflow.worker_protocol())",
                                 {flow_shape({step_shape("work")})});
     });
     // Provisioning reaches the same tables and waits for the other transaction.
@@ -1265,7 +1268,7 @@ TEST_F(Upgrade0002, QueueCreatedByAnotherSessionDuringCompilationIsNeverAdopted)
   EXPECT_EQ(scalar("select string_agg(queue_name, ',') from pgmq.meta"), "racey");
 
   // Compiling again later still refuses the foreign queue.
-  auto again = exec("select pgflow.ensure_flow_compiled('racey', $1::jsonb, 2)",
+  auto again = exec("select pgflow.ensure_flow_compiled('racey', $1::jsonb, pgflow.worker_protocol())",
                     {flow_shape({step_shape("work")})});
   EXPECT_THAT(again.status(), StatusIs(::testing::_, HasSubstr("pgflow never adopts")));
   EXPECT_EQ(count("select 1 from pgflow.flows"), "0");
@@ -1274,7 +1277,7 @@ TEST_F(Upgrade0002, QueueCreatedByAnotherSessionDuringCompilationIsNeverAdopted)
 TEST_F(Upgrade0002, ClaimsRacingFlowDeletionEndWithoutDeadlockOrLeftovers) {
   ASSERT_NO_FATAL_FAILURE(create_database(std::nullopt));
   const std::string worker = "aaaaaaaa-0000-0000-0000-0000000000c9";
-  ASSERT_THAT(exec("select pgflow.ensure_flow_compiled('racer', $1::jsonb, 2)",
+  ASSERT_THAT(exec("select pgflow.ensure_flow_compiled('racer', $1::jsonb, pgflow.worker_protocol())",
                    {flow_shape({step_shape("each", {}, "map"), step_shape("total", {"each"})})}),
               IsOk());
   ASSERT_NO_FATAL_FAILURE(register_worker(worker, "racer"));

@@ -98,9 +98,10 @@ run unlisted check
 
 # 7. A migration that drifts from the schema: the check names the object.
 fresh_copy drift
-sed -i 's/^  select 2$/  select 2 + 0/' "$tmp/drift/migrations/0002_queue_identity.sql"
+sed -i 's/^  select floor(base_delay \* power(2, attempts_count))::int$/  select floor(base_delay * power(2, attempts_count))::int + 0/' \
+  "$tmp/drift/migrations/0001_core.sql"
 run drift check
-[ $status = 1 ] && contains "$out" "changed: worker_protocol(); Type: FUNCTION" \
+[ $status = 1 ] && contains "$out" "changed: calculate_retry_delay(numeric, integer); Type: FUNCTION" \
   && pass "a drifting migration is named" || fail "drifting migration: $out"
 
 echo "$failures failure(s)"

@@ -94,6 +94,29 @@ constexpr bool equal_ignoring_case(std::string_view a, std::string_view b) {
   return true;
 }
 
+// ---- step queue names (queue mode `step`, SQL: pgflow._step_queue_name) ----------------------
+
+inline constexpr std::size_t kMaxQueueNameLength = 47;
+
+constexpr std::size_t decimal_digits(std::size_t n) {
+  std::size_t digits = 1;
+  while (n >= 10) {
+    n /= 10;
+    ++digits;
+  }
+  return digits;
+}
+
+// Which private queue name step number `index` (zero-based) of a step-queued flow gets:
+// lower(flow__step) when it fits PGMQ's 47 characters, else lower(flow__index), else none (the
+// flow cannot use step queues). tests/data/step_queue_names.tsv drives this and the SQL.
+enum class StepQueueNaming { kReadable, kIndex, kTooLong };
+constexpr StepQueueNaming step_queue_naming(std::string_view flow, std::string_view step, std::size_t index) {
+  if (flow.size() + 2 + step.size() <= kMaxQueueNameLength) return StepQueueNaming::kReadable;
+  if (flow.size() + 2 + decimal_digits(index) <= kMaxQueueNameLength) return StepQueueNaming::kIndex;
+  return StepQueueNaming::kTooLong;
+}
+
 }  // namespace pgflow::detail
 
 #endif  // PGFLOW_DETAIL_SLUG_H_

@@ -199,9 +199,10 @@ $$;
 
 -- ---- Runtime progression helpers (claim / complete / fail one specific task) ----
 
--- Claims one specific task for the test worker: start_tasks with that task's message id,
--- as a worker does after reading the message (visibility is not checked, so a task whose
--- message is still hidden by a backoff can be claimed too).
+-- Claims one specific task for the test worker: claim_tasks with that task's queue and message
+-- id (and its step, in a flow with one queue per step), as a worker does after reading the
+-- message (visibility is not checked, so a task whose message is still hidden by a backoff can
+-- be claimed too). The test worker is subscribed to the task's queue.
 create or replace function pgflow_tests.start_task(
   run_id uuid, step_slug text, task_index int default 0,
   worker_uuid uuid default '11111111-1111-1111-1111-111111111111')
@@ -211,18 +212,33 @@ as $$
 #variable_conflict use_column
 declare
   v_flow text;
+  v_queue text;
+  v_mode text;
   v_msg bigint;
 begin
-  select t.flow_slug, t.message_id into v_flow, v_msg
-  from pgflow.step_tasks t
+  select t.flow_slug, t.queue_name, f.queue_mode, t.message_id into v_flow, v_queue, v_mode, v_msg
+  from pgflow.step_tasks t join pgflow.flows f on f.flow_slug = t.flow_slug
   where t.run_id = start_task.run_id and t.step_slug = start_task.step_slug
     and t.task_index = start_task.task_index;
   if not found then
     raise exception 'pgflow_tests.start_task: no task %/%/%', run_id, step_slug, task_index;
   end if;
-  perform pgflow_tests.ensure_worker(v_flow, worker_uuid);
-  return query select * from pgflow.start_tasks(v_flow, array[v_msg], worker_uuid);
+  perform pgflow_tests.ensure_worker(v_queue, worker_uuid);
+  return query
+  select c.flow_slug, c.run_id, c.step_slug, c.input, c.msg_id, c.task_index, c.flow_input
+  from pgflow.claim_tasks(v_queue, v_flow, array[v_msg], worker_uuid,
+                          case when v_mode = 'step' then start_task.step_slug end) c
+  where c.outcome = 'claimed';
 end;
+$$;
+
+-- Compiles a flow with one queue per step (queue mode step) from its shape.
+create or replace function pgflow_tests.compile_step_flow(flow_slug text, steps jsonb)
+returns jsonb
+language sql
+as $$
+  select pgflow.ensure_flow_compiled(flow_slug, jsonb_build_object('steps', steps),
+                                     pgflow.worker_protocol(), 'step')
 $$;
 
 -- Claims one specific task and completes it with `output`.

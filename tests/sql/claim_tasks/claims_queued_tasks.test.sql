@@ -71,8 +71,8 @@ select results_eq(format($$select flow_slug, step_slug, task_index, input, msg_i
                   'start_tasks(flow_slug, ...) returns only the claimed task, not the deferred one');
 select is((select attempts_count from pgflow.step_tasks where step_slug = 'm' and task_index = 1), 1,
           '(the running task was not claimed again)');
-select has_function('pgflow', 'claim_tasks', array['text', 'text', 'bigint[]', 'uuid'],
-                    'claim_tasks(queue_name, flow_slug, msg_ids, worker_id)');
+select has_function('pgflow', 'claim_tasks', array['text', 'text', 'bigint[]', 'uuid', 'text'],
+                    'claim_tasks(queue_name, flow_slug, msg_ids, worker_id, step_slug)');
 
 select * from finish();
 rollback;

@@ -11,8 +11,11 @@ select is(pgflow.ensure_flow_compiled('sequential', jsonb_build_object('steps', 
     pgflow_tests.step_shape('last', array['first'], when_unmet => 'fail'))), pgflow.worker_protocol()),
   jsonb_build_object('status', 'mismatch', 'differences', jsonb_build_array(
     'Step at index 2: dependencies differ [first] vs [second]',
-    'Step at index 2: whenUnmet differs ''fail'' vs ''skip'''), 'queue_name', 'sequential'),
-  'returns mismatch with the differences');
+    'Step at index 2: whenUnmet differs ''fail'' vs ''skip'''), 'queue_name', 'sequential',
+    'mismatchKind', 'shape', 'queue_mode', 'flow', 'routes', jsonb_build_array(
+      '{"stepSlug": "first", "queueName": "sequential"}'::jsonb, '{"stepSlug": "second", "queueName": "sequential"}'::jsonb,
+      '{"stepSlug": "last", "queueName": "sequential"}'::jsonb)),
+  'returns mismatch with the differences, the kind and the persisted route');
 select results_eq($$select step_slug, when_unmet from pgflow.steps where flow_slug = 'sequential' order by step_index$$,
                   $$values ('first'::text, 'skip'::text), ('second', 'skip'), ('last', 'skip')$$,
                   'the stored steps are unchanged');

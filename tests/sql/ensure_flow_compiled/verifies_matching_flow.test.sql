@@ -8,7 +8,9 @@ select run_id as run from pgflow.start_flow('sequential', '{}') \gset
 select is(pgflow.ensure_flow_compiled('sequential', jsonb_build_object('steps', jsonb_build_array(
     pgflow_tests.step_shape('first'), pgflow_tests.step_shape('second', array['first']),
     pgflow_tests.step_shape('last', array['second']))), pgflow.worker_protocol()),
-  '{"status": "verified", "differences": [], "queue_name": "sequential"}'::jsonb, 'returns verified');
+  '{"status": "verified", "differences": [], "mismatchKind": null, "queue_mode": "flow", "queue_name": "sequential",
+    "routes": [{"stepSlug": "first", "queueName": "sequential"}, {"stepSlug": "second", "queueName": "sequential"},
+               {"stepSlug": "last", "queueName": "sequential"}]}'::jsonb, 'returns verified');
 select is((select count(*) from pgflow.runs where run_id = :'run'), 1::bigint, 'the run is kept');
 select is((pgflow_tests.queue_counts('sequential')).active, 1::bigint, 'the queued message is kept');
 select is((select opt_timeout from pgflow.flows where flow_slug = 'sequential'), 1, 'the flow row is unchanged');

@@ -51,7 +51,7 @@ select isnt(shobj_description('pgflow_worker'::regrole, 'pg_authid'), null, 'the
 -- pgflow_worker
 select is(array(select pg_temp.table_privileges('pgflow_worker')), array[
   'pgflow.deps: INSERT', 'pgflow.deps: SELECT',
-  'pgflow.flows(created_at): UPDATE', 'pgflow.flows: INSERT', 'pgflow.flows: SELECT',
+  'pgflow.flows(created_at): UPDATE', 'pgflow.flows(queue_mode): UPDATE', 'pgflow.flows: INSERT', 'pgflow.flows: SELECT',
   'pgflow.runs(completed_at): UPDATE', 'pgflow.runs(failed_at): UPDATE', 'pgflow.runs(output): UPDATE',
   'pgflow.runs(remaining_steps): UPDATE', 'pgflow.runs(status): UPDATE', 'pgflow.runs: SELECT',
   'pgflow.step_states(completed_at): UPDATE', 'pgflow.step_states(error_message): UPDATE',

@@ -16,7 +16,7 @@ select jsonb_build_object('steps', jsonb_build_array(
          pgflow_tests.step_shape('first'),
          pgflow_tests.step_shape('each', array['first'], 'map')))::text as shape \gset
 set session authorization grants_worker_login;
-select is(pgflow.ensure_flow_compiled('grants_start', :'shape'::jsonb, 2)->>'status', 'compiled',
+select is(pgflow.ensure_flow_compiled('grants_start', :'shape'::jsonb, 3)->>'status', 'compiled',
           '(a worker compiled the flow and created its queue)');
 reset session authorization;
 

@@ -4,7 +4,8 @@ begin;
 select plan(5);
 
 select is(pgflow.ensure_flow_compiled('emptyFlow', '{"steps": []}', pgflow.worker_protocol()),
-          '{"status": "compiled", "differences": [], "queue_name": "emptyflow"}'::jsonb,
+          '{"status": "compiled", "differences": [], "mismatchKind": null, "queue_mode": "flow",
+            "queue_name": "emptyflow", "routes": []}'::jsonb,
           'an empty flow compiles');
 select is((select count(*) from pgflow.steps), 0::bigint, 'it has no steps');
 select results_eq($$select queue_name::text from pgmq.meta$$, $$values ('emptyflow'::text)$$,

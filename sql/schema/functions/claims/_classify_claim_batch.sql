@@ -1,7 +1,7 @@
 -- Classifies every message of a claim batch, changing nothing. Each message is looked up by
 -- (queue_name, message_id); its body is read only when no task has that identity. The first
 -- rule that applies decides:
---   fatal    its task belongs to another flow (wrong route)
+--   fatal    its task belongs to another flow, or to another step than the claim's (wrong route)
 --   claim    its task is queued in a started step of a started run
 --   fatal    its task is queued but its run or step is not started (inconsistent state)
 --   defer    its task is already running (deadline: when stall recovery would take it)
@@ -15,7 +15,7 @@
 -- their state cannot change before the claim commits.
 -- Called by: claim_tasks.
 create or replace function pgflow._classify_claim_batch(p_queue_name text, p_flow_slug text,
-                                                        p_msg_ids bigint[])
+                                                        p_step_slug text, p_msg_ids bigint[])
 returns pgflow._claim_item[]
 language plpgsql volatile
 set search_path = ''
@@ -64,17 +64,19 @@ begin
     from (values
       (1, t.run_id is not null and t.flow_slug <> p_flow_slug, 'fatal',
           format('its task belongs to flow "%s", not to this worker''s flow', t.flow_slug)),
-      (2, t.status = 'queued' and r.status = 'started' and ss.status = 'started', 'claim', null),
-      (3, t.status = 'queued', 'fatal',
+      (2, t.run_id is not null and t.step_slug <> p_step_slug, 'fatal',
+          format('its task belongs to step "%s", not to this worker''s step "%s"', t.step_slug, p_step_slug)),
+      (3, t.status = 'queued' and r.status = 'started' and ss.status = 'started', 'claim', null),
+      (4, t.status = 'queued', 'fatal',
           format('its task is queued but its run is %s and its step %s (inconsistent state)',
                  r.status, ss.status)),
-      (4, t.status = 'started', 'defer', 'its task is already running'),
-      (5, t.run_id is not null, 'archive', format('its task is %s', t.status)),
-      (6, b.msg_id is null, 'gone', 'no such message'),
-      (7, jsonb_typeof(b.message) = 'object'
+      (5, t.status = 'started', 'defer', 'its task is already running'),
+      (6, t.run_id is not null, 'archive', format('its task is %s', t.status)),
+      (7, b.msg_id is null, 'gone', 'no such message'),
+      (8, jsonb_typeof(b.message) = 'object'
           and b.message ?| array['flow_slug', 'run_id', 'step_slug', 'task_index'],
           'fatal', 'it looks like pgflow work but no task has this (queue, message id)'),
-      (8, true, 'archive', 'foreign message without a pgflow task address')
+      (9, true, 'archive', 'foreign message without a pgflow task address')
     ) as v(rank, applies, class, reason)
     where v.applies
     order by v.rank

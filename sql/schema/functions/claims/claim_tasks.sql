@@ -1,12 +1,14 @@
 -- The queue-aware claim boundary: claims a batch of messages a worker read from `queue_name`
--- for `flow_slug`, one pgflow.claim_record per message.
+-- for `flow_slug` (and, for a flow in queue mode `step`, its step `step_slug`: the exact step
+-- selector), one pgflow.claim_record per message.
 --
--- The worker's subscription (registered worker, queue on the flow's route) is validated
--- first; then every message is looked up by (queue_name, message_id) and the complete batch is
+-- The worker's subscription is validated first: a registered worker on this queue; in queue
+-- mode `flow` no step and the flow's queue; in mode `step` a step whose private queue this is
+-- (the exact flow/step/queue route must exist). Then then every message is looked up by (queue_name, message_id) and the complete batch is
 -- classified before anything changes. Without a fatal message, one transaction claims the
 -- eligible tasks (visible again after the step's effective timeout + 2 s), defers running ones,
 -- and archives finished or clearly foreign messages. With any fatal message - pgflow-shaped
--- work whose task is missing or on another route - nothing is claimed or archived: the whole
+-- work whose task is missing or on another route (another flow or step) - nothing is claimed or archived: the whole
 -- batch is made visible again, the worker's function is paused (pgflow.worker_functions), and
 -- the fatal outcome is returned (not raised, so the reset and the pause commit). A message is
 -- "clearly foreign" only when its body carries none of pgflow's address keys (flow_slug,
@@ -18,7 +20,8 @@
 -- message.
 -- Locks: runs FOR SHARE (run_id order) -> task rows -> queue rows.
 -- Called by: workers (one round trip with pgmq.read), start_tasks.
-create or replace function pgflow.claim_tasks(queue_name text, flow_slug text, msg_ids bigint[], worker_id uuid)
+create or replace function pgflow.claim_tasks(queue_name text, flow_slug text, msg_ids bigint[], worker_id uuid,
+                                              step_slug text default null)
 returns setof pgflow.claim_record
 language plpgsql volatile
 set search_path = ''
@@ -27,6 +30,7 @@ as $$
 declare
   v_queue text := lower(claim_tasks.queue_name);
   v_worker pgflow.workers;
+  v_flow pgflow.flows;
   v_ids bigint[] := array(select distinct i from unnest(msg_ids) i where i is not null order by i);
   v_items pgflow._claim_item[];
   v_claim bigint[];
@@ -45,20 +49,38 @@ begin
     raise exception 'Worker % is registered for queue "%", not "%"', claim_tasks.worker_id,
       v_worker.queue_name, v_queue using errcode = 'invalid_parameter_value';
   end if;
-  if not exists (select 1 from pgflow.flows f where f.flow_slug = claim_tasks.flow_slug) then
+  select * into v_flow from pgflow.flows f where f.flow_slug = claim_tasks.flow_slug;
+  if not found then
     -- e.g. deleted while the worker polled
     raise exception 'Flow "%" does not exist', claim_tasks.flow_slug using errcode = 'no_data_found';
   end if;
-  if lower(claim_tasks.flow_slug) <> v_queue then
-    raise exception 'Queue "%" is not on the route of flow "%"', v_queue, claim_tasks.flow_slug
-      using errcode = 'invalid_parameter_value';
+  if v_flow.queue_mode = 'step' then
+    if claim_tasks.step_slug is null then
+      raise exception 'Flow "%" has one queue per step: a claim must name its step (claim_tasks(..., step_slug))',
+        claim_tasks.flow_slug using errcode = 'invalid_parameter_value';
+    end if;
+    if not exists (select 1 from pgflow.steps s
+                   where s.flow_slug = claim_tasks.flow_slug and s.step_slug = claim_tasks.step_slug
+                     and s.queue_name = v_queue) then
+      raise exception 'Queue "%" is not the queue of step "%" of flow "%"', v_queue,
+        claim_tasks.step_slug, claim_tasks.flow_slug using errcode = 'invalid_parameter_value';
+    end if;
+  else
+    if claim_tasks.step_slug is not null then
+      raise exception 'Flow "%" has one queue for all its steps: a claim names no step (got "%")',
+        claim_tasks.flow_slug, claim_tasks.step_slug using errcode = 'invalid_parameter_value';
+    end if;
+    if lower(claim_tasks.flow_slug) <> v_queue then
+      raise exception 'Queue "%" is not on the route of flow "%"', v_queue, claim_tasks.flow_slug
+        using errcode = 'invalid_parameter_value';
+    end if;
   end if;
   if cardinality(v_ids) = 0 then
     return;
   end if;
 
   -- 2. The complete batch, classified before anything changes (locks the runs behind it).
-  v_items := pgflow._classify_claim_batch(v_queue, claim_tasks.flow_slug, v_ids);
+  v_items := pgflow._classify_claim_batch(v_queue, claim_tasks.flow_slug, claim_tasks.step_slug, v_ids);
 
   -- 3a. A fatal batch: nothing is claimed or archived.
   if exists (select 1 from unnest(v_items) c where c.class = 'fatal') then

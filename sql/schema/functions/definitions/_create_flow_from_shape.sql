@@ -1,24 +1,45 @@
--- The complete compiler: preflight the whole definition, persist the flow, provision its
--- generated queue (even for a flow without steps), then create the steps with their route.
--- Locks: the caller holds the flow's definition lock (create_flow/add_step take it again).
+-- The complete compiler: preflight the whole definition (and, in queue mode `step`, every
+-- private queue) before anything is written, persist the flow with its queue mode, provision
+-- its queues - the generated queue lower(flow_slug) in mode `flow` (even for a flow without
+-- steps), exactly the step queues and no default queue in mode `step` - then create the steps
+-- with their route.
+-- Locks: the caller holds the flow's definition lock (create_flow/_add_step take it again).
 -- Called by: ensure_flow_compiled.
-create or replace function pgflow._create_flow_from_shape(p_flow_slug text, p_shape jsonb) returns void
+create or replace function pgflow._create_flow_from_shape(p_flow_slug text, p_shape jsonb,
+                                                          p_queue_mode text default 'flow')
+returns void
 language plpgsql volatile
 set search_path = ''
 as $$
 #variable_conflict use_column
 declare
   v_step jsonb;
+  v_route text[];
+  v_queue text;
+  i int := 0;
 begin
-  perform pgflow._preflight_flow_shape(p_flow_slug, p_shape);
+  perform pgflow._preflight_flow_shape(p_flow_slug, p_shape, p_queue_mode);
+  v_route := array(select r.queue_name from pgflow._flow_route(p_flow_slug, p_shape, p_queue_mode) r
+                   order by r.step_index);
+  if p_queue_mode = 'step' then
+    perform pgflow._preflight_step_queues(p_flow_slug, v_route);
+  end if;
   perform pgflow.create_flow(
     p_flow_slug,
     (p_shape->'options'->>'maxAttempts')::int,
     (p_shape->'options'->>'baseDelay')::int,
     (p_shape->'options'->>'timeout')::int);
-  perform pgflow._provision_flow_queue(p_flow_slug);
+  if p_queue_mode = 'step' then
+    update pgflow.flows f set queue_mode = 'step' where f.flow_slug = p_flow_slug;
+    foreach v_queue in array v_route loop
+      perform pgflow._create_queue(v_queue);
+    end loop;
+  else
+    perform pgflow._provision_flow_queue(p_flow_slug);
+  end if;
   for v_step in select e from jsonb_array_elements(p_shape->'steps') e loop
-    perform pgflow.add_step(
+    i := i + 1;
+    perform pgflow._add_step(
       flow_slug => p_flow_slug,
       step_slug => v_step->>'slug',
       deps_slugs => array(select jsonb_array_elements_text(v_step->'dependencies')),
@@ -32,7 +53,8 @@ begin
       forbidden_input_pattern => case when (v_step->'forbiddenInputPattern'->>'defined')::boolean
         then v_step->'forbiddenInputPattern'->'value' end,
       when_unmet => coalesce(v_step->>'whenUnmet', 'skip'),
-      when_exhausted => coalesce(v_step->>'whenExhausted', 'fail'));
+      when_exhausted => coalesce(v_step->>'whenExhausted', 'fail'),
+      queue_name => case when p_queue_mode = 'step' then v_route[i] end);
   end loop;
 end;
 $$;

@@ -1,9 +1,12 @@
 -- Checks a whole definition before anything is written: the flow slug and every step slug
 -- under the shared rules, no exact or case-only duplicate steps, dependencies on earlier steps
--- only, and a queue name PGMQ accepts. (add_step checks a map's single dependency.)
+-- only, and queue names PGMQ accepts: the flow's generated queue, and in queue mode `step` a
+-- private queue for every step (a flow with no steps cannot use step queues).
+-- (add_step checks a map's single dependency.)
 -- Locks: none.
 -- Called by: _create_flow_from_shape.
-create or replace function pgflow._preflight_flow_shape(p_flow_slug text, p_shape jsonb) returns void
+create or replace function pgflow._preflight_flow_shape(p_flow_slug text, p_shape jsonb, p_queue_mode text)
+returns void
 language plpgsql stable
 set search_path = ''
 as $$
@@ -13,6 +16,7 @@ declare
   v_seen text[] := '{}';
   v_step jsonb;
   v_slug text;
+  v_index int;
   v_dep text;
 begin
   perform pgflow._validate_flow_shape(p_shape);
@@ -43,5 +47,23 @@ begin
     end loop;
     v_seen := v_seen || lower(v_slug);
   end loop;
+  if p_queue_mode not in ('flow', 'step') or p_queue_mode is null then
+    raise exception 'Invalid queue mode "%" for flow "%": expected "flow" or "step"', p_queue_mode, p_flow_slug
+      using errcode = 'invalid_parameter_value';
+  end if;
+  if p_queue_mode = 'step' then
+    if jsonb_array_length(p_shape->'steps') = 0 then
+      raise exception 'Flow "%" has no steps, so it cannot use step queues (queue mode step needs at least one step)',
+        p_flow_slug using errcode = 'invalid_parameter_value';
+    end if;
+    select r.step_slug, r.step_index into v_slug, v_index
+    from pgflow._flow_route(p_flow_slug, p_shape, 'step') r
+    where r.queue_name is null order by r.step_index limit 1;
+    if found then
+      raise exception 'Flow "%" cannot use step queues: the private queue of step "%" (index %) would be "%" or "%", longer than PGMQ''s 47 characters either way; shorten the flow slug',
+        p_flow_slug, v_slug, v_index, lower(p_flow_slug || '__' || v_slug), lower(p_flow_slug || '__' || v_index)
+        using errcode = 'name_too_long';
+    end if;
+  end if;
 end;
 $$;

@@ -1,8 +1,10 @@
 -- Deletes a flow with all its runs and its private queues, in one transaction (seed 000's
 -- five steps):
---   1. lock the flow identity; collect and validate its route (steps.queue_name and an owned
---      default queue), the task snapshots, the exact pgmq.meta spelling and both tables of
---      each queue, and that no other flow references them;
+--   1. lock the flow identity; collect and validate its route (the distinct steps.queue_name:
+--      the private step queues in queue mode `step`; plus, in mode `flow`, an owned default
+--      queue lower(flow_slug) of a flow without steps), the task snapshots, the exact
+--      pgmq.meta spelling and both tables of each queue, and that no other flow references
+--      them;
 --   2. lock its runs (run_id order), like callbacks and recovery do;
 --   3. delete runtime rows and step definitions, keeping the flow row and the validated names;
 --   4. drop exactly those queues (with their archives): no per-message archiving first;
@@ -34,8 +36,9 @@ begin
 
   v_route := array(select distinct s.queue_name from pgflow.steps s
                    where s.flow_slug = p_flow_slug order by 1);
-  -- A flow without steps owns its default queue only if created together with the flow.
-  if not lower(p_flow_slug) = any(v_route) and exists (
+  -- Only a flow in queue mode `flow` has a default queue; without steps it owns that queue
+  -- only if the queue was created together with the flow.
+  if v_flow.queue_mode = 'flow' and not lower(p_flow_slug) = any(v_route) and exists (
        select 1 from pgmq.meta m
        where lower(m.queue_name) = lower(p_flow_slug) and m.created_at = v_flow.created_at) then
     v_route := v_route || lower(p_flow_slug);

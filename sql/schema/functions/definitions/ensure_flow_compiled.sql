@@ -1,9 +1,15 @@
 -- Startup compilation, the only compile path since upstream 0.16.0.
 --
--- ensure_flow_compiled(flow_slug, shape, worker_protocol): for protocol-2 workers. Creates a
--- missing flow from the worker's shape (compiled), verifies an existing one (verified; also
--- checks its generated queue is present and owned), recompiles destructively on a local
--- database (recompiled), or reports the differences and changes nothing (mismatch).
+-- ensure_flow_compiled(flow_slug, shape, worker_protocol, queue_mode, route_map): for workers
+-- of this database's protocol. The worker's deployment is its shape plus its queue mode
+-- (`flow` | `step`, upstream 0.17's contract) and, optionally, the route map it derived
+-- ([{stepSlug, queueName}], which must equal what _flow_route derives). Creates a missing flow
+-- (compiled), verifies an existing one - shape, queue mode and route, and that its queues are
+-- present and owned (verified) -, recompiles destructively on a local database (recompiled),
+-- or reports the differences and changes nothing (mismatch). A different queue mode or route
+-- is a mismatch like a different shape; mismatchKind says which ('shape' when the shape
+-- differs, else 'routing'). Returns {status, differences, mismatchKind, queue_mode, routes
+-- (the persisted route map), queue_name (the flow's queue in mode `flow`)}.
 --
 -- ensure_flow_compiled(flow_slug, shape): upstream 0.16.0's signature. Workers of 0.16.0 call
 -- it first; it refuses them with the protocol error, so they stop before registering.
@@ -20,48 +26,82 @@ begin
 end;
 $$;
 
-create or replace function pgflow.ensure_flow_compiled(flow_slug text, shape jsonb, worker_protocol int)
+create or replace function pgflow.ensure_flow_compiled(flow_slug text, shape jsonb, worker_protocol int,
+                                                       queue_mode text default 'flow',
+                                                       route_map jsonb default null)
 returns jsonb
 language plpgsql volatile
 set search_path = ''
 as $$
 #variable_conflict use_column
 declare
-  v_diffs text[];
+  v_mode text := coalesce(ensure_flow_compiled.queue_mode, 'flow');
+  v_route jsonb;
+  v_flow pgflow.flows;
+  v_shape_diffs text[] := '{}';
+  v_route_diffs text[] := '{}';
   v_status text;
 begin
   perform pgflow._require_worker_protocol(worker_protocol);
   perform pgflow._validate_flow_shape(shape);
+  if v_mode not in ('flow', 'step') then
+    raise exception 'Invalid queue mode "%" for flow "%": expected "flow" or "step"', v_mode,
+      ensure_flow_compiled.flow_slug using errcode = 'invalid_parameter_value';
+  end if;
+  -- The route this deployment gets; a worker that derived another one has a bug, not a
+  -- deployment difference.
+  select coalesce(jsonb_agg(jsonb_build_object('stepSlug', r.step_slug, 'queueName', r.queue_name)
+                            order by r.step_index), '[]'::jsonb)
+  into v_route
+  from pgflow._flow_route(ensure_flow_compiled.flow_slug, shape, v_mode) r;
+  if route_map is not null and route_map is distinct from v_route then
+    raise exception 'The route map of the worker for flow "%" differs from the route pgflow derives: % vs %',
+      ensure_flow_compiled.flow_slug, route_map, v_route using errcode = 'invalid_parameter_value';
+  end if;
   perform pgflow._lock_flow_definition(ensure_flow_compiled.flow_slug);
 
-  if not exists (select 1 from pgflow.flows f where f.flow_slug = ensure_flow_compiled.flow_slug) then
-    perform pgflow._create_flow_from_shape(ensure_flow_compiled.flow_slug, shape);
+  select * into v_flow from pgflow.flows f where f.flow_slug = ensure_flow_compiled.flow_slug;
+  if not found then
+    perform pgflow._create_flow_from_shape(ensure_flow_compiled.flow_slug, shape, v_mode);
     v_status := 'compiled';
-    v_diffs := '{}';
   else
-    v_diffs := pgflow._compare_flow_shapes(shape, pgflow._get_flow_shape(ensure_flow_compiled.flow_slug));
-    if cardinality(v_diffs) = 0 then
+    v_shape_diffs := pgflow._compare_flow_shapes(shape, pgflow._get_flow_shape(ensure_flow_compiled.flow_slug));
+    v_route_diffs := pgflow._compare_flow_routes(v_mode, v_route, v_flow.queue_mode,
+                                                 pgflow._get_flow_route(ensure_flow_compiled.flow_slug));
+    if cardinality(v_shape_diffs) + cardinality(v_route_diffs) = 0 then
       v_status := 'verified';
-      -- Verifying also checks the generated queue is present and owned.
-      perform pgflow._provision_flow_queue(ensure_flow_compiled.flow_slug);
-      -- A flow without steps owns its queue only as "created together with the flow" (see
-      -- _provision_flow_queue, delete_flow_and_data). If the queue of such a flow persisted
-      -- earlier (create_flow alone) had to be provisioned just now, the definition is complete
-      -- only now: record it, or the next verification would take the queue for a foreign one.
-      update pgflow.flows f set created_at = now()
-      where f.flow_slug = ensure_flow_compiled.flow_slug and f.created_at <> now()
-        and not exists (select 1 from pgflow.steps s where s.flow_slug = f.flow_slug)
-        and exists (select 1 from pgmq.meta m
-                    where m.queue_name = lower(f.flow_slug) and m.created_at = now());
+      -- Verifying also checks that the flow's queues are present and owned.
+      if v_mode = 'step' then
+        perform pgflow._verify_step_queues(ensure_flow_compiled.flow_slug);
+      else
+        perform pgflow._provision_flow_queue(ensure_flow_compiled.flow_slug);
+        -- A flow without steps owns its queue only as "created together with the flow" (see
+        -- _provision_flow_queue, delete_flow_and_data). If the queue of such a flow persisted
+        -- earlier (create_flow alone) had to be provisioned just now, the definition is
+        -- complete only now: record it, or the next verification would take the queue for a
+        -- foreign one.
+        update pgflow.flows f set created_at = now()
+        where f.flow_slug = ensure_flow_compiled.flow_slug and f.created_at <> now()
+          and not exists (select 1 from pgflow.steps s where s.flow_slug = f.flow_slug)
+          and exists (select 1 from pgmq.meta m
+                      where m.queue_name = lower(f.flow_slug) and m.created_at = now());
+      end if;
     elsif pgflow.is_local() then
       perform pgflow.delete_flow_and_data(ensure_flow_compiled.flow_slug);
-      perform pgflow._create_flow_from_shape(ensure_flow_compiled.flow_slug, shape);
+      perform pgflow._create_flow_from_shape(ensure_flow_compiled.flow_slug, shape, v_mode);
       v_status := 'recompiled';
     else
       v_status := 'mismatch';
     end if;
   end if;
-  return jsonb_build_object('status', v_status, 'differences', to_jsonb(v_diffs),
-                            'queue_name', lower(ensure_flow_compiled.flow_slug));
+  select * into v_flow from pgflow.flows f where f.flow_slug = ensure_flow_compiled.flow_slug;
+  return jsonb_build_object(
+    'status', v_status,
+    'differences', to_jsonb(v_shape_diffs || v_route_diffs),
+    'mismatchKind', case when v_status not in ('mismatch', 'recompiled') then null
+                         when cardinality(v_shape_diffs) > 0 then 'shape' else 'routing' end,
+    'queue_mode', v_flow.queue_mode,
+    'routes', pgflow._get_flow_route(ensure_flow_compiled.flow_slug),
+    'queue_name', case when v_flow.queue_mode = 'flow' then lower(ensure_flow_compiled.flow_slug) end);
 end;
 $$;

@@ -7,6 +7,7 @@
 -- name is a collision: pgflow never adopts a queue it did not create.
 --
 -- Locks: the caller holds the flow's definition lock and the flow row exists; pgmq.create.
+-- Only flows in queue mode `flow` have this queue.
 -- Called by: add_step, _create_flow_from_shape, ensure_flow_compiled.
 create or replace function pgflow._provision_flow_queue(p_flow_slug text) returns text
 language plpgsql volatile
@@ -51,22 +52,7 @@ begin
       v_queue, p_flow_slug using errcode = 'undefined_object';
   end if;
 
-  begin
-    perform pgmq.create(v_queue);
-  exception when unique_violation then
-    -- Another session created the same tables and committed while this one waited for them.
-    raise exception 'PGMQ queue "%" was created concurrently by someone else; refusing to adopt it', v_queue
-      using errcode = 'duplicate_object';
-  end;
-  -- pgmq.create() is idempotent: make sure this transaction created the queue (its meta row
-  -- carries this transaction's start time; a concurrent creator's row does not), and that no
-  -- alias row appeared for the same tables meanwhile.
-  select count(*) into v_matches from pgmq.meta m where lower(m.queue_name) = v_queue;
-  if v_matches <> 1 or not exists (
-       select 1 from pgmq.meta m where m.queue_name = v_queue and m.created_at = now()) then
-    raise exception 'PGMQ queue "%" was created concurrently by someone else; refusing to adopt it', v_queue
-      using errcode = 'duplicate_object';
-  end if;
+  perform pgflow._create_queue(v_queue);
   return v_queue;
 end;
 $$;

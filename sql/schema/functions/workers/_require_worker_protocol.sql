@@ -9,8 +9,10 @@ begin
   if p_protocol is distinct from pgflow.worker_protocol() then
     raise exception 'pgflow: worker protocol % is not supported by this database (it speaks protocol %): %',
       coalesce(p_protocol::text, 'none'), pgflow.worker_protocol(),
-      case when coalesce(p_protocol, 0) < pgflow.worker_protocol()
-           then 'upgrade the worker (workers of pgflow 0.16.0 and older cannot run against queue identity)'
+      case when coalesce(p_protocol, 0) < 2
+             then 'upgrade the worker (workers of pgflow 0.16.0 and older cannot run against queue identity)'
+           when p_protocol < pgflow.worker_protocol()
+             then 'upgrade the worker (its pgflow library is older than this database''s schema)'
            else 'upgrade the database with `pgflow migrate`' end
       using errcode = 'feature_not_supported';
   end if;

@@ -1,6 +1,8 @@
--- Registers a protocol-2 worker for one flow on one queue, after compilation. Refuses a
--- worker function paused by a fatal claim (see resume_worker_function) and a queue that is not
--- on the flow's route.
+-- Registers a worker of this database's protocol for one flow on one queue, after
+-- compilation: the flow's queue in queue mode `flow`, one step's private queue in mode `step`
+-- (the worker row records that queue; its claims name the step). Refuses a worker function
+-- paused by a fatal claim (see resume_worker_function) and a queue that is not on the flow's
+-- route.
 -- Locks: the worker_functions row (upsert).
 -- Called by: EdgeWorker startup.
 create or replace function pgflow.register_worker(worker_id uuid, function_name text, flow_slug text,
@@ -11,17 +13,25 @@ set search_path = ''
 as $$
 #variable_conflict use_column
 declare
+  v_flow pgflow.flows;
+  v_route text[];
   v_function pgflow.worker_functions;
   v_worker pgflow.workers;
 begin
   perform pgflow._require_worker_protocol(worker_protocol);
-  if not exists (select 1 from pgflow.flows f where f.flow_slug = register_worker.flow_slug) then
+  select * into v_flow from pgflow.flows f where f.flow_slug = register_worker.flow_slug;
+  if not found then
     raise exception 'Flow "%" does not exist; compile it first (ensure_flow_compiled)',
       register_worker.flow_slug using errcode = 'no_data_found';
   end if;
-  if register_worker.queue_name is distinct from lower(register_worker.flow_slug) then
-    raise exception 'Queue "%" is not on the route of flow "%" (its queue is "%")',
-      register_worker.queue_name, register_worker.flow_slug, lower(register_worker.flow_slug)
+  v_route := case when v_flow.queue_mode = 'flow' then array[lower(v_flow.flow_slug)]
+                  else array(select s.queue_name from pgflow.steps s
+                             where s.flow_slug = v_flow.flow_slug order by s.step_index) end;
+  if register_worker.queue_name is null or not register_worker.queue_name = any(v_route) then
+    raise exception 'Queue "%" is not on the route of flow "%" (%)',
+      register_worker.queue_name, register_worker.flow_slug,
+      case when v_flow.queue_mode = 'flow' then format('its queue is "%s"', v_route[1])
+           else 'its step queues are ' || array_to_string(v_route, ', ') end
       using errcode = 'invalid_parameter_value';
   end if;
 

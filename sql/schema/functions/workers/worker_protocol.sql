@@ -1,9 +1,12 @@
--- The worker protocol this database speaks. 2 = queue identity (claim_tasks, register_worker).
--- A worker compares it with its own before doing anything else.
+-- The worker protocol this database speaks. A worker compares it with its own before doing
+-- anything else, and the database refuses any other at compilation and registration.
+--   2  queue identity: claim_tasks(queue, flow, ids, worker), register_worker (0002)
+--   3  per-step queues: ensure_flow_compiled(..., queue_mode, route_map), claims with a step
+--      selector, step workers registered on their step's queue (0004)
 -- Called by: EdgeWorker startup; _require_worker_protocol.
 create or replace function pgflow.worker_protocol() returns int
 language sql immutable parallel safe
 set search_path = ''
 as $$
-  select 2
+  select 3
 $$;
