@@ -32,5 +32,6 @@ int main(int argc, char** argv) {
   failures += dump(doc_snippets::resize.definition(), only);
   failures += dump(doc_snippets::orders.definition(), only);
   failures += dump(doc_snippets::tuned.definition(), only);
+  failures += dump(doc_snippets::resize_per_step.definition(), only);
   return failures == 0 ? 0 : 1;
 }

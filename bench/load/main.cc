@@ -2,7 +2,8 @@
 //
 // Against ONE PostgreSQL server in ONE run: a. raw PGMQ task cycle, b. worker throughput on a
 // 1-step backlog (with and without result batching), c. end to end with producers, d. a 5-step
-// DAG with a map, e. start_flow -> handler latency, f. map scaling 1k vs 10k, g. idle worker.
+// DAG with a map, e. start_flow -> handler latency, f. map scaling 1k vs 10k, g. idle worker,
+// h. a small step's latency during a map backlog, one queue vs one queue per step.
 // Uses DATABASE_URL when set; otherwise creates a throwaway cluster with scripts/pgcluster
 // (default settings, not --fast) and removes it at the end.
 #include <pthread.h>
@@ -134,6 +135,7 @@ int bench_main(int argc, char** argv) {
     if (ctx.flags.runs('d')) run_dag(ctx);
     if (ctx.flags.runs('e') || ctx.flags.runs('g')) run_latency_and_idle(ctx);
     if (ctx.flags.runs('f')) run_map_scaling(ctx);
+    if (ctx.flags.runs('h')) run_step_queues(ctx);
 
     if (worker_problems() > 0) {
       ctx.report.note(absl::StrFormat("the workers logged %d warning/error records (on stderr above)",

@@ -43,8 +43,8 @@ void progress(const std::string& line) {
 
 const std::vector<Flags::Spec>& Flags::specs() {
   static const std::vector<Spec> kSpecs = {
-      {"only", "abcdefg", "sections to run, e.g. --only=ab (a raw PGMQ, b backlog, c producers, "
-                          "d DAG, e latency, f map scaling, g idle)"},
+      {"only", "abcdefgh", "sections to run, e.g. --only=ab (a raw PGMQ, b backlog, c producers, "
+                           "d DAG, e latency, f map scaling, g idle, h step queues)"},
       {"scale", "1", "multiplies every run/task count (e.g. 0.2 for a quick run, 5 for a long one)"},
       {"concurrency", "10", "worker max_concurrent"},
       {"batch", "10", "worker batch_size, and the raw cycle's send/read/archive batch"},
@@ -60,6 +60,9 @@ const std::vector<Flags::Spec>& Flags::specs() {
       {"map_large", "10000", "f: elements of the large map"},
       {"map_small_repeats", "3", "f: small-map runs (the median is used)"},
       {"idle_seconds", "5", "g: idle seconds measured"},
+      {"fair_map", "10000", "h: elements of the map that fills the backlog"},
+      {"fair_probes", "20", "h: probe runs per measurement (100 ms apart)"},
+      {"fair_work_ms", "20", "h: handler time of each map element (0: the database is the only work)"},
       {"timeout_seconds", "180", "give up on one measurement after this long"},
       {"cluster_dir", PGFLOW_BENCH_CLUSTER_DIR,
        "where the throwaway cluster lives when DATABASE_URL is not set"},
@@ -158,8 +161,9 @@ std::string unique_slug(std::string_view base) {
 }
 
 void compile_flow(Db& db, const FlowDefinition& flow) {
-  std::string out = db.scalar("select pgflow.ensure_flow_compiled($1, $2::jsonb, pgflow.worker_protocol())::text",
-                              {flow.slug, shape_of(flow).dump()});
+  std::string out = db.scalar(
+      "select pgflow.ensure_flow_compiled($1, $2::jsonb, pgflow.worker_protocol(), $3)::text",
+      {flow.slug, shape_of(flow).dump(), std::string(to_string(flow.queue_mode))});
   if (out.find("\"mismatch\"") != std::string::npos) {
     throw BenchError("flow " + flow.slug + " exists with another shape: " + out);
   }

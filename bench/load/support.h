@@ -230,6 +230,7 @@ void run_producers(BenchContext& ctx);        // c
 void run_dag(BenchContext& ctx);              // d
 void run_latency_and_idle(BenchContext& ctx); // e, g
 void run_map_scaling(BenchContext& ctx);      // f
+void run_step_queues(BenchContext& ctx);      // h
 
 // ---- the machine ----
 

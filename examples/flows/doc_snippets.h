@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "nlohmann/json.hpp"
 #include "pgflow/flow.h"
+#include "pgflow/step_queued_flow.h"
 
 namespace doc_snippets {
 
@@ -56,6 +57,14 @@ inline const auto tuned =
         .step<"email">(pgflow::after<"extract">, {.max_attempts = 1, .start_delay = 60},
                        [](int /*rows*/) { return absl::OkStatus(); });
 // [options]
+
+// [step queues]
+// The same flow with one queue per step: a burst of image-resizing tasks no longer delays
+// `publish`, and each step gets its own workers (EdgeWorker::start(flow, pgflow::only_step<"...">)).
+inline const auto resize_per_step = pgflow::with_step_queues(resize);
+// Queues: resizeimages__thumbnail, resizeimages__publish (pgflow::routes_of).
+static_assert(std::is_same_v<pgflow::FlowOutput<decltype(resize_per_step)>, pgflow::FlowOutput<decltype(resize)>>);
+// [step queues]
 
 // [type utilities]
 using ResizeInput = pgflow::FlowInput<decltype(resize)>;                // std::vector<std::string>

@@ -19,6 +19,9 @@
 --   * Worker protocol 3: workers of protocol 2 are refused at startup (upgrade them with the
 --     database; running ones keep working until they restart, the functions they call keep
 --     their signatures).
+--   * Claims reach tasks and runs by index probes and row addresses, never by joins planned
+--     from statistics (a burst of work into a quiet database made each claim scan the queue's
+--     tasks).
 --
 -- Applied by the pgflow migration runner in one transaction. Adding the column takes an
 -- ACCESS EXCLUSIVE lock on pgflow.flows for a moment (no table rewrite); the wait for it is
@@ -31,6 +34,9 @@ set local lock_timeout = '10s';
 
 alter table pgflow.flows add column queue_mode text not null default 'flow';
 alter table pgflow.flows add constraint queue_mode_is_valid check (queue_mode in ('flow', 'step'));
+
+-- claim_tasks updates the tasks it classified by row address (see claim_tasks).
+alter type pgflow._claim_item add attribute task tid;
 set local check_function_bodies = off;
 
 drop function pgflow._classify_claim_batch(text, text, bigint[]);
@@ -780,6 +786,8 @@ $$;
 -- Steps: 1. the subscription; 2. classify the batch (_classify_claim_batch); 3a. a fatal batch:
 -- reset, pause, report (_refuse_claim_batch); 3b. claim, 3c. defer, 3d. archive; 4. one row per
 -- message.
+-- Plans: tasks and runs are reached by row address (ctid) or by index probes per message, never
+-- by joins planned from statistics, which a burst of work makes stale (bench/README.md).
 -- Locks: runs FOR SHARE (run_id order) -> task rows -> queue rows.
 -- Called by: workers (one round trip with pgmq.read), start_tasks.
 create or replace function pgflow.claim_tasks(queue_name text, flow_slug text, msg_ids bigint[], worker_id uuid,
@@ -795,7 +803,8 @@ declare
   v_flow pgflow.flows;
   v_ids bigint[] := array(select distinct i from unnest(msg_ids) i where i is not null order by i);
   v_items pgflow._claim_item[];
-  v_claim bigint[];
+  v_item pgflow._claim_item;
+  v_claim bigint[] := '{}';
   v_defer bigint[];
   v_defer_offsets int[];
   v_archive bigint[];
@@ -850,26 +859,29 @@ begin
     return;
   end if;
 
-  -- 3b. Claim the eligible tasks (only rows this call changes are the worker's).
-  with claimed as (
+  -- 3b. Claim the eligible tasks (only rows this call changes are the worker's), one by row
+  -- address each (a TID scan: no plan to go wrong); a task changed since it was classified no
+  -- longer matches, and counts as taken.
+  foreach v_item in array v_items loop
+    continue when v_item.class <> 'claim';
     update pgflow.step_tasks t
     -- greatest(): a task committed after this transaction began is queued "later" than now().
     set status = 'started', attempts_count = t.attempts_count + 1,
         started_at = greatest(now(), t.queued_at),
         last_worker_id = claim_tasks.worker_id
-    from unnest(v_items) c
-    where c.class = 'claim' and t.run_id = c.run_id and t.step_slug = c.step_slug
-      and t.task_index = c.task_index and t.status = 'queued'
-    returning t.message_id)
-  select array_agg(x.message_id order by x.message_id) into v_claim from claimed x;
+    where t.ctid = v_item.task and t.status = 'queued';
+    if found then
+      v_claim := v_claim || v_item.msg_id;
+    end if;
+  end loop;
   v_items := array(
-    select case when c.class = 'claim' and not c.msg_id = any(coalesce(v_claim, '{}'))
+    select case when c.class = 'claim' and not c.msg_id = any(v_claim)
              then row(c.msg_id, 'taken', 'claimed by another worker meanwhile', c.run_id,
-                      c.step_slug, c.task_index, c.deadline)::pgflow._claim_item
+                      c.step_slug, c.task_index, c.deadline, c.task)::pgflow._claim_item
              else c end
     from unnest(v_items) c order by c.msg_id);
 
-  if v_claim is not null then
+  if cardinality(v_claim) > 0 then
     select count(*) into v_visible
     from pgflow.set_vt_batch(v_queue, v_claim, array(
       select coalesce(s.opt_timeout, f.opt_timeout) + 2
@@ -926,11 +938,12 @@ begin
          c.reason,
          case when c.class = 'claim' then coalesce(s.opt_timeout, f.opt_timeout) end
   from unnest(v_items) c
-  left join pgflow.step_tasks t on t.run_id = c.run_id and t.step_slug = c.step_slug
-                               and t.task_index = c.task_index
+  left join lateral (select t.* from pgflow.step_tasks t
+                     where t.run_id = c.run_id and t.step_slug = c.step_slug
+                       and t.task_index = c.task_index limit 1) t on true
   left join pgflow.steps s on s.flow_slug = t.flow_slug and s.step_slug = t.step_slug
   left join pgflow.flows f on f.flow_slug = t.flow_slug
-  left join pgflow.runs r on r.run_id = t.run_id
+  left join lateral (select r.input from pgflow.runs r where r.run_id = t.run_id limit 1) r on true
   order by c.msg_id;
 end;
 $$;
@@ -948,7 +961,7 @@ $$;
 --   fatal    the body carries a pgflow task address (flow_slug, run_id, step_slug or
 --            task_index) but no task has this identity: pgflow work this worker cannot judge
 --   archive  anything else: clearly not pgflow's
--- Returns the items in msg_id order.
+-- Returns the items in msg_id order, each with its task's row address (ctid) for the claim.
 -- Locks: the runs behind the batch FOR SHARE, in run_id order (lock order position 2), so
 -- their state cannot change before the claim commits.
 -- Called by: claim_tasks.
@@ -959,26 +972,28 @@ language plpgsql volatile
 set search_path = ''
 as $$
 declare
+  v_runs uuid[];
   v_body_ids bigint[];
   v_bodies jsonb[];
   v_items pgflow._claim_item[];
 begin
-  -- (One index probe per message id: a plan that scans the queue's tasks and filters by id
-  -- would read every task the queue ever had.)
-  perform 1 from pgflow.runs r
-  where r.run_id in (select t.run_id
-                     from unnest(p_msg_ids) as m(id)
-                     cross join lateral (select t.run_id from pgflow.step_tasks t
-                                         where t.queue_name = p_queue_name and t.message_id = m.id
-                                         limit 1) t)
-  order by r.run_id
-  for share;
+  -- Every lookup below is an index probe per message or row (LATERAL ... LIMIT 1, = ANY): a
+  -- join planned from statistics goes wrong when a burst of work arrived since they were taken
+  -- (it scans every task of the queue, or every run, on each claim).
+  v_runs := array(select distinct t.run_id
+                  from unnest(p_msg_ids) as m(id)
+                  cross join lateral (select t.run_id from pgflow.step_tasks t
+                                      where t.queue_name = p_queue_name and t.message_id = m.id
+                                      limit 1) t);
+  perform 1 from pgflow.runs r where r.run_id = any(v_runs) order by r.run_id for share;
 
   -- Bodies are judged only for messages without a task (foreign or unsupported work); the
   -- usual batch has none, and then no dynamic statement is needed.
   v_body_ids := array(select m.id from unnest(p_msg_ids) as m(id)
-                      where not exists (select 1 from pgflow.step_tasks t
-                                        where t.queue_name = p_queue_name and t.message_id = m.id));
+                      left join lateral (select true as found from pgflow.step_tasks t
+                                         where t.queue_name = p_queue_name and t.message_id = m.id
+                                         limit 1) t on true
+                      where t.found is null);
   if cardinality(v_body_ids) > 0 then
     execute format('select array_agg(q.msg_id), array_agg(q.message) from pgmq.%I q where q.msg_id = any($1)',
                    'q_' || p_queue_name)
@@ -986,14 +1001,15 @@ begin
   end if;
 
   select array_agg(row(m.id, rule.class, rule.reason, t.run_id, t.step_slug, t.task_index,
-                       t.started_at + make_interval(secs => coalesce(s.opt_timeout, f.opt_timeout) + 30)
-                   )::pgflow._claim_item order by m.id)
+                       t.started_at + make_interval(secs => coalesce(s.opt_timeout, f.opt_timeout) + 30),
+                       t.ctid)::pgflow._claim_item order by m.id)
   into v_items
   from unnest(p_msg_ids) as m(id)
-  left join lateral (select t.* from pgflow.step_tasks t
+  left join lateral (select t.ctid, t.* from pgflow.step_tasks t
                      where t.queue_name = p_queue_name and t.message_id = m.id limit 1) t on true
-  left join pgflow.runs r on r.run_id = t.run_id
-  left join pgflow.step_states ss on ss.run_id = t.run_id and ss.step_slug = t.step_slug
+  left join lateral (select r.status from pgflow.runs r where r.run_id = t.run_id limit 1) r on true
+  left join lateral (select ss.status from pgflow.step_states ss
+                     where ss.run_id = t.run_id and ss.step_slug = t.step_slug limit 1) ss on true
   left join pgflow.steps s on s.flow_slug = t.flow_slug and s.step_slug = t.step_slug
   left join pgflow.flows f on f.flow_slug = t.flow_slug
   left join unnest(v_body_ids, v_bodies) as b(msg_id, message) on b.msg_id = m.id

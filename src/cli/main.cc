@@ -2,6 +2,8 @@
 //
 //   pgflow migrate --database URL [--to N]   install or upgrade the SQL core
 //   pgflow status  --database URL            applied and pending migrations, PGMQ mode
+//   pgflow flows   --database URL [--json]   each flow's queue mode and route, with the live
+//                                            workers of every queue (a coverage check)
 //
 // --database defaults to $DATABASE_URL. Exit status: 0 on success, 1 on failure, 2 on
 // bad usage.
@@ -11,14 +13,20 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/strings/numbers.h"
+#include "nlohmann/json.hpp"
+#include "pg/connection.h"
 #include "pgflow/migrate.h"
 
 namespace {
+
+// Options that take no value.
+const std::set<std::string> kSwitches = {"json"};
 
 struct Args {
   std::optional<std::string> database;
@@ -31,6 +39,8 @@ constexpr char kUsage[] =
     "commands:\n"
     "  migrate [--to N]   install or upgrade pgflow's SQL core (and PGMQ if missing)\n"
     "  status             show applied and pending migrations and the PGMQ mode\n"
+    "  flows [--json]     each flow's queue mode and route: the queue of every step and the\n"
+    "                     live workers serving it (0: that step's tasks wait)\n"
     "\n"
     "--database defaults to the DATABASE_URL environment variable.\n";
 
@@ -73,6 +83,56 @@ int run_status(const std::string& database, const Args&) {
   return 0;
 }
 
+// Every flow's route with the live workers of each queue: a worker is live when it has not
+// stopped, is not deprecated and sent a heartbeat in the last 30 seconds (docs/worker.md has the
+// same query to copy).
+constexpr char kFlowsQuery[] = R"sql(
+select coalesce(jsonb_agg(jsonb_build_object(
+  'flow_slug', f.flow_slug,
+  'queue_mode', f.queue_mode,
+  'routes', (select coalesce(jsonb_agg(jsonb_build_object(
+                      'step_slug', s.step_slug, 'queue_name', s.queue_name,
+                      'live_workers', (select count(*) from pgflow.workers w
+                                       where w.queue_name = s.queue_name and w.stopped_at is null
+                                         and w.deprecated_at is null
+                                         and w.last_heartbeat_at > now() - interval '30 seconds'))
+                    order by s.step_index), '[]'::jsonb)
+             from pgflow.steps s where s.flow_slug = f.flow_slug))
+  order by f.flow_slug), '[]'::jsonb)::text
+from pgflow.flows f
+)sql";
+
+int run_flows(const std::string& database, const Args& args) {
+  bool as_json = false;
+  if (auto it = args.flags.find("json"); it != args.flags.end()) {
+    if (it->second != "true" && it->second != "false") return usage_error("--json takes no value");
+    as_json = it->second == "true";
+  }
+  auto conn = pgflow::pg::Connection::open(database, "pgflow-cli");
+  if (!conn.ok()) return fail(conn.status());
+  auto rows = conn->exec(kFlowsQuery);
+  if (!rows.ok()) return fail(rows.status());
+  const nlohmann::json flows = nlohmann::json::parse(rows->scalar());
+  if (as_json) {
+    std::printf("%s\n", flows.dump(2).c_str());
+    return 0;
+  }
+  std::printf("%-24s %-5s %-24s %-47s %s\n", "FLOW", "MODE", "STEP", "QUEUE", "LIVE WORKERS");
+  for (const auto& flow : flows) {
+    const std::string slug = flow["flow_slug"];
+    const std::string mode = flow["queue_mode"];
+    bool first = true;
+    for (const auto& route : flow["routes"]) {
+      std::printf("%-24s %-5s %-24s %-47s %lld\n", first ? slug.c_str() : "", first ? mode.c_str() : "",
+                  route["step_slug"].get<std::string>().c_str(), route["queue_name"].get<std::string>().c_str(),
+                  route["live_workers"].get<long long>());
+      first = false;
+    }
+    if (first) std::printf("%-24s %-5s %-24s\n", slug.c_str(), mode.c_str(), "(no steps)");
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -92,6 +152,8 @@ int main(int argc, char** argv) {
     if (auto eq = key.find('='); eq != std::string::npos) {
       value = key.substr(eq + 1);
       key = key.substr(0, eq);
+    } else if (kSwitches.contains(key)) {
+      value = "true";  // a switch takes no value: `--json`
     } else if (i + 1 < argv_list.size()) {
       value = std::string(argv_list[++i]);
     } else {
@@ -114,6 +176,7 @@ int main(int argc, char** argv) {
   const std::map<std::string, Command> commands = {
       {"migrate", {run_migrate, {"to"}}},
       {"status", {run_status, {}}},
+      {"flows", {run_flows, {"json"}}},
   };
   auto it = commands.find(command);
   if (it == commands.end()) return usage_error("unknown command " + command);

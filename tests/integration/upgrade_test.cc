@@ -36,6 +36,7 @@
 #include "pg/connection.h"
 #include "pgflow/migrate.h"
 #include "pgflow/status.h"
+#include "testing/command.h"
 #include "testing/pg_fixture.h"
 #include "testing/status_matchers.h"
 
@@ -51,6 +52,9 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using pgflow::testing::IsOk;
 using pgflow::testing::StatusIs;
+using pgflow::testing::CommandResult;
+using pgflow::testing::run_command;
+using pgflow::testing::shell_quote;
 using pgflow::testing::TestDatabase;
 
 // ---------------------------------------------------------------------------------------------
@@ -67,53 +71,6 @@ std::string read_source(const std::string& relative) {
 
 std::string source_path(const std::string& relative) {
   return absl::StrCat(PGFLOW_SOURCE_DIR, "/", relative);
-}
-
-std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
-}
-
-struct CommandResult {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-// Runs a shell command, capturing stdout and stderr.
-CommandResult run_command(const std::string& command) {
-  CommandResult result;
-  char err_path[] = "/tmp/pgflow_upgrade_test_XXXXXX";
-  int fd = mkstemp(err_path);
-  if (fd < 0) {
-    result.err = "mkstemp failed";
-    return result;
-  }
-  close(fd);
-  FILE* pipe = popen(absl::StrCat(command, " 2>", err_path).c_str(), "r");
-  if (pipe == nullptr) {
-    result.err = "popen failed";
-    unlink(err_path);
-    return result;
-  }
-  std::array<char, 65536> buffer;
-  size_t n;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.out.append(buffer.data(), n);
-  int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream err(err_path);
-  std::ostringstream err_text;
-  err_text << err.rdbuf();
-  result.err = err_text.str();
-  unlink(err_path);
-  return result;
 }
 
 std::vector<std::string> split_lines(const std::string& text) {
@@ -359,6 +316,21 @@ class Upgrade0002 : public ::testing::Test {
     return completed;
   }
 
+  // Finishes the fixture's in-flight fanout run with a new worker: each[0], started by a worker
+  // that is gone, stalls; stall recovery makes its message visible again in the task's own
+  // queue, and the new worker takes it with the other tasks (each[0..2], then total).
+  void finish_in_flight_fanout(const std::string& worker) {
+    ASSERT_NO_FATAL_FAILURE(register_worker(worker, "fanout"));
+    ASSERT_THAT(exec("update pgflow.step_tasks set queued_at = queued_at - interval '10 minutes', "
+                     "started_at = started_at - interval '10 minutes' "
+                     "where run_id = $1::uuid and status = 'started'",
+                     {kRunB1}),
+                IsOk());
+    EXPECT_EQ(scalar("select pgflow.requeue_stalled_tasks()::text"), "1");
+    EXPECT_EQ(work("fanout", "fanout", worker), 4);
+    EXPECT_EQ(run_status(kRunB1), "completed");
+  }
+
   std::string run_status(const std::string& run_id) {
     return scalar("select status from pgflow.runs where run_id = $1::uuid", {run_id});
   }
@@ -488,18 +460,8 @@ TEST_F(Upgrade0002, InFlightRunStartedBefore0002FinishesAfterTheUpgrade) {
   ASSERT_NO_FATAL_FAILURE(populated_0001());
   ASSERT_THAT(migrate(url()), IsOk());
   const std::string worker = "aaaaaaaa-0000-0000-0000-0000000000b1";
-  ASSERT_NO_FATAL_FAILURE(register_worker(worker, "fanout"));
-
-  // each[0] was started by a 0.16.0 worker that the upgrade fence stopped: it stalls, stall
-  // recovery makes its message visible again in the task's own queue, and a new worker takes it.
-  ASSERT_THAT(exec("update pgflow.step_tasks set queued_at = queued_at - interval '10 minutes', "
-                   "started_at = started_at - interval '10 minutes' "
-                   "where run_id = $1::uuid and status = 'started'",
-                   {kRunB1}),
-              IsOk());
-  EXPECT_EQ(scalar("select pgflow.requeue_stalled_tasks()::text"), "1");
-  EXPECT_EQ(work("fanout", "fanout", worker), 4);  // each[0..2], then total
-  EXPECT_EQ(run_status(kRunB1), "completed");
+  // each[0] was started by a 0.16.0 worker that the upgrade fence stopped.
+  ASSERT_NO_FATAL_FAILURE(finish_in_flight_fanout(worker));
   EXPECT_EQ(scalar("select attempts_count::text from pgflow.step_tasks "
                    "where run_id = $1::uuid and step_slug = 'each' and task_index = 0",
                    {kRunB1}),
@@ -1361,6 +1323,84 @@ TEST_F(Upgrade0002, ClaimsRacingFlowDeletionEndWithoutDeadlockOrLeftovers) {
   auto stale = exec("select * from pgflow.claim_tasks('racer', 'racer', '{1, 2}', $1::uuid)", {worker});
   EXPECT_THAT(stale.status(), StatusIs(absl::StatusCode::kNotFound,
                                        HasSubstr(R"(Flow "racer" does not exist)")));
+}
+
+// =============================================================================================
+// 9. 0003 -> 0004: per-step queues
+// =============================================================================================
+
+// The fixture of the 0002 tests, brought to 0003: what 0004 meets in production.
+class Upgrade0004 : public Upgrade0002 {
+ protected:
+  void populated_0003() {
+    ASSERT_NO_FATAL_FAILURE(populated_0001());
+    ASSERT_THAT(migrate(url(), {.target_version = 3}), IsOk());
+    ASSERT_EQ(schema_version(), 3);
+  }
+  // Every row of the runtime and the queues: PGMQ's schema and pgflow's tables except flows
+  // (which gains a column) and the ledger. Equal before and after means nothing moved.
+  std::string runtime_and_queues() {
+    CommandResult r = run_command(absl::StrCat(
+        PGFLOW_PG_BIN, "/pg_dump --data-only --no-owner -n pgmq -n pgflow -T pgflow.flows "
+        "-T pgflow.schema_migrations ", shell_quote(url())));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return normalise_dump(r.out);
+  }
+};
+
+TEST_F(Upgrade0004, PlainFlowsKeepTheirQueuesTasksAndMessagesAndInFlightRunsFinish) {
+  ASSERT_NO_FATAL_FAILURE(populated_0003());
+  const std::string data_before = runtime_and_queues();
+  const std::string flows_before = scalar(
+      "select string_agg(flow_slug || ':' || opt_max_attempts || ':' || created_at, ',' order by flow_slug) "
+      "from pgflow.flows");
+  ASSERT_THAT(migrate(url()), IsOk());
+  EXPECT_EQ(schema_version(), 4);
+
+  EXPECT_SAME_TEXT(data_before, runtime_and_queues(), "the upgrade changed runtime rows or queues");
+  EXPECT_EQ(flows_before, scalar("select string_agg(flow_slug || ':' || opt_max_attempts || ':' || created_at, "
+                                 "',' order by flow_slug) from pgflow.flows"));
+  EXPECT_EQ(scalar("select string_agg(distinct queue_mode, ',') from pgflow.flows"), "flow");
+
+  // The in-flight run finishes on the upgraded database, in its flow's one queue.
+  ASSERT_NO_FATAL_FAILURE(finish_in_flight_fanout("aaaaaaaa-0000-0000-0000-0000000000c1"));
+  // And a flow compiled now in step mode lives beside them.
+  EXPECT_EQ(scalar("select pgflow.ensure_flow_compiled('stepped', $1::jsonb, pgflow.worker_protocol(), 'step')->>'status'",
+                   {flow_shape({step_shape("s")})}),
+            "compiled");
+  EXPECT_EQ(scalar("select queue_name from pgflow.steps where flow_slug = 'stepped'"), "stepped__s");
+}
+
+TEST_F(Upgrade0004, BehindALongTransactionOnFlowsTheMigrationTimesOutAndChangesNothing) {
+  ASSERT_NO_FATAL_FAILURE(populated_0003());
+  const std::string before = dump();
+  auto holder = pg::Connection::open(url(), "flows-reader");
+  ASSERT_TRUE(holder.ok()) << holder.status();
+  ASSERT_THAT(holder->exec("begin"), IsOk());
+  ASSERT_THAT(holder->exec("select count(*) from pgflow.flows"), IsOk());  // holds ACCESS SHARE
+
+  absl::Status s = migrate(url());  // adding the column waits for ACCESS EXCLUSIVE (lock_timeout 10 s)
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kAborted, HasSubstr("lock timeout")));
+  EXPECT_EQ(sql_state(s), "55P03");
+  EXPECT_THAT(holder->exec("commit"), IsOk());
+  EXPECT_EQ(schema_version(), 3);
+  EXPECT_SAME_TEXT(before, dump(), "the timed-out migration changed the database");
+
+  EXPECT_THAT(migrate(url()), IsOk());
+  EXPECT_EQ(schema_version(), 4);
+}
+
+TEST_F(Upgrade0004, MigrationWithoutItsMigrationOnlySectionsGivesTheSameSchemaOnAnEmpty0003Database) {
+  ASSERT_NO_FATAL_FAILURE(create_database(4));
+  const std::string fresh = dump(DumpKind::kPgflowSchema);
+  int sections = 0, statements = 0;
+  const std::string stripped =
+      strip_migration_only(read_source("sql/migrations/0004_step_queues.sql"), &sections, &statements);
+  EXPECT_EQ(sections, 1);  // the lock timeout
+  EXPECT_EQ(statements, 0);
+  ASSERT_NO_FATAL_FAILURE(create_database(3));
+  ASSERT_THAT(conn_->exec_script(stripped), IsOk());
+  EXPECT_SAME_TEXT(fresh, dump(DumpKind::kPgflowSchema), "full 0004 vs 0004 without [migration-only] sections");
 }
 
 }  // namespace

@@ -1,24 +1,33 @@
-// pgflow_test_worker URL SLEEP_MS: a worker process for signal tests. Runs the wChild flow
-// (tests/testing/child_flow.h) with EdgeWorker::run until SIGTERM/SIGINT; exits 0 after a
-// clean stop, 1 otherwise.
+// pgflow_test_worker URL N [STEP]: a worker process for signal and crash tests. Without STEP it
+// runs the wChild flow (tests/testing/child_flow.h) whose handler sleeps N ms; with STEP it runs
+// that step of the step-queued wSplit flow (tests/testing/split_flow.h), chosen at run time
+// through WorkerConfig::step, holding map elements from N on (none when N < 0). Runs
+// EdgeWorker::run until SIGTERM/SIGINT; exits 0 after a clean stop, 1 otherwise.
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
 #include "pgflow/worker.h"
 #include "testing/child_flow.h"
+#include "testing/split_flow.h"
 #include "testing/worker_harness.h"
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    std::fprintf(stderr, "usage: pgflow_test_worker URL SLEEP_MS\n");
+  if (argc != 3 && argc != 4) {
+    std::fprintf(stderr, "usage: pgflow_test_worker URL N [STEP]\n");
     return 2;
   }
   pgflow::WorkerConfig config = pgflow::testing::test_worker_config(argv[1]);
   config.log_sink = pgflow::stderr_log_sink();
   config.log_level = pgflow::LogLevel::kInfo;
-  absl::Status s =
-      pgflow::EdgeWorker::run(pgflow::testing::child_flow(std::atoi(argv[2])), config);
+  const int n = std::atoi(argv[2]);
+  absl::Status s;
+  if (argc == 4) {
+    config.step = argv[3];
+    s = pgflow::EdgeWorker::run(pgflow::testing::split_flow(/*hold_from=*/n), config);
+  } else {
+    s = pgflow::EdgeWorker::run(pgflow::testing::child_flow(/*sleep_ms=*/n), config);
+  }
   if (!s.ok()) {
     std::fprintf(stderr, "worker: %s\n", std::string(s.message()).c_str());
     return 1;

@@ -8,7 +8,9 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <thread>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
@@ -17,6 +19,7 @@
 #include "pgflow/migrate.h"
 #include "pgflow/worker.h"
 #include "testing/child_flow.h"
+#include "testing/split_flow.h"
 #include "testing/database_test.h"
 #include "testing/pg_fixture.h"
 #include "testing/status_matchers.h"
@@ -36,14 +39,17 @@ using pgflow::testing::TestDatabase;
 using pgflow::testing::wait_for_run;
 using pgflow::testing::wait_until;
 
-// A worker process running the wChild flow (handler sleeps `sleep_ms`).
+// A worker process: the wChild flow (handler sleeps `n` ms), or step `step` of the step-queued
+// wSplit flow (map elements from `n` on are held until the worker stops).
 class ChildWorker {
  public:
-  ChildWorker(const std::string& url, int sleep_ms) {
-    std::string ms = std::to_string(sleep_ms);
+  ChildWorker(const std::string& url, int n, std::string step = "") {
+    std::string arg = std::to_string(n);
     std::string bin = PGFLOW_TEST_WORKER_BIN;
-    char* argv[] = {bin.data(), const_cast<char*>(url.c_str()), ms.data(), nullptr};
-    spawned_ = posix_spawn(&pid_, bin.c_str(), nullptr, nullptr, argv, environ) == 0;
+    std::vector<char*> argv = {bin.data(), const_cast<char*>(url.c_str()), arg.data()};
+    if (!step.empty()) argv.push_back(step.data());
+    argv.push_back(nullptr);
+    spawned_ = posix_spawn(&pid_, bin.c_str(), nullptr, nullptr, argv.data(), environ) == 0;
   }
   ~ChildWorker() {
     if (pid_ > 0 && !reaped_) {
@@ -126,6 +132,85 @@ TEST_F(WorkerProcessTest, AnotherWorkerFinishesTheRunOfAKilledWorker) {
   EXPECT_EQ(sql("select attempts_count || '/' || requeued_count from pgflow.step_tasks where run_id = $1::uuid",
                 {run_id}),
             "2/1");
+}
+
+// A flow with one queue per step: the map step's workers (child processes) are killed in the
+// middle of a 5,000-element map. The other steps' workers (in this process, one per step) keep
+// completing the runs that do not need the map, whose tasks never queue behind the map's; the
+// map resumes where it stopped once its workers are back, and every element is done once.
+TEST_F(WorkerProcessTest, KillingAMapStepsWorkersLeavesTheOtherStepsRunning) {
+  constexpr int kElements = 5000;
+  constexpr int kHoldFrom = 1000;  // the first workers finish at most elements 0..999
+  const std::string url = db_->url();
+  auto flow = pgflow::testing::split_flow(/*hold_from=*/-1);
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker plan,
+                              EdgeWorker::start(flow, only_step<"plan">, test_worker_config(url)));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker summary,
+                              EdgeWorker::start(flow, only_step<"summary">, test_worker_config(url)));
+  auto map_a = std::make_unique<ChildWorker>(url, kHoldFrom, "each");
+  auto map_b = std::make_unique<ChildWorker>(url, kHoldFrom, "each");
+  ASSERT_TRUE(map_a->spawned() && map_b->spawned());
+  const std::string live_map_workers =
+      "select count(*) = 2 from pgflow.workers where queue_name = 'wsplit__each' "
+      "and function_name = 'wSplit-each-worker' and stopped_at is null";
+  ASSERT_THAT(wait_until(*conn_, live_map_workers), IsOk());
+  const std::string killed_workers = sql(
+      "select string_agg(worker_id::text, ',') from pgflow.workers where queue_name = 'wsplit__each'");
+
+  PGFLOW_ASSERT_OK_AND_ASSIGN(std::string big, start_run(*conn_, "wSplit", kElements));
+  const std::string done_elements = absl::StrCat(
+      "select count(*) from pgflow.step_tasks where run_id = '", big, "' and step_slug = 'each' "
+      "and status = 'completed'");
+  ASSERT_THAT(wait_until(*conn_, absl::StrCat("select (", done_elements, ") >= 200")), IsOk());
+  map_a->signal(SIGKILL);
+  map_b->signal(SIGKILL);
+  EXPECT_EQ(map_a->wait(), -SIGKILL);
+  EXPECT_EQ(map_b->wait(), -SIGKILL);
+  // A statement a killed process sent may still be running on its server backend; once those
+  // backends are gone (only this process's two workers are left), nothing changes the map.
+  ASSERT_THAT(wait_until(*conn_, "select count(*) = 2 from pg_stat_activity where datname = current_database() "
+                                 "and application_name = 'pgflow-worker-reporter'"),
+              IsOk());
+  const int done_before = std::stoi(sql(done_elements));
+  EXPECT_LE(done_before, kHoldFrom);
+  EXPECT_EQ(sql("select count(*) from pgflow.step_tasks where run_id = $1::uuid and step_slug = 'each'", {big}),
+            std::to_string(kElements));
+
+  // No map worker now, thousands of map messages waiting: runs that need no map still finish.
+  std::vector<std::string> small;
+  for (int i = 0; i < 5; ++i) {
+    PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run, start_run(*conn_, "wSplit", 0));
+    small.push_back(run);
+  }
+  for (const std::string& run : small) {
+    PGFLOW_ASSERT_OK_AND_ASSIGN(json state, wait_for_run(*conn_, run));
+    EXPECT_EQ(state["run"]["status"], "completed");
+    EXPECT_EQ(state["run"]["output"], json({{"each", json::array()}, {"summary", 0}}));
+  }
+  EXPECT_EQ(sql(done_elements), std::to_string(done_before)) << "nothing served the map meanwhile";
+  EXPECT_EQ(sql("select status from pgflow.runs where run_id = $1::uuid", {big}), "started");
+
+  // The map's workers come back. The tasks the killed ones had claimed look stalled at once
+  // (the test moves their start back instead of waiting out timeout + 30 s), so stall
+  // recovery, run by any live worker, requeues them.
+  ChildWorker map_c(url, -1, "each");
+  ChildWorker map_d(url, -1, "each");
+  ASSERT_TRUE(map_c.spawned() && map_d.spawned());
+  sql("update pgflow.step_tasks set queued_at = now() - interval '2 hours', "
+      "started_at = now() - interval '1 hour' where run_id = '" + big + "' and status = 'started' "
+      "and last_worker_id = any(string_to_array('" + killed_workers + "', ',')::uuid[]) returning 1");
+  PGFLOW_ASSERT_OK_AND_ASSIGN(json done, wait_for_run(*conn_, big, std::chrono::seconds(240)));
+  EXPECT_EQ(done["run"]["status"], "completed");
+  json expected = json::array();
+  for (int i = 0; i < kElements; ++i) expected.push_back(2 * i);
+  EXPECT_EQ(done["run"]["output"]["each"], expected);
+  EXPECT_EQ(done["run"]["output"]["summary"], kElements);
+  EXPECT_EQ(sql("select count(*) from pgflow.step_tasks where run_id = $1::uuid and step_slug = 'each' "
+                "and status = 'completed'", {big}),
+            std::to_string(kElements));
+  EXPECT_EQ(sql("select string_agg(distinct queue_name, ',' order by queue_name) from pgflow.step_tasks "
+                "where run_id = $1::uuid", {big}),
+            "wsplit__each,wsplit__plan,wsplit__summary");
 }
 
 // A cluster of its own, so restarting it disturbs no other test.

@@ -301,6 +301,18 @@ TEST_F(WorkerTest, RefusesADatabaseWithoutQueueIdentity) {
   EXPECT_EQ(*workers, "0");
 }
 
+TEST_F(WorkerTest, RefusesADatabaseOlderThanItsProtocol) {
+  PGFLOW_ASSERT_OK_AND_ASSIGN(TestDatabase old, TestDatabase::empty());
+  ASSERT_THAT(migrate(old.url(), {.target_version = 3}), IsOk());  // protocol 2: no step queues
+  EXPECT_THAT(EdgeWorker::start(wf::sequential, test_worker_config(old.url(), &logs_)),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       AllOf(HasSubstr("speaks worker protocol 2"), HasSubstr("upgrade the database"))));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection old_conn, pg::Connection::open(old.url()));
+  absl::StatusOr<std::string> flows = query_text(old_conn, "select count(*) from pgflow.flows");
+  ASSERT_THAT(flows, IsOk());
+  EXPECT_EQ(*flows, "0") << "nothing was compiled";
+}
+
 TEST_F(WorkerTest, AMismatchedFlowIsRefusedOutsideLocalDevelopment) {
   // The database knows another definition of wSequential (only step a).
   auto other = Flow<"wSequential", int>().step<"a">([](int x) { return x; });

@@ -10,7 +10,7 @@
 --   fatal    the body carries a pgflow task address (flow_slug, run_id, step_slug or
 --            task_index) but no task has this identity: pgflow work this worker cannot judge
 --   archive  anything else: clearly not pgflow's
--- Returns the items in msg_id order.
+-- Returns the items in msg_id order, each with its task's row address (ctid) for the claim.
 -- Locks: the runs behind the batch FOR SHARE, in run_id order (lock order position 2), so
 -- their state cannot change before the claim commits.
 -- Called by: claim_tasks.
@@ -21,26 +21,28 @@ language plpgsql volatile
 set search_path = ''
 as $$
 declare
+  v_runs uuid[];
   v_body_ids bigint[];
   v_bodies jsonb[];
   v_items pgflow._claim_item[];
 begin
-  -- (One index probe per message id: a plan that scans the queue's tasks and filters by id
-  -- would read every task the queue ever had.)
-  perform 1 from pgflow.runs r
-  where r.run_id in (select t.run_id
-                     from unnest(p_msg_ids) as m(id)
-                     cross join lateral (select t.run_id from pgflow.step_tasks t
-                                         where t.queue_name = p_queue_name and t.message_id = m.id
-                                         limit 1) t)
-  order by r.run_id
-  for share;
+  -- Every lookup below is an index probe per message or row (LATERAL ... LIMIT 1, = ANY): a
+  -- join planned from statistics goes wrong when a burst of work arrived since they were taken
+  -- (it scans every task of the queue, or every run, on each claim).
+  v_runs := array(select distinct t.run_id
+                  from unnest(p_msg_ids) as m(id)
+                  cross join lateral (select t.run_id from pgflow.step_tasks t
+                                      where t.queue_name = p_queue_name and t.message_id = m.id
+                                      limit 1) t);
+  perform 1 from pgflow.runs r where r.run_id = any(v_runs) order by r.run_id for share;
 
   -- Bodies are judged only for messages without a task (foreign or unsupported work); the
   -- usual batch has none, and then no dynamic statement is needed.
   v_body_ids := array(select m.id from unnest(p_msg_ids) as m(id)
-                      where not exists (select 1 from pgflow.step_tasks t
-                                        where t.queue_name = p_queue_name and t.message_id = m.id));
+                      left join lateral (select true as found from pgflow.step_tasks t
+                                         where t.queue_name = p_queue_name and t.message_id = m.id
+                                         limit 1) t on true
+                      where t.found is null);
   if cardinality(v_body_ids) > 0 then
     execute format('select array_agg(q.msg_id), array_agg(q.message) from pgmq.%I q where q.msg_id = any($1)',
                    'q_' || p_queue_name)
@@ -48,14 +50,15 @@ begin
   end if;
 
   select array_agg(row(m.id, rule.class, rule.reason, t.run_id, t.step_slug, t.task_index,
-                       t.started_at + make_interval(secs => coalesce(s.opt_timeout, f.opt_timeout) + 30)
-                   )::pgflow._claim_item order by m.id)
+                       t.started_at + make_interval(secs => coalesce(s.opt_timeout, f.opt_timeout) + 30),
+                       t.ctid)::pgflow._claim_item order by m.id)
   into v_items
   from unnest(p_msg_ids) as m(id)
-  left join lateral (select t.* from pgflow.step_tasks t
+  left join lateral (select t.ctid, t.* from pgflow.step_tasks t
                      where t.queue_name = p_queue_name and t.message_id = m.id limit 1) t on true
-  left join pgflow.runs r on r.run_id = t.run_id
-  left join pgflow.step_states ss on ss.run_id = t.run_id and ss.step_slug = t.step_slug
+  left join lateral (select r.status from pgflow.runs r where r.run_id = t.run_id limit 1) r on true
+  left join lateral (select ss.status from pgflow.step_states ss
+                     where ss.run_id = t.run_id and ss.step_slug = t.step_slug limit 1) ss on true
   left join pgflow.steps s on s.flow_slug = t.flow_slug and s.step_slug = t.step_slug
   left join pgflow.flows f on f.flow_slug = t.flow_slug
   left join unnest(v_body_ids, v_bodies) as b(msg_id, message) on b.msg_id = m.id

@@ -18,6 +18,8 @@
 -- Steps: 1. the subscription; 2. classify the batch (_classify_claim_batch); 3a. a fatal batch:
 -- reset, pause, report (_refuse_claim_batch); 3b. claim, 3c. defer, 3d. archive; 4. one row per
 -- message.
+-- Plans: tasks and runs are reached by row address (ctid) or by index probes per message, never
+-- by joins planned from statistics, which a burst of work makes stale (bench/README.md).
 -- Locks: runs FOR SHARE (run_id order) -> task rows -> queue rows.
 -- Called by: workers (one round trip with pgmq.read), start_tasks.
 create or replace function pgflow.claim_tasks(queue_name text, flow_slug text, msg_ids bigint[], worker_id uuid,
@@ -33,7 +35,8 @@ declare
   v_flow pgflow.flows;
   v_ids bigint[] := array(select distinct i from unnest(msg_ids) i where i is not null order by i);
   v_items pgflow._claim_item[];
-  v_claim bigint[];
+  v_item pgflow._claim_item;
+  v_claim bigint[] := '{}';
   v_defer bigint[];
   v_defer_offsets int[];
   v_archive bigint[];
@@ -88,26 +91,29 @@ begin
     return;
   end if;
 
-  -- 3b. Claim the eligible tasks (only rows this call changes are the worker's).
-  with claimed as (
+  -- 3b. Claim the eligible tasks (only rows this call changes are the worker's), one by row
+  -- address each (a TID scan: no plan to go wrong); a task changed since it was classified no
+  -- longer matches, and counts as taken.
+  foreach v_item in array v_items loop
+    continue when v_item.class <> 'claim';
     update pgflow.step_tasks t
     -- greatest(): a task committed after this transaction began is queued "later" than now().
     set status = 'started', attempts_count = t.attempts_count + 1,
         started_at = greatest(now(), t.queued_at),
         last_worker_id = claim_tasks.worker_id
-    from unnest(v_items) c
-    where c.class = 'claim' and t.run_id = c.run_id and t.step_slug = c.step_slug
-      and t.task_index = c.task_index and t.status = 'queued'
-    returning t.message_id)
-  select array_agg(x.message_id order by x.message_id) into v_claim from claimed x;
+    where t.ctid = v_item.task and t.status = 'queued';
+    if found then
+      v_claim := v_claim || v_item.msg_id;
+    end if;
+  end loop;
   v_items := array(
-    select case when c.class = 'claim' and not c.msg_id = any(coalesce(v_claim, '{}'))
+    select case when c.class = 'claim' and not c.msg_id = any(v_claim)
              then row(c.msg_id, 'taken', 'claimed by another worker meanwhile', c.run_id,
-                      c.step_slug, c.task_index, c.deadline)::pgflow._claim_item
+                      c.step_slug, c.task_index, c.deadline, c.task)::pgflow._claim_item
              else c end
     from unnest(v_items) c order by c.msg_id);
 
-  if v_claim is not null then
+  if cardinality(v_claim) > 0 then
     select count(*) into v_visible
     from pgflow.set_vt_batch(v_queue, v_claim, array(
       select coalesce(s.opt_timeout, f.opt_timeout) + 2
@@ -164,11 +170,12 @@ begin
          c.reason,
          case when c.class = 'claim' then coalesce(s.opt_timeout, f.opt_timeout) end
   from unnest(v_items) c
-  left join pgflow.step_tasks t on t.run_id = c.run_id and t.step_slug = c.step_slug
-                               and t.task_index = c.task_index
+  left join lateral (select t.* from pgflow.step_tasks t
+                     where t.run_id = c.run_id and t.step_slug = c.step_slug
+                       and t.task_index = c.task_index limit 1) t on true
   left join pgflow.steps s on s.flow_slug = t.flow_slug and s.step_slug = t.step_slug
   left join pgflow.flows f on f.flow_slug = t.flow_slug
-  left join pgflow.runs r on r.run_id = t.run_id
+  left join lateral (select r.input from pgflow.runs r where r.run_id = t.run_id limit 1) r on true
   order by c.msg_id;
 end;
 $$;
