@@ -4,10 +4,13 @@
 # Compares the SQL hot path of two schema versions in one run: builds one database migrated to
 # version N (default: the previous one) and one to version M (default: the newest) on a
 # throwaway cluster with default settings, then alternates the same workloads on both, R times
-# (default 5), each round on a fresh copy of its version's database, and prints the fastest and
+# (default 5), each round on a fresh copy of its version's database and with the other version
+# first than the round before (the second of a pair runs up to 15% slower or faster on this
+# kind of machine, so a fixed order would bias the ratio), and prints the fastest and
 # the median server time per task and the ratios M/N (the fastest round is the least disturbed
 # by other load on the machine, so its ratio is the one to quote).
 #
+#   start   K runs of a 1-step flow started with start_flow (time per run)
 #   single  K runs of a 1-step flow started, then claimed (10 per claim_tasks) and completed
 #   dag     K/20 runs of fetch -> process (map over 100) -> total -> report (+ count), drained
 #
@@ -44,12 +47,28 @@ for v in "$from" "$to"; do
   "$pgflow" migrate --to "$v" --database "$base/v$v" >/dev/null
 done
 
-# The workload: prepare (committed), then one timed block; prints milliseconds per task.
+# The workload: prepare (committed), then one timed block; prints milliseconds per task (per
+# run for `start`).
 workload() {  # TEMPLATE KIND
   local db=$base/round kind=$2 flow="b_$RANDOM$RANDOM"
   "${psql[@]}" "$url" -c "set client_min_messages = warning" -c "drop database if exists round" \
     -c "create database round template $1" >/dev/null
-  if [ "$kind" = single ]; then
+  if [ "$kind" = start ]; then
+    "${psql[@]}" "$db" <<SQL
+select pgflow.create_flow('$flow', timeout => 60);
+select pgflow.add_step('$flow', 'only');
+do \$\$
+declare
+  t0 timestamptz := clock_timestamp();
+begin
+  for i in 1..$runs loop
+    perform pgflow.start_flow('$flow', '{}');
+  end loop;
+  raise notice '%', round((extract(epoch from clock_timestamp() - t0) * 1000 / $runs)::numeric, 4);
+end \$\$;
+SQL
+    return
+  elif [ "$kind" = single ]; then
     "${psql[@]}" "$db" >/dev/null <<SQL
 select pgflow.create_flow('$flow', timeout => 60);
 select pgflow.add_step('$flow', 'only');
@@ -97,10 +116,12 @@ fastest() { sort -n | head -n 1; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", b / a}'; }
 
 echo "schema $from vs $to, $rounds rounds alternating, $runs runs per round (PostgreSQL default settings)"
-for kind in single dag; do
+for kind in start single dag; do
   : >"$cluster/$kind.$from"; : >"$cluster/$kind.$to"
   for r in $(seq 1 "$rounds"); do
-    for v in "$from" "$to"; do
+    order="$from $to"
+    [ $((r % 2)) = 0 ] && order="$to $from"
+    for v in $order; do
       workload "v$v" "$kind" 2>&1 | sed -n 's/.*NOTICE:  //p' >>"$cluster/$kind.$v"
     done
   done

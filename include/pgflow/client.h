@@ -6,6 +6,7 @@
 //
 //   absl::StatusOr<pgflow::Client> client = pgflow::Client::connect({.connection_string = url});
 //   absl::StatusOr<pgflow::RunState> run = client->start_flow(onboard, Signup{"a@b.c"});
+//   // run->flow_slug: the concrete version that runs; run->flow_alias: the alias started
 //   absl::StatusOr<pgflow::RunState> done = client->wait_for_run(run->run_id, std::chrono::seconds(30));
 //   absl::StatusOr<pgflow::FlowOutput<decltype(onboard)>> out =
 //       done->output_as<pgflow::FlowOutput<decltype(onboard)>>();
@@ -20,13 +21,18 @@
 //
 // (Other drivers: `select * from pgflow.start_flow($1, $2::jsonb)` in their own transaction.)
 //
+// Aliases. start_flow starts an alias: the active version of a flow deployed with
+// define_deployed_flow (docs/deploying.md), or a plain flow, which is its own alias.
+// start_flow_by_slug pins one concrete version. activate_flow_version switches an alias to
+// another version by compare-and-swap; flow_aliases lists aliases with their versions.
+//
 // @par Thread Safety
 // A Client is a cheap, copyable handle; copies share one bounded connection pool and may be
 // used from any thread.
 //
 // @par Error Handling
 // Every fallible call returns absl::Status / absl::StatusOr. Database errors keep their
-// SQLSTATE (pgflow::sql_state). An unknown flow is kNotFound, naming the flow; a bad input
+// SQLSTATE (pgflow::sql_state). An unknown alias or flow is kNotFound, naming it; a bad input
 // (e.g. a non-array for a flow with a root map) is kFailedPrecondition with the database's
 // message. start_flow is never retried automatically (it is not idempotent without a run id).
 //
@@ -82,7 +88,8 @@ struct StepState {
 // A run and its steps (pgflow.get_run_with_states).
 struct RunState {
   std::string run_id;
-  std::string flow_slug;
+  std::string flow_slug;   // the concrete version that runs (also after starting an alias)
+  std::string flow_alias;  // the alias that version belongs to (its own slug for a plain flow)
   std::string status;  // started | completed | failed
   nlohmann::json input;
   std::optional<nlohmann::json> output;  // {leaf_slug: output} once completed
@@ -111,6 +118,14 @@ struct RunEvent {
   std::string status;
 };
 
+// An alias and its versions (pgflow.flow_aliases and pgflow.flows.flow_alias).
+struct FlowAlias {
+  std::string alias;
+  std::optional<std::string> active_flow_slug;  // what start_flow(alias) starts; none: no version active
+  std::vector<std::string> versions;            // the member flows, oldest first
+  std::optional<std::string> updated_at;        // when the active version last changed (timestamptz text)
+};
+
 // The rows of a statement run in a Transaction: text values, nullopt for NULL.
 using Rows = std::vector<std::vector<std::optional<std::string>>>;
 
@@ -121,9 +136,14 @@ class Transaction {
   // Runs one parameterised statement in the transaction.
   virtual absl::StatusOr<Rows> exec(std::string_view sql,
                                     const std::vector<std::optional<std::string>>& params = {}) = 0;
-  // Starts a run in the transaction; it exists only if the transaction commits.
-  virtual absl::StatusOr<RunState> start_flow(std::string_view flow_slug, const nlohmann::json& input,
+  // Start a run in the transaction; it exists only if the transaction commits. As
+  // Client::start_flow, start_flow_by_alias and start_flow_by_slug.
+  virtual absl::StatusOr<RunState> start_flow(std::string_view flow_alias, const nlohmann::json& input,
                                               std::optional<std::string> run_id = std::nullopt) = 0;
+  virtual absl::StatusOr<RunState> start_flow_by_alias(std::string_view flow_alias, const nlohmann::json& input,
+                                                       std::optional<std::string> run_id = std::nullopt) = 0;
+  virtual absl::StatusOr<RunState> start_flow_by_slug(std::string_view flow_slug, const nlohmann::json& input,
+                                                      std::optional<std::string> run_id = std::nullopt) = 0;
 };
 
 // Stops delivering events when destroyed.
@@ -145,17 +165,44 @@ class Client {
   // Checks the configuration and that the database is reachable with a pgflow schema.
   static absl::StatusOr<Client> connect(ClientConfig config = {});
 
-  // Starts a run of flow `flow_slug`; `run_id` (a UUID) makes the call idempotent for you to
-  // retry. Returns the run's state right after it started.
-  absl::StatusOr<RunState> start_flow(std::string_view flow_slug, const nlohmann::json& input,
+  // Starts a run of the active version of alias `flow_alias` (a plain flow's alias is its
+  // slug; a missing alias is kNotFound, never a fallback to a flow of that slug); `run_id` (a
+  // UUID) makes the call idempotent for you to retry. Returns the run's state right after it
+  // started: flow_slug is the concrete version that runs.
+  absl::StatusOr<RunState> start_flow(std::string_view flow_alias, const nlohmann::json& input,
                                       std::optional<std::string> run_id = std::nullopt) const;
-  // Typed: the input must be the flow's input type.
+  // start_flow, naming the alias explicitly.
+  absl::StatusOr<RunState> start_flow_by_alias(std::string_view flow_alias, const nlohmann::json& input,
+                                               std::optional<std::string> run_id = std::nullopt) const;
+  // Starts a run of the concrete flow `flow_slug`, whether or not it is its alias's active
+  // version (a pinned start: tests, replays, draining an old version).
+  absl::StatusOr<RunState> start_flow_by_slug(std::string_view flow_slug, const nlohmann::json& input,
+                                              std::optional<std::string> run_id = std::nullopt) const;
+  // Typed: the input must be the flow's input type. start_flow starts the flow's alias (a
+  // DeployedFlow's alias, a plain flow's slug), start_flow_by_slug its own version.
   template <typename F>
     requires requires { typename std::remove_cvref_t<F>::input_type; }
   absl::StatusOr<RunState> start_flow(const F& flow, const FlowInput<F>& input,
                                       std::optional<std::string> run_id = std::nullopt) const {
-    return start_flow(flow.definition().slug, nlohmann::json(input), std::move(run_id));
+    return start_flow(alias_of(flow.definition()), nlohmann::json(input), std::move(run_id));
   }
+  template <typename F>
+    requires requires { typename std::remove_cvref_t<F>::input_type; }
+  absl::StatusOr<RunState> start_flow_by_slug(const F& flow, const FlowInput<F>& input,
+                                              std::optional<std::string> run_id = std::nullopt) const {
+    return start_flow_by_slug(flow.definition().slug, nlohmann::json(input), std::move(run_id));
+  }
+
+  // Makes `flow_slug` the active version of `flow_alias` if the alias still points to
+  // `expected_current` (std::nullopt: if it has no active version). A compare-and-swap: on a
+  // conflict nothing changes and the error (kFailedPrecondition) names the actual current
+  // version; a flow that is not a member of the alias is kInvalidArgument, an unknown flow
+  // kNotFound. Returns the alias afterwards. (An operator's action: it needs the schema
+  // owner's rights, or UPDATE on pgflow.flow_aliases.)
+  absl::StatusOr<FlowAlias> activate_flow_version(std::string_view flow_alias, std::string_view flow_slug,
+                                                  std::optional<std::string> expected_current) const;
+  // Every alias with its active version and its members, by alias.
+  absl::StatusOr<std::vector<FlowAlias>> flow_aliases() const;
 
   // The run and its steps; kNotFound for an unknown run.
   absl::StatusOr<RunState> get_run(std::string_view run_id) const;

@@ -107,6 +107,8 @@ struct FlowDefinition {
   std::vector<StepDefinition> steps = {};
   // How the steps' tasks are queued; with_step_queues() sets kStep.
   QueueMode queue_mode = QueueMode::kFlow;
+  // The alias this version is deployed under (define_deployed_flow); none: its own slug.
+  std::optional<std::string> alias = {};
 
   // The step called `slug`, or nullptr.
   const StepDefinition* find(std::string_view step_slug) const;
@@ -126,6 +128,11 @@ struct FlowDefinition {
 // JavaScript's Array.prototype.sort does for slugs.
 nlohmann::ordered_json shape_of(const FlowDefinition& flow);
 
+// The alias a flow is started by: its deployment alias, or its own slug.
+inline const std::string& alias_of(const FlowDefinition& flow) {
+  return flow.alias ? *flow.alias : flow.slug;
+}
+
 // The queue a step's tasks go to (pgflow.steps.queue_name).
 struct StepRoute {
   std::string step_slug;
@@ -143,8 +150,9 @@ absl::StatusOr<std::vector<StepRoute>> routes_of(const FlowDefinition& flow);
 // compile-time rule for hand-built definitions: slugs (shared rules; flow slug at most 47
 // characters), unique step slugs (also ignoring case), dependencies on earlier steps only and
 // at most one for a map, patterns are JSON objects, option ranges (max_attempts >= 1,
-// base_delay >= 1, timeout >= 3, start_delay >= 0), a handler for every step, and in queue
-// mode kStep at least one step and a private queue name that fits for each (routes_of).
+// base_delay >= 1, timeout >= 3, start_delay >= 0), a handler for every step, in queue mode
+// kStep at least one step and a private queue name that fits for each (routes_of), and an
+// alias under the shared slug rules.
 // Returns kInvalidArgument listing every problem; each names the flow, the step and the field.
 absl::Status validate(const FlowDefinition& flow);
 

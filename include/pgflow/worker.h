@@ -25,11 +25,15 @@
 //
 //   auto ship = pgflow::EdgeWorker::start(orders, pgflow::only_step<"ship">, {.max_concurrent = 32});
 //
+// A DeployedFlow (pgflow/deployed_flow.h) is a version behind an alias; its workers start like
+// the flow it wraps, and their startup deploys the version under its alias.
+//
 // Startup, in order: protocol handshake with the database (an older or newer schema is
-// refused with a clear message), compile-or-verify the flow shape, queue mode and route (a
-// mismatch outside local development lists the differences and stops startup; a local
-// database recompiles), register (a worker function paused by a fatal claim is refused), then
-// poll.
+// refused with a clear message), then one transaction under the alias lock and the flow's
+// lock: alias membership, compile-or-verify the flow shape, queue mode and route (a mismatch
+// outside local development lists the differences and stops startup; a local database
+// recompiles), and an active version for an alias without one (docs/deploying.md); then
+// register (a worker function paused by a fatal claim is refused), then poll.
 //
 // @par Connections
 // A worker holds 4 connections: the poller (also LISTENs for new work), the reporter (results),

@@ -13,17 +13,20 @@
 --     grant pgflow_starter to my_app_login;
 --
 -- pgflow_worker: what pgflow::EdgeWorker runs (docs/worker.md): worker_protocol(),
---   ensure_flow_compiled(slug, shape, 3, queue_mode) (verify a flow, or compile a new one),
+--   ensure_flow_compiled(slug, shape, 4, queue_mode, route_map, alias) (verify a flow, or compile
+--   a new one and initialise its alias when the alias has no active version),
 --   register_worker,
 --   pgmq.read + claim_tasks, complete_task/fail_task, worker_heartbeat,
 --   requeue_stalled_tasks() (SECURITY DEFINER), mark_worker_stopped, and
 --   `select input from pgflow.runs`. Every one of these except stall recovery runs with the
 --   caller's rights, so the role holds table privileges: SELECT on pgflow's tables; INSERT
---   where compiling, registering and starting steps write (flows, steps, deps, step_tasks,
---   workers, worker_functions); UPDATE only on the columns the runtime changes. It has no
+--   where compiling, registering and starting steps write (flows, flow_aliases, steps, deps,
+--   step_tasks, workers, worker_functions); UPDATE only on the columns the runtime changes. It has no
 --   DELETE anywhere in pgflow, cannot insert runs (so it cannot start flows), cannot change a
---   run's input, a flow's options, or a worker's deprecated_at, and cannot recompile a local
---   flow destructively (delete_flow_and_data needs DELETE: develop as the owner).
+--   run's input, a flow's options, or a worker's deprecated_at, cannot switch an alias's active
+--   version (activate_flow_version needs UPDATE on flow_aliases: an operator runs it as the
+--   owner), and cannot recompile a local flow destructively (delete_flow_and_data needs
+--   DELETE: develop as the owner).
 --
 -- Queues. Compiling a new flow creates its PGMQ queue (pgmq.create). The worker must not own
 --   that queue: the owner's SECURITY DEFINER functions (start_flow_with_states, stall
@@ -43,8 +46,9 @@
 --   worker once with it, or `select pgflow.ensure_flow_compiled(...)`), then re-run this
 --   script; pgflow_worker verifies existing flows and works their queues.
 --
--- pgflow_starter: start_flow_with_states and get_run_with_states (both SECURITY DEFINER) and
---   nothing else: no table, no queue. They run inside the caller's transaction, so
+-- pgflow_starter: start_flow_with_states (a run of an alias's active version),
+--   start_flow_with_states_by_slug (a pinned version) and get_run_with_states (all SECURITY
+--   DEFINER) and nothing else: no table, no queue. They run inside the caller's transaction, so
 --   `select pgflow.start_flow_with_states($1, $2::jsonb)` in your own transaction starts a run
 --   exactly when your data commits (Client::in_transaction does this). The invoker
 --   pgflow.start_flow is deliberately not granted: it would need INSERT/UPDATE on runs,
@@ -89,8 +93,8 @@ begin
       using errcode = 'insufficient_privilege',
             hint = 'Run this script as the role that ran `pgflow migrate` (the owner of these objects) or as a superuser.';
   end if;
-  if pgflow.worker_protocol() <> 3 then
-    raise exception 'pgflow grants: this script is for worker protocol 3, the database speaks %: use the grants.sql shipped with your pgflow version',
+  if pgflow.worker_protocol() <> 4 then
+    raise exception 'pgflow grants: this script is for worker protocol 4, the database speaks %: use the grants.sql shipped with your pgflow version',
       pgflow.worker_protocol() using errcode = 'feature_not_supported';
   end if;
 
@@ -163,7 +167,7 @@ begin
   if not exists (select 1 from pg_catalog.pg_roles r where r.rolname = 'pgflow_starter') then
     create role pgflow_starter nologin;
     comment on role pgflow_starter is
-      'pgflow: starts runs and reads their state (start_flow_with_states, get_run_with_states). Grant it to application logins. See sql/contrib/grants.sql.';
+      'pgflow: starts runs and reads their state (start_flow_with_states[_by_slug], get_run_with_states). Grant it to application logins. See sql/contrib/grants.sql.';
   end if;
   -- Existing roles are left as they are, but a group role that can log in is a mistake.
   if exists (select 1 from pg_catalog.pg_roles r
@@ -180,12 +184,14 @@ begin
   -- ---- pgflow_starter -------------------------------------------------------------------------
   grant usage on schema pgflow to pgflow_starter;
   grant execute on function pgflow.start_flow_with_states(text, jsonb, uuid),
+                            pgflow.start_flow_with_states_by_slug(text, jsonb, uuid),
                             pgflow.get_run_with_states(uuid) to pgflow_starter;
 
   -- ---- pgflow_worker: pgflow ------------------------------------------------------------------
   grant usage on schema pgflow to pgflow_worker;
-  -- Definitions: ensure_flow_compiled verifies, or compiles a new flow.
-  grant select, insert on pgflow.flows, pgflow.steps, pgflow.deps to pgflow_worker;
+  -- Definitions: ensure_flow_compiled verifies, or compiles a new flow (and gives an alias
+  -- without an active version its first member).
+  grant select, insert on pgflow.flows, pgflow.flow_aliases, pgflow.steps, pgflow.deps to pgflow_worker;
   -- (created_at: verifying a step-less flow; queue_mode: compiling a step-queued flow)
   grant update (created_at, queue_mode) on pgflow.flows to pgflow_worker;
   -- Runtime: claims, results, retries, conditions, cascades, starting dependent steps.

@@ -4,10 +4,12 @@
 -- Column order is the order the migrations added the columns (later columns at the end), so a
 -- database built from this directory and one built by the migrations are identical.
 
--- One row per flow. flow_slug is the concrete identity. queue_mode is deployment metadata
--- beside the shape: `flow` (every step's tasks go to the flow's queue lower(flow_slug)) or
--- `step` (each step has its own private queue, see _step_queue_name); the route itself is
--- steps.queue_name.
+-- One row per flow. flow_slug is the concrete identity: an immutable version, the name runs,
+-- tasks, queues and events carry. queue_mode is deployment metadata beside the shape: `flow`
+-- (every step's tasks go to the flow's queue lower(flow_slug)) or `step` (each step has its own
+-- private queue, see _step_queue_name); the route itself is steps.queue_name. flow_alias is the
+-- flow's immutable membership in a stable dispatch name (the flow slug itself unless deployed
+-- under another alias); pgflow.flow_aliases says which member is active.
 create table pgflow.flows (
   flow_slug        text primary key,
   opt_max_attempts int not null default 3,
@@ -15,16 +17,34 @@ create table pgflow.flows (
   opt_timeout      int not null default 60,
   created_at       timestamptz not null default now(),
   queue_mode       text not null default 'flow',
+  flow_alias       text not null,
   constraint slug_is_valid check (pgflow.is_valid_slug(flow_slug)),
   constraint opt_max_attempts_is_nonnegative check (opt_max_attempts >= 0),
   constraint opt_base_delay_is_nonnegative check (opt_base_delay >= 0),
   constraint opt_timeout_is_positive check (opt_timeout > 0),
   -- PGMQ queue names have at most 47 characters.
   constraint flow_slug_fits_queue_name check (length(flow_slug) <= 47),
-  constraint queue_mode_is_valid check (queue_mode in ('flow', 'step'))
+  constraint queue_mode_is_valid check (queue_mode in ('flow', 'step')),
+  constraint flow_alias_is_valid check (pgflow.is_valid_slug(flow_alias)),
+  constraint flows_flow_slug_flow_alias_key unique (flow_slug, flow_alias)
 );
 -- Slugs are unique ignoring case (the exact spelling is kept), atomically for every writer.
 create unique index flows_flow_slug_lower_key on pgflow.flows (lower(flow_slug));
+create index idx_flows_flow_alias on pgflow.flows (flow_alias);
+
+-- One row per alias: the active concrete version, the one start_flow(alias) starts. The foreign
+-- key keeps the pointer on a member of the alias (and a flow that is the active target from
+-- being deleted under it). Changed only by startup deployment (an alias without a row gets its
+-- first member) and by activate_flow_version (compare-and-swap).
+create table pgflow.flow_aliases (
+  flow_alias text primary key,
+  flow_slug  text not null,
+  created_at timestamptz not null default now(),
+  updated_at timestamptz not null default now(),
+  foreign key (flow_slug, flow_alias) references pgflow.flows (flow_slug, flow_alias)
+);
+-- Aliases, like slugs, are unique ignoring case.
+create unique index flow_aliases_flow_alias_lower_key on pgflow.flow_aliases (lower(flow_alias));
 
 -- One row per step. step_index is the insertion order, a topological order. queue_name is the
 -- step's resolved route: the physical queue its tasks are sent to.

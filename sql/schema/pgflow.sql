@@ -20,7 +20,9 @@ set client_min_messages = warning;
 -- Definitions: building, comparing, compiling and deleting flows.
 \ir functions/definitions/is_local.sql
 \ir functions/definitions/_lock_flow_definition.sql
+\ir functions/definitions/_lock_flow_alias.sql
 \ir functions/definitions/create_flow.sql
+\ir functions/definitions/_create_flow.sql
 \ir functions/definitions/_add_step.sql
 \ir functions/definitions/add_step.sql
 \ir functions/definitions/_get_flow_shape.sql
@@ -33,7 +35,9 @@ set client_min_messages = warning;
 \ir functions/definitions/_preflight_flow_shape.sql
 \ir functions/definitions/_create_flow_from_shape.sql
 \ir functions/definitions/delete_flow_and_data.sql
+\ir functions/definitions/_delete_flow_contents.sql
 \ir functions/definitions/ensure_flow_compiled.sql
+\ir functions/definitions/activate_flow_version.sql
 
 -- Queues: provisioning and every PGMQ operation on a task's message.
 \ir functions/queues/_queue_meta_name.sql
@@ -56,7 +60,11 @@ set client_min_messages = warning;
 
 -- Runtime: starting runs, moving them forward, results.
 \ir functions/runtime/start_flow.sql
+\ir functions/runtime/start_flow_by_alias.sql
+\ir functions/runtime/start_flow_by_slug.sql
+\ir functions/runtime/_resolve_flow_alias.sql
 \ir functions/runtime/start_flow_with_states.sql
+\ir functions/runtime/start_flow_with_states_by_slug.sql
 \ir functions/runtime/get_run_with_states.sql
 \ir functions/runtime/_advance_run.sql
 \ir functions/runtime/start_ready_steps.sql

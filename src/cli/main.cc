@@ -2,8 +2,11 @@
 //
 //   pgflow migrate --database URL [--to N]   install or upgrade the SQL core
 //   pgflow status  --database URL            applied and pending migrations, PGMQ mode
-//   pgflow flows   --database URL [--json]   each flow's queue mode and route, with the live
-//                                            workers of every queue (a coverage check)
+//   pgflow flows   --database URL [--json]   each flow's alias, queue mode and route, with the
+//                                            live workers of every queue (a coverage check)
+//   pgflow aliases --database URL [--json]   each alias's active version and its versions
+//   pgflow activate ALIAS SLUG --expected CURRENT | --expected-none
+//                                            switch an alias's active version (compare-and-swap)
 //
 // --database defaults to $DATABASE_URL. Exit status: 0 on success, 1 on failure, 2 on
 // bad usage.
@@ -19,18 +22,21 @@
 #include <vector>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_join.h"
 #include "nlohmann/json.hpp"
 #include "pg/connection.h"
+#include "pgflow/client.h"
 #include "pgflow/migrate.h"
 
 namespace {
 
 // Options that take no value.
-const std::set<std::string> kSwitches = {"json"};
+const std::set<std::string> kSwitches = {"json", "expected-none"};
 
 struct Args {
   std::optional<std::string> database;
   std::map<std::string, std::string> flags;
+  std::vector<std::string> positional;
 };
 
 constexpr char kUsage[] =
@@ -39,8 +45,13 @@ constexpr char kUsage[] =
     "commands:\n"
     "  migrate [--to N]   install or upgrade pgflow's SQL core (and PGMQ if missing)\n"
     "  status             show applied and pending migrations and the PGMQ mode\n"
-    "  flows [--json]     each flow's queue mode and route: the queue of every step and the\n"
-    "                     live workers serving it (0: that step's tasks wait)\n"
+    "  flows [--json]     each flow's alias, queue mode and route: the queue of every step\n"
+    "                     and the live workers serving it (0: that step's tasks wait)\n"
+    "  aliases [--json]   each alias: its active version (what start_flow starts) and versions\n"
+    "  activate ALIAS SLUG (--expected CURRENT | --expected-none)\n"
+    "                     make SLUG the active version of ALIAS if ALIAS still points to\n"
+    "                     CURRENT (--expected-none: if it has no active version); on a\n"
+    "                     conflict nothing changes and the actual version is named\n"
     "\n"
     "--database defaults to the DATABASE_URL environment variable.\n";
 
@@ -50,8 +61,18 @@ int usage_error(const std::string& message) {
 }
 
 int fail(const absl::Status& status) {
-  std::fprintf(stderr, "pgflow: %s\n", std::string(status.message()).c_str());
+  std::string message(status.message());
+  if (message.rfind("pgflow: ", 0) == 0) message.erase(0, 8);  // (library messages carry it)
+  std::fprintf(stderr, "pgflow: %s\n", message.c_str());
   return 1;
+}
+
+// The value of switch --`name`: absent is false; a switch takes no value.
+std::optional<bool> switch_value(const Args& args, const std::string& name) {
+  auto it = args.flags.find(name);
+  if (it == args.flags.end()) return false;
+  if (it->second != "true") return std::nullopt;
+  return true;
 }
 
 int run_migrate(const std::string& database, const Args& args) {
@@ -83,12 +104,15 @@ int run_status(const std::string& database, const Args&) {
   return 0;
 }
 
-// Every flow's route with the live workers of each queue: a worker is live when it has not
-// stopped, is not deprecated and sent a heartbeat in the last 30 seconds (docs/worker.md has the
-// same query to copy).
+// Every flow's alias and route with the live workers of each queue: a worker is live when it
+// has not stopped, is not deprecated and sent a heartbeat in the last 30 seconds
+// (docs/worker.md has the same query to copy).
 constexpr char kFlowsQuery[] = R"sql(
 select coalesce(jsonb_agg(jsonb_build_object(
   'flow_slug', f.flow_slug,
+  'flow_alias', f.flow_alias,
+  'active', exists (select 1 from pgflow.flow_aliases a
+                    where a.flow_alias = f.flow_alias and a.flow_slug = f.flow_slug),
   'queue_mode', f.queue_mode,
   'routes', (select coalesce(jsonb_agg(jsonb_build_object(
                       'step_slug', s.step_slug, 'queue_name', s.queue_name,
@@ -103,33 +127,84 @@ from pgflow.flows f
 )sql";
 
 int run_flows(const std::string& database, const Args& args) {
-  bool as_json = false;
-  if (auto it = args.flags.find("json"); it != args.flags.end()) {
-    if (it->second != "true" && it->second != "false") return usage_error("--json takes no value");
-    as_json = it->second == "true";
-  }
+  const std::optional<bool> as_json = switch_value(args, "json");
+  if (!as_json) return usage_error("--json takes no value");
   auto conn = pgflow::pg::Connection::open(database, "pgflow-cli");
   if (!conn.ok()) return fail(conn.status());
   auto rows = conn->exec(kFlowsQuery);
   if (!rows.ok()) return fail(rows.status());
   const nlohmann::json flows = nlohmann::json::parse(rows->scalar());
-  if (as_json) {
+  if (*as_json) {
     std::printf("%s\n", flows.dump(2).c_str());
     return 0;
   }
-  std::printf("%-24s %-5s %-24s %-47s %s\n", "FLOW", "MODE", "STEP", "QUEUE", "LIVE WORKERS");
+  std::printf("%-24s %-24s %-8s %-5s %-24s %-47s %s\n", "FLOW", "ALIAS", "STATE", "MODE", "STEP", "QUEUE",
+              "LIVE WORKERS");
   for (const auto& flow : flows) {
     const std::string slug = flow["flow_slug"];
+    const std::string alias = flow["flow_alias"];
+    const char* state = flow["active"].get<bool>() ? "active" : "inactive";
     const std::string mode = flow["queue_mode"];
     bool first = true;
     for (const auto& route : flow["routes"]) {
-      std::printf("%-24s %-5s %-24s %-47s %lld\n", first ? slug.c_str() : "", first ? mode.c_str() : "",
-                  route["step_slug"].get<std::string>().c_str(), route["queue_name"].get<std::string>().c_str(),
-                  route["live_workers"].get<long long>());
+      std::printf("%-24s %-24s %-8s %-5s %-24s %-47s %lld\n", first ? slug.c_str() : "", first ? alias.c_str() : "",
+                  first ? state : "", first ? mode.c_str() : "", route["step_slug"].get<std::string>().c_str(),
+                  route["queue_name"].get<std::string>().c_str(), route["live_workers"].get<long long>());
       first = false;
     }
-    if (first) std::printf("%-24s %-5s %-24s\n", slug.c_str(), mode.c_str(), "(no steps)");
+    if (first) {
+      std::printf("%-24s %-24s %-8s %-5s %-24s\n", slug.c_str(), alias.c_str(), state, mode.c_str(), "(no steps)");
+    }
   }
+  return 0;
+}
+
+nlohmann::json alias_json(const pgflow::FlowAlias& alias) {
+  return {{"alias", alias.alias},
+          {"active_flow_slug", alias.active_flow_slug ? nlohmann::json(*alias.active_flow_slug) : nullptr},
+          {"versions", alias.versions},
+          {"updated_at", alias.updated_at ? nlohmann::json(*alias.updated_at) : nullptr}};
+}
+
+int run_aliases(const std::string& database, const Args& args) {
+  const std::optional<bool> as_json = switch_value(args, "json");
+  if (!as_json) return usage_error("--json takes no value");
+  auto client = pgflow::Client::connect({.connection_string = database, .max_connections = 1});
+  if (!client.ok()) return fail(client.status());
+  auto aliases = client->flow_aliases();
+  if (!aliases.ok()) return fail(aliases.status());
+  if (*as_json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& alias : *aliases) out.push_back(alias_json(alias));
+    std::printf("%s\n", out.dump(2).c_str());
+    return 0;
+  }
+  std::printf("%-24s %-24s %s\n", "ALIAS", "ACTIVE", "VERSIONS");
+  for (const auto& alias : *aliases) {
+    std::printf("%-24s %-24s %s\n", alias.alias.c_str(), alias.active_flow_slug.value_or("(none)").c_str(),
+                absl::StrJoin(alias.versions, ", ").c_str());
+  }
+  return 0;
+}
+
+int run_activate(const std::string& database, const Args& args) {
+  if (args.positional.size() != 2) return usage_error("activate needs ALIAS and SLUG");
+  const std::optional<bool> none = switch_value(args, "expected-none");
+  if (!none) return usage_error("--expected-none takes no value");
+  auto expected = args.flags.find("expected");
+  if (*none == (expected != args.flags.end())) {
+    return usage_error("activate needs exactly one of --expected CURRENT (the version the alias points to now) "
+                       "and --expected-none (the alias has no active version yet)");
+  }
+  auto client = pgflow::Client::connect({.connection_string = database, .max_connections = 1});
+  if (!client.ok()) return fail(client.status());
+  auto activated = client->activate_flow_version(
+      args.positional[0], args.positional[1],
+      *none ? std::nullopt : std::optional<std::string>(expected->second));
+  if (!activated.ok()) return fail(activated.status());
+  std::printf("alias %s now starts %s (was %s)\n", activated->alias.c_str(),
+              activated->active_flow_slug.value_or("(none)").c_str(),
+              *none ? "no version" : expected->second.c_str());
   return 0;
 }
 
@@ -146,7 +221,10 @@ int main(int argc, char** argv) {
   Args args;
   for (size_t i = 1; i < argv_list.size(); ++i) {
     std::string_view a = argv_list[i];
-    if (a.substr(0, 2) != "--") return usage_error("unexpected argument " + std::string(a));
+    if (a.substr(0, 2) != "--") {
+      args.positional.emplace_back(a);
+      continue;
+    }
     std::string key(a.substr(2));
     std::string value;
     if (auto eq = key.find('='); eq != std::string::npos) {
@@ -172,14 +250,20 @@ int main(int argc, char** argv) {
   struct Command {
     std::function<int(const std::string&, const Args&)> run;
     std::vector<std::string> flags;  // besides --database
+    size_t positional = 0;           // arguments that are not options
   };
   const std::map<std::string, Command> commands = {
       {"migrate", {run_migrate, {"to"}}},
       {"status", {run_status, {}}},
       {"flows", {run_flows, {"json"}}},
+      {"aliases", {run_aliases, {"json"}}},
+      {"activate", {run_activate, {"expected", "expected-none"}, 2}},
   };
   auto it = commands.find(command);
   if (it == commands.end()) return usage_error("unknown command " + command);
+  if (args.positional.size() > it->second.positional) {
+    return usage_error("unexpected argument " + args.positional[it->second.positional]);
+  }
   for (const auto& [flag, value] : args.flags) {
     const auto& known = it->second.flags;
     if (std::find(known.begin(), known.end(), flag) == known.end()) {

@@ -34,15 +34,18 @@ std::optional<nlohmann::json> opt_json(const nlohmann::json& j, const char* key)
   return *it;
 }
 
-// An unknown flow (P0002 from start_flow) is kNotFound; everything else keeps its mapping.
-absl::Status start_error(const absl::Status& s, std::string_view flow_slug) {
-  if (sql_state(s) == "P0002") {
-    absl::Status out = absl::NotFoundError(absl::StrCat("pgflow: ", s.message()));
-    out.SetPayload(kSqlStatePayload, absl::Cord("P0002"));
-    return out;
-  }
-  return absl::Status(s.code(), absl::StrCat("pgflow: starting flow \"", internal::av(flow_slug),
-                                             "\" failed: ", s.message()));
+// The database's message, prefixed; the code and SQLSTATE stay.
+absl::Status with_message(const absl::Status& s, std::string message) {
+  absl::Status out(s.code(), std::move(message));
+  s.ForEachPayload([&](absl::string_view url, const absl::Cord& payload) { out.SetPayload(url, payload); });
+  return out;
+}
+
+// An unknown alias or flow (P0002 from start_flow) is kNotFound and says so itself; everything
+// else keeps its mapping and names what was started.
+absl::Status start_error(const absl::Status& s, std::string_view what) {
+  if (sql_state(s) == "P0002") return with_message(s, absl::StrCat("pgflow: ", s.message()));
+  return with_message(s, absl::StrCat("pgflow: starting ", internal::av(what), " failed: ", s.message()));
 }
 
 absl::StatusOr<RunState> parse_run(std::string_view text, std::string_view run_id) {
@@ -52,18 +55,49 @@ absl::StatusOr<RunState> parse_run(std::string_view text, std::string_view run_i
   return RunState::from_json(j);
 }
 
-constexpr char kStartWithStates[] =
-    "select pgflow.start_flow_with_states($1, $2::jsonb, $3::uuid)::text";
 constexpr char kGetRun[] = "select pgflow.get_run_with_states($1::uuid)::text";
 
-absl::StatusOr<RunState> start_on(pg::Connection& conn, std::string_view flow_slug,
+// What a start names: an alias (resolved to its active version in the same call) or a
+// concrete flow.
+enum class StartBy { kAlias, kSlug };
+
+absl::StatusOr<RunState> start_on(pg::Connection& conn, StartBy by, std::string_view name,
                                   const nlohmann::json& input, const std::optional<std::string>& run_id) {
+  const char* sql = by == StartBy::kAlias
+                        ? "select pgflow.start_flow_with_states($1, $2::jsonb, $3::uuid)::text"
+                        : "select pgflow.start_flow_with_states_by_slug($1, $2::jsonb, $3::uuid)::text";
   absl::StatusOr<pg::Result> r = conn.exec(
-      kStartWithStates,
-      {std::string(flow_slug), input.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
-       run_id});
-  if (!r.ok()) return start_error(r.status(), flow_slug);
+      sql, {std::string(name), input.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), run_id});
+  if (!r.ok()) {
+    return start_error(r.status(), absl::StrCat(by == StartBy::kAlias ? "flow alias \"" : "flow \"",
+                                                internal::av(name), "\""));
+  }
   return parse_run(r->scalar(), run_id.value_or(""));
+}
+
+// Aliases as FlowAlias JSON: those with an active version and those whose members have none.
+constexpr char kAliasesQuery[] = R"sql(
+select coalesce(jsonb_agg(jsonb_build_object(
+         'alias', m.flow_alias, 'active_flow_slug', a.flow_slug, 'updated_at', a.updated_at,
+         'versions', m.versions) order by m.flow_alias), '[]'::jsonb)::text
+from (select f.flow_alias, jsonb_agg(f.flow_slug order by f.created_at, f.flow_slug) as versions
+      from pgflow.flows f where $1::text is null or f.flow_alias = $1 group by f.flow_alias) m
+left join pgflow.flow_aliases a on a.flow_alias = m.flow_alias
+)sql";
+
+absl::StatusOr<std::vector<FlowAlias>> aliases_on(pg::Connection& conn, std::optional<std::string> only) {
+  PGFLOW_ASSIGN_OR_RETURN(pg::Result r, conn.exec(kAliasesQuery, {std::move(only)}));
+  nlohmann::json j = nlohmann::json::parse(r.scalar(), nullptr, /*allow_exceptions=*/false);
+  if (!j.is_array()) return absl::InternalError("pgflow: the alias query returned unparsable JSON");
+  std::vector<FlowAlias> aliases;
+  for (const nlohmann::json& a : j) {
+    FlowAlias alias{a.value("alias", ""), opt_string(a, "active_flow_slug"), {}, opt_string(a, "updated_at")};
+    for (const nlohmann::json& v : a.value("versions", nlohmann::json::array())) {
+      alias.versions.push_back(v.get<std::string>());
+    }
+    aliases.push_back(std::move(alias));
+  }
+  return aliases;
 }
 
 class TransactionImpl : public Transaction {
@@ -81,9 +115,17 @@ class TransactionImpl : public Transaction {
     }
     return rows;
   }
-  absl::StatusOr<RunState> start_flow(std::string_view flow_slug, const nlohmann::json& input,
+  absl::StatusOr<RunState> start_flow(std::string_view flow_alias, const nlohmann::json& input,
                                       std::optional<std::string> run_id) override {
-    return start_on(conn_, flow_slug, input, run_id);
+    return start_on(conn_, StartBy::kAlias, flow_alias, input, run_id);
+  }
+  absl::StatusOr<RunState> start_flow_by_alias(std::string_view flow_alias, const nlohmann::json& input,
+                                               std::optional<std::string> run_id) override {
+    return start_on(conn_, StartBy::kAlias, flow_alias, input, run_id);
+  }
+  absl::StatusOr<RunState> start_flow_by_slug(std::string_view flow_slug, const nlohmann::json& input,
+                                              std::optional<std::string> run_id) override {
+    return start_on(conn_, StartBy::kSlug, flow_slug, input, run_id);
   }
 
  private:
@@ -128,6 +170,7 @@ absl::StatusOr<RunState> RunState::from_json(const nlohmann::json& j) {
   RunState run;
   run.run_id = r.value("run_id", "");
   run.flow_slug = r.value("flow_slug", "");
+  run.flow_alias = j.value("flow_alias", run.flow_slug);  // (absent before 0005: self-alias)
   run.status = r.value("status", "");
   run.input = r.value("input", nlohmann::json());
   run.output = opt_json(r, "output");
@@ -188,10 +231,42 @@ absl::StatusOr<Client> Client::connect(ClientConfig config) {
   return Client(std::move(impl));
 }
 
-absl::StatusOr<RunState> Client::start_flow(std::string_view flow_slug, const nlohmann::json& input,
+absl::StatusOr<RunState> Client::start_flow(std::string_view flow_alias, const nlohmann::json& input,
                                             std::optional<std::string> run_id) const {
   PGFLOW_ASSIGN_OR_RETURN(pg::Pool::Lease conn, impl_->pool.acquire());
-  return start_on(*conn, flow_slug, input, run_id);
+  return start_on(*conn, StartBy::kAlias, flow_alias, input, run_id);
+}
+
+absl::StatusOr<RunState> Client::start_flow_by_alias(std::string_view flow_alias, const nlohmann::json& input,
+                                                     std::optional<std::string> run_id) const {
+  return start_flow(flow_alias, input, std::move(run_id));
+}
+
+absl::StatusOr<RunState> Client::start_flow_by_slug(std::string_view flow_slug, const nlohmann::json& input,
+                                                    std::optional<std::string> run_id) const {
+  PGFLOW_ASSIGN_OR_RETURN(pg::Pool::Lease conn, impl_->pool.acquire());
+  return start_on(*conn, StartBy::kSlug, flow_slug, input, run_id);
+}
+
+absl::StatusOr<FlowAlias> Client::activate_flow_version(std::string_view flow_alias, std::string_view flow_slug,
+                                                        std::optional<std::string> expected_current) const {
+  PGFLOW_ASSIGN_OR_RETURN(pg::Pool::Lease conn, impl_->pool.acquire());
+  absl::StatusOr<pg::Result> activated =
+      conn->exec("select pgflow.activate_flow_version($1, $2, $3)",
+                 {std::string(flow_alias), std::string(flow_slug), std::move(expected_current)});
+  if (!activated.ok()) {
+    return with_message(activated.status(),
+                        absl::StrCat("pgflow: activating flow \"", internal::av(flow_slug), "\" for alias \"",
+                                     internal::av(flow_alias), "\" failed: ", activated.status().message()));
+  }
+  PGFLOW_ASSIGN_OR_RETURN(std::vector<FlowAlias> aliases, aliases_on(*conn, std::string(flow_alias)));
+  if (aliases.size() != 1) return absl::InternalError("pgflow: the activated alias is not listed");
+  return std::move(aliases.front());
+}
+
+absl::StatusOr<std::vector<FlowAlias>> Client::flow_aliases() const {
+  PGFLOW_ASSIGN_OR_RETURN(pg::Pool::Lease conn, impl_->pool.acquire());
+  return aliases_on(*conn, std::nullopt);
 }
 
 absl::StatusOr<RunState> Client::get_run(std::string_view run_id) const {

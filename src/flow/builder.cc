@@ -6,6 +6,7 @@
 #include <string_view>
 #include <utility>
 
+#include "pgflow/deployed_flow.h"
 #include "pgflow/detail/wrapped_flow.h"
 #include "pgflow/flow.h"
 
@@ -49,6 +50,12 @@ void apply_step_arg(StepDefinition& step, const StepOptions& options) {
 std::shared_ptr<const FlowDefinition> with_queue_mode(const FlowDefinition& flow, QueueMode mode) {
   auto copy = std::make_shared<FlowDefinition>(flow);
   copy->queue_mode = mode;
+  return copy;
+}
+
+std::shared_ptr<const FlowDefinition> with_alias(const FlowDefinition& flow, std::string alias) {
+  auto copy = std::make_shared<FlowDefinition>(flow);
+  copy->alias = std::move(alias);
   return copy;
 }
 

@@ -155,6 +155,9 @@ absl::StatusOr<std::vector<StepRoute>> routes_of(const FlowDefinition& flow) {
 absl::Status validate(const FlowDefinition& flow) {
   Problems problems(flow);
   if (const char* error = detail::flow_slug_error(flow.slug)) problems.flow_field("slug", error);
+  if (flow.alias) {
+    if (const char* error = detail::slug_error(*flow.alias)) problems.flow_field("alias", error);
+  }
   check_range(problems, nullptr, "max_attempts", flow.options.max_attempts, 1, "");
   check_range(problems, nullptr, "base_delay", flow.options.base_delay, 1, "second");
   check_range(problems, nullptr, "timeout", flow.options.timeout, 3, "seconds");

@@ -36,7 +36,7 @@ using Clock = std::chrono::steady_clock;
 using pg::Session;
 
 // The worker protocol this library speaks (pgflow.worker_protocol() in the database).
-constexpr int kWorkerProtocol = 3;
+constexpr int kWorkerProtocol = 4;
 
 // Reads up to $4 messages and claims them in one round trip ($6: the step of a step worker,
 // else NULL). The read and the claim commit together, so a failed claim leaves the messages
@@ -267,11 +267,13 @@ absl::Status EdgeWorker::Impl::handshake_compile_register() {
     route_map.push_back({{"stepSlug", route.step_slug}, {"queueName", route.queue_name}});
   }
   const std::string queue_mode(to_string(flow_.queue_mode));
+  // One transaction, under the alias lock then the flow's: membership, compilation, activation
+  // of an alias without an active version (seed 004); committed before registration.
   PGFLOW_ASSIGN_OR_RETURN(
       pg::Result compiled,
-      conn.exec("select pgflow.ensure_flow_compiled($1, $2::jsonb, $3::int, $4, $5::jsonb)::text",
+      conn.exec("select pgflow.ensure_flow_compiled($1, $2::jsonb, $3::int, $4, $5::jsonb, $6)::text",
                 {flow_.slug, shape_of(flow_).dump(), std::to_string(kWorkerProtocol), queue_mode,
-                 route_map.dump()}));
+                 route_map.dump(), alias_of(flow_)}));
   std::optional<nlohmann::json> outcome = parse_json(compiled.scalar());
   if (!outcome) return absl::InternalError("ensure_flow_compiled returned unparsable JSON");
   const std::string status = outcome->value("status", "");
@@ -293,11 +295,19 @@ absl::Status EdgeWorker::Impl::handshake_compile_register() {
                 {worker_id_, config_.function_name, flow_.slug, queue_, std::to_string(kWorkerProtocol)});
   if (!registered.ok()) return registered.status();
 
+  std::vector<std::string> route;
+  for (const StepRoute& r : routes_) route.push_back(absl::StrCat(r.step_slug, ":", r.queue_name));
   log_.info("worker started",
             {{"function", config_.function_name},
              {"protocol", std::to_string(kWorkerProtocol)},
              {"compilation", status},
+             {"activation", outcome->value("activation", "")},
+             {"alias", outcome->value("flow_alias", "")},
+             {"active_flow", outcome->value("active_flow_slug", nlohmann::json()).is_string()
+                                 ? outcome->value("active_flow_slug", "")
+                                 : std::string("none")},
              {"queue_mode", queue_mode},
+             {"route", absl::StrJoin(route, ",")},
              {"max_concurrent", std::to_string(config_.max_concurrent)},
              {"connections", "4"}});
   if (status == "recompiled") {

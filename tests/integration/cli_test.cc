@@ -1,5 +1,7 @@
 // The `pgflow` program against the real embedded PostgreSQL: `pgflow flows` lists every flow's
-// queue mode and route with the live workers of each queue (the post-deploy coverage check).
+// alias, queue mode and route with the live workers of each queue (the post-deploy coverage
+// check); `pgflow aliases` lists aliases with their versions; `pgflow activate` switches an
+// alias by compare-and-swap.
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -24,6 +26,12 @@ class CliTest : public pgflow::testing::DatabaseTest {
     return run_command(absl::StrCat(PGFLOW_CLI_BIN, " ", args, " --database ", shell_quote(db_->url())));
   }
   // One step of a flow shape.
+  // A worker's startup deployment of one-step flow `flow` under alias `alias`.
+  void deploy(const std::string& flow, const std::string& alias) {
+    sql(absl::StrCat("select pgflow.ensure_flow_compiled($1, '{\"steps\": [", step("greet"),
+                     "]}', pgflow.worker_protocol(), 'flow', null, $2)"),
+        {flow, alias});
+  }
   static std::string step(const std::string& slug, const std::string& deps = "") {
     return absl::StrCat(R"({"slug": ")", slug, R"(", "stepType": "single", "dependencies": [)", deps,
                         R"(], "whenUnmet": "skip", "whenExhausted": "fail",
@@ -50,18 +58,78 @@ TEST_F(CliTest, FlowsListsQueueModesRoutesAndLiveWorkersPerQueue) {
   CommandResult listed = pgflow("flows --json");
   ASSERT_EQ(listed.exit_code, 0) << listed.err;
   EXPECT_EQ(json::parse(listed.out), json::parse(R"([
-    {"flow_slug": "orders", "queue_mode": "step", "routes": [
+    {"flow_slug": "orders", "flow_alias": "orders", "active": true, "queue_mode": "step", "routes": [
       {"step_slug": "pay", "queue_name": "orders__pay", "live_workers": 2},
       {"step_slug": "ship", "queue_name": "orders__ship", "live_workers": 0}]},
-    {"flow_slug": "plain", "queue_mode": "flow", "routes": [
+    {"flow_slug": "plain", "flow_alias": "plain", "active": true, "queue_mode": "flow", "routes": [
       {"step_slug": "only", "queue_name": "plain", "live_workers": 0}]}])"));
 
   CommandResult table = pgflow("flows");
   ASSERT_EQ(table.exit_code, 0) << table.err;
   EXPECT_THAT(table.out, HasSubstr("FLOW"));
-  EXPECT_THAT(table.out, ::testing::ContainsRegex("orders +step +pay +orders__pay +2"));
+  EXPECT_THAT(table.out, ::testing::ContainsRegex("orders +orders +active +step +pay +orders__pay +2"));
   EXPECT_THAT(table.out, ::testing::ContainsRegex("\n +ship +orders__ship +0"));
-  EXPECT_THAT(table.out, ::testing::ContainsRegex("plain +flow +only +plain +0"));
+  EXPECT_THAT(table.out, ::testing::ContainsRegex("plain +plain +active +flow +only +plain +0"));
+}
+
+// Versions greetV1 (active) and greetV2 of alias "greet".
+TEST_F(CliTest, AliasesListActiveVersionsAndMembers) {
+  deploy("greetV1", "greet");
+  deploy("greetV2", "greet");
+  deploy("solo", "solo");
+  CommandResult listed = pgflow("aliases --json");
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  json aliases = json::parse(listed.out);
+  ASSERT_EQ(aliases.size(), 2u);
+  for (json& a : aliases) {
+    EXPECT_TRUE(a["updated_at"].is_string());
+    a.erase("updated_at");
+  }
+  EXPECT_EQ(aliases, json::parse(R"([
+    {"alias": "greet", "active_flow_slug": "greetV1", "versions": ["greetV1", "greetV2"]},
+    {"alias": "solo", "active_flow_slug": "solo", "versions": ["solo"]}])"));
+
+  CommandResult table = pgflow("aliases");
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_THAT(table.out, ::testing::ContainsRegex("ALIAS +ACTIVE +VERSIONS"));
+  EXPECT_THAT(table.out, ::testing::ContainsRegex("greet +greetV1 +greetV1, greetV2"));
+
+  CommandResult flows = pgflow("flows");
+  ASSERT_EQ(flows.exit_code, 0) << flows.err;
+  EXPECT_THAT(flows.out, ::testing::ContainsRegex("greetV2 +greet +inactive +flow"));
+}
+
+TEST_F(CliTest, ActivateSwitchesWithCompareAndSwap) {
+  deploy("greetV1", "greet");
+  deploy("greetV2", "greet");
+  CommandResult stale = pgflow("activate greet greetV2 --expected greetV2");
+  EXPECT_EQ(stale.exit_code, 1);
+  EXPECT_THAT(stale.err, HasSubstr("points to \"greetV1\", not to the expected \"greetV2\"; nothing changed"));
+  EXPECT_EQ(sql("select flow_slug from pgflow.flow_aliases where flow_alias = 'greet'"), "greetV1");
+
+  CommandResult switched = pgflow("activate greet greetV2 --expected greetV1");
+  ASSERT_EQ(switched.exit_code, 0) << switched.err;
+  EXPECT_EQ(switched.out, "alias greet now starts greetV2 (was greetV1)\n");
+  EXPECT_EQ(sql("select flow_slug from pgflow.flow_aliases where flow_alias = 'greet'"), "greetV2");
+
+  CommandResult rollback = pgflow("activate greet greetV1 --expected=greetV2");
+  ASSERT_EQ(rollback.exit_code, 0) << rollback.err;
+  EXPECT_EQ(sql("select flow_slug from pgflow.flow_aliases where flow_alias = 'greet'"), "greetV1");
+
+  CommandResult initialised = pgflow("activate greet greetV2 --expected-none");
+  EXPECT_EQ(initialised.exit_code, 1);
+  EXPECT_THAT(initialised.err, HasSubstr("points to \"greetV1\", not to the expected no version"));
+}
+
+TEST_F(CliTest, ActivateChecksItsArguments) {
+  for (const char* args : {"activate greet", "activate greet greetV2", "activate greet greetV2 extra --expected x",
+                           "activate greet greetV2 --expected greetV1 --expected-none"}) {
+    CommandResult r = pgflow(args);
+    EXPECT_EQ(r.exit_code, 2) << args;
+    EXPECT_THAT(r.err, HasSubstr("usage: pgflow")) << args;
+  }
+  EXPECT_THAT(pgflow("activate greet greetV2").err, HasSubstr("exactly one of --expected CURRENT"));
+  EXPECT_THAT(pgflow("activate greet greetV2 extra --expected x").err, HasSubstr("unexpected argument extra"));
 }
 
 TEST_F(CliTest, FlowsRefusesAValueForTheJsonSwitch) {

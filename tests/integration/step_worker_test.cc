@@ -70,10 +70,11 @@ TEST_F(StepWorkerTest, OneWorkerPerStepInOneProcessRunsTheFlow) {
   PGFLOW_ASSERT_OK_AND_ASSIGN(json run2, wait_for_run(*conn_, other_run));
   EXPECT_EQ(run2["run"]["output"], json({{"echo", 7}}));
 
-  EXPECT_EQ(sql("select string_agg(function_name || '@' || queue_name || '/' || protocol, ' ' "
+  EXPECT_EQ(sql("select string_agg(function_name || '@' || queue_name, ' ' "
                 "order by function_name) from pgflow.workers where stopped_at is null"),
-            "wOther-echo-worker@wother__echo/3 wRelay-double-worker@wrelay__double/3 "
-            "wRelay-fetch-worker@wrelay__fetch/3 wRelay-total-worker@wrelay__total/3");
+            "wOther-echo-worker@wother__echo wRelay-double-worker@wrelay__double "
+            "wRelay-fetch-worker@wrelay__fetch wRelay-total-worker@wrelay__total");
+  EXPECT_EQ(sql("select count(*) from pgflow.workers where protocol <> pgflow.worker_protocol()"), "0");
   EXPECT_EQ(sql("select string_agg(distinct step_slug || '@' || queue_name, ' ' order by step_slug || '@' || queue_name) "
                 "from pgflow.step_tasks where run_id = $1::uuid", {run_id}),
             "double@wrelay__double fetch@wrelay__fetch total@wrelay__total");

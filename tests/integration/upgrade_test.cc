@@ -5,6 +5,8 @@
 // a fresh install and an upgrade end with the same schema; the optional pruning helper is
 // upgraded; the migration's fence makes concurrent writers wait or fails with nothing changed;
 // the startup matrix holds at SQL level; and concurrent definition calls stay consistent.
+// Sections 9 and 10 upgrade the same fixture through 0004 (per-step queues) and 0005 (flow
+// aliases: backfilled self-aliases, atomic refusal, bounded lock wait).
 //
 // Every test creates its own database(s). PostgreSQL missing is a failure, never a skip. No
 // test asserts durations: concurrency tests wait for observable states (pg_blocking_pids) with
@@ -33,6 +35,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "pg/connection.h"
 #include "pgflow/migrate.h"
 #include "pgflow/status.h"
@@ -428,12 +431,19 @@ TEST_F(Upgrade0002, UpgradedFlowsVerifyAtStartupAndRunNewRunsEndToEnd) {
   for (const Case& c : cases) {
     SCOPED_TRACE(c.flow);
     // A new worker's startup: the upgraded definition verifies (its queue is owned).
-    // Upgraded flows are plain flows (queue mode flow) and verify as they are.
-    EXPECT_EQ(scalar("select (pgflow.ensure_flow_compiled($1, $2::jsonb, pgflow.worker_protocol()) "
-                     "- 'routes')::text",
-                     {c.flow, c.shape}),
-              absl::StrCat(R"({"status": "verified", "queue_mode": "flow", "queue_name": ")",
-                           absl::AsciiStrToLower(c.flow), R"(", "differences": [], "mismatchKind": null})"));
+    // Upgraded flows are plain flows (queue mode flow), active versions of their self-aliases,
+    // and verify as they are.
+    EXPECT_EQ(nlohmann::json::parse(scalar("select (pgflow.ensure_flow_compiled($1, $2::jsonb, "
+                                           "pgflow.worker_protocol()) - 'routes')::text",
+                                           {c.flow, c.shape})),
+              nlohmann::json({{"status", "verified"},
+                              {"queue_mode", "flow"},
+                              {"queue_name", absl::AsciiStrToLower(c.flow)},
+                              {"differences", nlohmann::json::array()},
+                              {"mismatchKind", nullptr},
+                              {"flow_alias", c.flow},
+                              {"activation", "active"},
+                              {"active_flow_slug", c.flow}}));
     ASSERT_NO_FATAL_FAILURE(register_worker(c.worker, c.flow));
     std::string run_id = start_flow(c.flow, c.input);
     EXPECT_EQ(count("select 1 from pgflow.step_tasks where run_id = $1::uuid "
@@ -1092,7 +1102,7 @@ TEST_F(Upgrade0002, NewDatabaseRefusesAReleased0160WorkerBeforeRegistration) {
   EXPECT_EQ(count("select 1 from pgmq.meta"), "0");
 
   // The supported pair: a worker of the current protocol starts.
-  EXPECT_EQ(scalar("select pgflow.worker_protocol()::text"), "3");
+  EXPECT_EQ(scalar("select pgflow.worker_protocol()::text"), "4");
   EXPECT_EQ(scalar("select pgflow.ensure_flow_compiled('f', $1::jsonb, pgflow.worker_protocol())->>'status'",
                    {flow_shape({step_shape("s")})}),
             "compiled");
@@ -1354,7 +1364,7 @@ TEST_F(Upgrade0004, PlainFlowsKeepTheirQueuesTasksAndMessagesAndInFlightRunsFini
   const std::string flows_before = scalar(
       "select string_agg(flow_slug || ':' || opt_max_attempts || ':' || created_at, ',' order by flow_slug) "
       "from pgflow.flows");
-  ASSERT_THAT(migrate(url()), IsOk());
+  ASSERT_THAT(migrate(url(), {.target_version = 4}), IsOk());
   EXPECT_EQ(schema_version(), 4);
 
   EXPECT_SAME_TEXT(data_before, runtime_and_queues(), "the upgrade changed runtime rows or queues");
@@ -1379,14 +1389,14 @@ TEST_F(Upgrade0004, BehindALongTransactionOnFlowsTheMigrationTimesOutAndChangesN
   ASSERT_THAT(holder->exec("begin"), IsOk());
   ASSERT_THAT(holder->exec("select count(*) from pgflow.flows"), IsOk());  // holds ACCESS SHARE
 
-  absl::Status s = migrate(url());  // adding the column waits for ACCESS EXCLUSIVE (lock_timeout 10 s)
+  absl::Status s = migrate(url(), {.target_version = 4});  // adding the column waits for ACCESS EXCLUSIVE (lock_timeout 10 s)
   EXPECT_THAT(s, StatusIs(absl::StatusCode::kAborted, HasSubstr("lock timeout")));
   EXPECT_EQ(sql_state(s), "55P03");
   EXPECT_THAT(holder->exec("commit"), IsOk());
   EXPECT_EQ(schema_version(), 3);
   EXPECT_SAME_TEXT(before, dump(), "the timed-out migration changed the database");
 
-  EXPECT_THAT(migrate(url()), IsOk());
+  EXPECT_THAT(migrate(url(), {.target_version = 4}), IsOk());
   EXPECT_EQ(schema_version(), 4);
 }
 
@@ -1401,6 +1411,125 @@ TEST_F(Upgrade0004, MigrationWithoutItsMigrationOnlySectionsGivesTheSameSchemaOn
   ASSERT_NO_FATAL_FAILURE(create_database(3));
   ASSERT_THAT(conn_->exec_script(stripped), IsOk());
   EXPECT_SAME_TEXT(fresh, dump(DumpKind::kPgflowSchema), "full 0004 vs 0004 without [migration-only] sections");
+}
+
+// =============================================================================================
+// 10. 0004 -> 0005: flow aliases
+// =============================================================================================
+
+// The 0001 fixture brought to 0004, plus a step-queued flow with a run in flight: what 0005
+// meets in production.
+class Upgrade0005 : public Upgrade0002 {
+ protected:
+  void populated_0004() {
+    ASSERT_NO_FATAL_FAILURE(populated_0001());
+    ASSERT_THAT(migrate(url(), {.target_version = 4}), IsOk());
+    ASSERT_EQ(schema_version(), 4);
+    ASSERT_EQ(scalar("select pgflow.ensure_flow_compiled('stepped', $1::jsonb, 3, 'step')->>'status'",
+                     {flow_shape({step_shape("s")})}),
+              "compiled");
+    stepped_run_ = start_flow("stepped", "{}");
+  }
+  // Every row of the runtime and the queues: PGMQ's schema and pgflow's tables except flows
+  // (which gains a column), flow_aliases (new) and the ledger.
+  std::string runtime_and_queues() {
+    CommandResult r = run_command(absl::StrCat(
+        PGFLOW_PG_BIN, "/pg_dump --data-only --no-owner -n pgmq -n pgflow -T pgflow.flows -T pgflow.flow_aliases "
+        "-T pgflow.schema_migrations ", shell_quote(url())));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return normalise_dump(r.out);
+  }
+  // Runs the 0005 upgrade expecting it to fail; the database must be exactly as before.
+  void expect_refused(const std::string& message) {
+    const std::string before = dump();
+    absl::Status s = migrate(url());
+    EXPECT_THAT(s, StatusIs(::testing::_, HasSubstr(message)));
+    EXPECT_EQ(schema_version(), 4);
+    EXPECT_SAME_TEXT(before, dump(), "the failed migration changed the database");
+  }
+  std::string stepped_run_;
+};
+
+TEST_F(Upgrade0005, ExistingFlowsBecomeActiveSelfAliasesAndEverythingElseStays) {
+  ASSERT_NO_FATAL_FAILURE(populated_0004());
+  const std::string data_before = runtime_and_queues();
+  const std::string flows_before = scalar(
+      "select string_agg(flow_slug || ':' || queue_mode || ':' || created_at, ',' order by flow_slug) "
+      "from pgflow.flows");
+  ASSERT_THAT(migrate(url()), IsOk());
+  EXPECT_EQ(schema_version(), 5);
+
+  EXPECT_SAME_TEXT(data_before, runtime_and_queues(), "the upgrade changed runtime rows or queues");
+  EXPECT_EQ(flows_before, scalar("select string_agg(flow_slug || ':' || queue_mode || ':' || created_at, ',' "
+                                 "order by flow_slug) from pgflow.flows"));
+  // Every flow is its own alias and that alias's active version; nothing inferred from names.
+  EXPECT_EQ(count("select 1 from pgflow.flows where flow_alias is distinct from flow_slug"), "0");
+  EXPECT_EQ(scalar("select string_agg(flow_alias || '->' || flow_slug, ' ' order by flow_alias) from pgflow.flow_aliases"),
+            "fanout->fanout fragile->fragile greet->greet orderFlow->orderFlow stepped->stepped");
+
+  // Existing calls keep working through the self-aliases; runs carry the concrete slug.
+  EXPECT_EQ(scalar("select flow_slug from pgflow.runs where run_id = $1::uuid", {start_flow("greet", R"({"name": "Cy"})")}),
+            "greet");
+  EXPECT_EQ(scalar("select pgflow.ensure_flow_compiled('stepped', $1::jsonb, pgflow.worker_protocol(), 'step')->>'activation'",
+                   {flow_shape({step_shape("s")})}),
+            "active");
+  // In-flight runs finish: the fixture's fanout run, and the step-queued run in its step queue.
+  ASSERT_NO_FATAL_FAILURE(finish_in_flight_fanout("aaaaaaaa-0000-0000-0000-0000000000d1"));
+  ASSERT_THAT(exec("select pgflow.register_worker('aaaaaaaa-0000-0000-0000-0000000000d2', 'stepped-s-worker', "
+                   "'stepped', 'stepped__s', pgflow.worker_protocol())"),
+              IsOk());
+  EXPECT_EQ(scalar("select count(*)::text from pgflow.claim_tasks('stepped__s', 'stepped', "
+                   "array(select msg_id from pgmq.read('stepped__s', 30, 10)), "
+                   "'aaaaaaaa-0000-0000-0000-0000000000d2', 's')"),
+            "1");
+  ASSERT_THAT(exec("select pgflow.complete_task($1::uuid, 's', 0, '1')", {stepped_run_}), IsOk());
+  EXPECT_EQ(run_status(stepped_run_), "completed");
+}
+
+TEST_F(Upgrade0005, APreExistingAliasTableIsRefusedAndNothingChanges) {
+  ASSERT_NO_FATAL_FAILURE(populated_0004());
+  ASSERT_THAT(exec("create table pgflow.flow_aliases (name text)"), IsOk());
+  expect_refused("pgflow.flow_aliases or pgflow.flows.flow_alias exists already");
+}
+
+TEST_F(Upgrade0005, AFailureAfterTheBackfillRollsEverythingBack) {
+  ASSERT_NO_FATAL_FAILURE(populated_0004());
+  // An object named like one the migration creates late, after the column and the backfill.
+  ASSERT_THAT(exec("create index flow_aliases_flow_alias_lower_key on pgflow.runs (run_id)"), IsOk());
+  expect_refused("flow_aliases_flow_alias_lower_key");
+  EXPECT_EQ(count("select 1 from pg_attribute where attrelid = 'pgflow.flows'::regclass and attname = 'flow_alias'"), "0");
+}
+
+TEST_F(Upgrade0005, BehindALongTransactionOnFlowsTheMigrationTimesOutAndChangesNothing) {
+  ASSERT_NO_FATAL_FAILURE(populated_0004());
+  const std::string before = dump();
+  auto holder = pg::Connection::open(url(), "flows-reader");
+  ASSERT_TRUE(holder.ok()) << holder.status();
+  ASSERT_THAT(holder->exec("begin"), IsOk());
+  ASSERT_THAT(holder->exec("select count(*) from pgflow.flows"), IsOk());  // holds ACCESS SHARE
+
+  absl::Status s = migrate(url());  // the fence waits for ACCESS EXCLUSIVE (lock_timeout 10 s)
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kAborted, HasSubstr("lock timeout")));
+  EXPECT_EQ(sql_state(s), "55P03");
+  EXPECT_THAT(holder->exec("commit"), IsOk());
+  EXPECT_EQ(schema_version(), 4);
+  EXPECT_SAME_TEXT(before, dump(), "the timed-out migration changed the database");
+
+  EXPECT_THAT(migrate(url()), IsOk());
+  EXPECT_EQ(schema_version(), 5);
+}
+
+TEST_F(Upgrade0005, MigrationWithoutItsMigrationOnlySectionsGivesTheSameSchemaOnAnEmpty0004Database) {
+  ASSERT_NO_FATAL_FAILURE(create_database(5));
+  const std::string fresh = dump(DumpKind::kPgflowSchema);
+  int sections = 0, statements = 0;
+  const std::string stripped =
+      strip_migration_only(read_source("sql/migrations/0005_flow_aliases.sql"), &sections, &statements);
+  EXPECT_EQ(sections, 3);    // fence, preflight, backfill of the alias rows
+  EXPECT_EQ(statements, 1);  // backfill of flows.flow_alias
+  ASSERT_NO_FATAL_FAILURE(create_database(4));
+  ASSERT_THAT(conn_->exec_script(stripped), IsOk());
+  EXPECT_SAME_TEXT(fresh, dump(DumpKind::kPgflowSchema), "full 0005 vs 0005 without [migration-only] sections");
 }
 
 }  // namespace

@@ -64,3 +64,34 @@ set search_path = ''
 as $$
   select pgflow_tests.wait_for_wait_event(pid, 'Lock', null, timeout_s)
 $$;
+
+-- Two sessions racing: runs `first` in session a and `second` in session b (each returning one
+-- text value), both in open transactions, so b must block behind a (or this fails); then a
+-- commits, and b commits (or rolls back when it failed). Returns both results and b's error
+-- (NULL when b succeeded). The statements commit for real: use it in a test's own database.
+create or replace function pgflow_tests.race(first text, second text,
+                                             out a_result text, out b_result text, out b_error text)
+language plpgsql
+as $$
+declare
+  b_pid int;
+begin
+  perform dblink_connect('race_a', pgflow_tests.dblink_connstr());
+  perform dblink_connect('race_b', pgflow_tests.dblink_connstr());
+  perform dblink_exec('race_a', 'begin');
+  select x into a_result from dblink('race_a', first) as t(x text);
+  perform dblink_exec('race_b', 'begin');
+  select pid into b_pid from dblink('race_b', 'select pg_backend_pid()') as t(pid int);
+  perform dblink_send_query('race_b', second);
+  if not pgflow_tests.wait_for_lock(b_pid) then
+    raise exception 'pgflow_tests.race: session b did not block behind session a';
+  end if;
+  perform dblink_exec('race_a', 'commit');
+  select x into b_result from dblink_get_result('race_b', false) as t(x text);
+  b_error := nullif(dblink_error_message('race_b'), 'OK');
+  perform * from dblink_get_result('race_b', false) as t(x text);
+  perform dblink_exec('race_b', case when b_error is null then 'commit' else 'rollback' end);
+  perform dblink_disconnect('race_a');
+  perform dblink_disconnect('race_b');
+end;
+$$;

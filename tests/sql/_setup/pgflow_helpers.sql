@@ -275,3 +275,26 @@ begin
                               pgmq.format_table_name(queue_name, case when archived then 'a' else 'q' end));
 end;
 $$;
+
+-- ---- Flow aliases ----
+
+-- A worker's startup deployment of concrete flow `flow_slug` under alias `flow_alias` (NULL:
+-- its own slug), with one step `greet` unless `steps` says otherwise: ensure_flow_compiled's
+-- result.
+create or replace function pgflow_tests.deploy(flow_slug text, flow_alias text,
+                                               steps jsonb default null, queue_mode text default 'flow')
+returns jsonb
+language sql
+as $$
+  select pgflow.ensure_flow_compiled(
+    flow_slug, jsonb_build_object('steps', coalesce(steps, jsonb_build_array(pgflow_tests.step_shape('greet')))),
+    pgflow.worker_protocol(), queue_mode, null, flow_alias)
+$$;
+
+-- The active version of an alias (NULL: none).
+create or replace function pgflow_tests.active_version(flow_alias text)
+returns text
+language sql stable
+as $$
+  select a.flow_slug from pgflow.flow_aliases a where a.flow_alias = active_version.flow_alias
+$$;

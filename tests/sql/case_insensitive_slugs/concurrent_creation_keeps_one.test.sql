@@ -5,45 +5,18 @@
 begin;
 select plan(12);
 
--- Runs `first` in session a and `second` in session b, both in open transactions: b blocks
--- behind a; a commits; returns b's error message (NULL if b succeeded), then b commits.
-create function pg_temp.race(first text, second text) returns text language plpgsql as $$
-declare
-  b_pid int;
-  b_error text;
-begin
-  perform dblink_connect('a', pgflow_tests.dblink_connstr());
-  perform dblink_connect('b', pgflow_tests.dblink_connstr());
-  perform dblink_exec('a', 'begin');
-  perform * from dblink('a', first) as t(x text);
-  perform dblink_exec('b', 'begin');
-  select pid into b_pid from dblink('b', 'select pg_backend_pid()') as t(pid int);
-  perform dblink_send_query('b', second);
-  if not pgflow_tests.wait_for_lock(b_pid) then
-    raise exception 'session b did not block behind session a';
-  end if;
-  perform dblink_exec('a', 'commit');
-  perform * from dblink_get_result('b', false) as t(x text);
-  b_error := nullif(dblink_error_message('b'), 'OK');
-  perform * from dblink_get_result('b', false) as t(x text);
-  perform dblink_exec('b', case when b_error is null then 'commit' else 'rollback' end);
-  perform dblink_disconnect('a');
-  perform dblink_disconnect('b');
-  return b_error;
-end $$;
-
 create temp table race_result (name text, error text);
 
 insert into race_result select 'create_flow',
-  pg_temp.race($$select pgflow.create_flow('Orders')::text$$, $$select pgflow.create_flow('orders')::text$$);
+  (pgflow_tests.race($$select pgflow.create_flow('Orders')::text$$, $$select pgflow.create_flow('orders')::text$$)).b_error;
 select ok((select error from race_result where name = 'create_flow') like '%differs only in case from existing flow "Orders"%',
           'create_flow: the second session fails with the case conflict');
 select results_eq($$select flow_slug from pgflow.flows where lower(flow_slug) = 'orders'$$, $$values ('Orders'::text)$$,
                   'create_flow: exactly one flow, the first one');
 
-insert into race_result select 'compiler', pg_temp.race(
+insert into race_result select 'compiler', (pgflow_tests.race(
   $$select pgflow.ensure_flow_compiled('Billing', '{"steps": []}', pgflow.worker_protocol())::text$$,
-  $$select pgflow.ensure_flow_compiled('billing', '{"steps": []}', pgflow.worker_protocol())::text$$);
+  $$select pgflow.ensure_flow_compiled('billing', '{"steps": []}', pgflow.worker_protocol())::text$$)).b_error;
 select ok((select error from race_result where name = 'compiler') like '%differs only in case from existing flow "Billing"%',
           'compiler: the second compilation fails with the case conflict');
 select results_eq($$select flow_slug from pgflow.flows where lower(flow_slug) = 'billing'$$, $$values ('Billing'::text)$$,
@@ -51,25 +24,25 @@ select results_eq($$select flow_slug from pgflow.flows where lower(flow_slug) = 
 select results_eq($$select queue_name::text from pgmq.meta where lower(queue_name) = 'billing'$$, $$values ('billing'::text)$$,
                   'compiler: exactly one queue');
 
-insert into race_result select 'insert', pg_temp.race(
-  $$insert into pgflow.flows (flow_slug) values ('Shipping')$$,
-  $$insert into pgflow.flows (flow_slug) values ('SHIPPING')$$);
+insert into race_result select 'insert', (pgflow_tests.race(
+  $$insert into pgflow.flows (flow_slug, flow_alias) values ('Shipping', 'Shipping')$$,
+  $$insert into pgflow.flows (flow_slug, flow_alias) values ('SHIPPING', 'SHIPPING')$$)).b_error;
 select ok((select error from race_result where name = 'insert') like '%flows_flow_slug_lower_key%',
           'direct INSERT: the second insert waits, then fails on the lower(flow_slug) index');
 select results_eq($$select flow_slug from pgflow.flows where lower(flow_slug) = 'shipping'$$, $$values ('Shipping'::text)$$,
                   'direct INSERT: exactly one flow');
 
-insert into race_result select 'add_step', pg_temp.race(
+insert into race_result select 'add_step', (pgflow_tests.race(
   $$select pgflow.add_step('Orders', 'fetchUser')::text$$,
-  $$select pgflow.add_step('Orders', 'FetchUser')::text$$);
+  $$select pgflow.add_step('Orders', 'FetchUser')::text$$)).b_error;
 select ok((select error from race_result where name = 'add_step') like '%differs only in case from step "fetchUser"%',
           'add_step: the second session fails with the case conflict');
 select results_eq($$select step_slug from pgflow.steps where flow_slug = 'Orders'$$, $$values ('fetchUser'::text)$$,
                   'add_step: exactly one step');
 
-insert into race_result select 'step insert', pg_temp.race(
+insert into race_result select 'step insert', (pgflow_tests.race(
   $$insert into pgflow.steps (flow_slug, step_slug, step_index, queue_name) values ('Shipping', 'pack', 0, 'shipping')$$,
-  $$insert into pgflow.steps (flow_slug, step_slug, step_index, queue_name) values ('Shipping', 'PACK', 1, 'shipping')$$);
+  $$insert into pgflow.steps (flow_slug, step_slug, step_index, queue_name) values ('Shipping', 'PACK', 1, 'shipping')$$)).b_error;
 select ok((select error from race_result where name = 'step insert') like '%steps_step_slug_lower_key%',
           'direct step INSERT: the second waits, then fails on the (flow, lower(step)) index');
 select results_eq($$select step_slug from pgflow.steps where flow_slug = 'Shipping'$$, $$values ('pack'::text)$$,

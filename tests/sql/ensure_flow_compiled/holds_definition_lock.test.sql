@@ -1,6 +1,6 @@
 -- ensure_flow_compiled takes the flow's definition lock (advisory xact lock
 -- (1, hashtext(lower(slug))) since 0002, so case aliases share it) and keeps it until the
--- transaction ends, so concurrent compilations of one flow queue up. Only the protocol-2
+-- transaction ends, so concurrent compilations of one flow queue up. Only the current
 -- signature compiles; the 0.16.0 signature remains but refuses.
 begin;
 select plan(5);
@@ -14,8 +14,8 @@ select is((select * from dblink('other', $$select pg_try_advisory_xact_lock(1, h
           true, 'the lock of another flow is free');
 select is((select * from dblink('other', $$select pg_try_advisory_xact_lock(1, hashtext(lower('Locked')))$$) as t(ok boolean)),
           false, 'a case alias of the flow maps to the same lock');
-select has_function('pgflow', 'ensure_flow_compiled', array['text', 'jsonb', 'integer', 'text', 'jsonb'],
-                    'the protocol-3 signature (flow_slug, shape, worker_protocol, queue_mode, route_map)');
+select has_function('pgflow', 'ensure_flow_compiled', array['text', 'jsonb', 'integer', 'text', 'jsonb', 'text'],
+                    'the protocol-4 signature (flow_slug, shape, worker_protocol, queue_mode, route_map, flow_alias)');
 select throws_ok($$select pgflow.ensure_flow_compiled('locked', pgflow._get_flow_shape('locked'))$$, '0A000', null,
                  'the 0.16.0 signature (flow_slug, shape) exists but refuses with a protocol error');
 

@@ -9,6 +9,7 @@ select is(pgflow.ensure_flow_compiled('sequential', jsonb_build_object('steps', 
     pgflow_tests.step_shape('first'), pgflow_tests.step_shape('second', array['first']),
     pgflow_tests.step_shape('last', array['second']))), pgflow.worker_protocol()),
   '{"status": "verified", "differences": [], "mismatchKind": null, "queue_mode": "flow", "queue_name": "sequential",
+    "flow_alias": "sequential", "activation": "active", "active_flow_slug": "sequential",
     "routes": [{"stepSlug": "first", "queueName": "sequential"}, {"stepSlug": "second", "queueName": "sequential"},
                {"stepSlug": "last", "queueName": "sequential"}]}'::jsonb, 'returns verified');
 select is((select count(*) from pgflow.runs where run_id = :'run'), 1::bigint, 'the run is kept');

@@ -18,8 +18,8 @@ create role grants_app_login nologin in role pgflow_starter;
 select jsonb_build_object('steps', jsonb_build_array(pgflow_tests.step_shape('only')))::text as shape \gset
 
 set session authorization grants_worker_login;
-select pgflow.ensure_flow_compiled('grants_rt', :'shape'::jsonb, 3)->>'status' as compiled;
-select pgflow.register_worker('b0000000-0000-0000-0000-000000000061', 'grants-rt-worker', 'grants_rt', 'grants_rt', 3) is not null as registered;
+select pgflow.ensure_flow_compiled('grants_rt', :'shape'::jsonb, pgflow.worker_protocol())->>'status' as compiled;
+select pgflow.register_worker('b0000000-0000-0000-0000-000000000061', 'grants-rt-worker', 'grants_rt', 'grants_rt', pgflow.worker_protocol()) is not null as registered;
 reset session authorization;
 set session authorization grants_app_login;
 select pgflow.start_flow_with_states('grants_rt', '{}', 'c0000000-0000-0000-0000-000000000061') is not null as started;

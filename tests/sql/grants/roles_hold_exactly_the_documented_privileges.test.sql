@@ -51,6 +51,7 @@ select isnt(shobj_description('pgflow_worker'::regrole, 'pg_authid'), null, 'the
 -- pgflow_worker
 select is(array(select pg_temp.table_privileges('pgflow_worker')), array[
   'pgflow.deps: INSERT', 'pgflow.deps: SELECT',
+  'pgflow.flow_aliases: INSERT', 'pgflow.flow_aliases: SELECT',
   'pgflow.flows(created_at): UPDATE', 'pgflow.flows(queue_mode): UPDATE', 'pgflow.flows: INSERT', 'pgflow.flows: SELECT',
   'pgflow.runs(completed_at): UPDATE', 'pgflow.runs(failed_at): UPDATE', 'pgflow.runs(output): UPDATE',
   'pgflow.runs(remaining_steps): UPDATE', 'pgflow.runs(status): UPDATE', 'pgflow.runs: SELECT',
@@ -93,8 +94,9 @@ select is(array(select pg_temp.table_privileges('pgflow_starter')), '{}'::text[]
 select is(array(select pg_temp.other_privileges('pgflow_starter')), array[
   'function pgflow.get_run_with_states(uuid): EXECUTE',
   'function pgflow.start_flow_with_states(text,jsonb,uuid): EXECUTE',
+  'function pgflow.start_flow_with_states_by_slug(text,jsonb,uuid): EXECUTE',
   'schema pgflow: USAGE'],
-  'only the two SECURITY DEFINER entry points');
+  'only the three SECURITY DEFINER entry points');
 select is(has_schema_privilege('pgflow_starter', 'pgmq', 'USAGE'), false, 'and no access to PGMQ');
 
 -- PUBLIC and the SECURITY DEFINER functions
@@ -105,7 +107,7 @@ select is(array(select p.oid::regprocedure::text from pg_proc p
 select is(array(select p.proname::text from pg_proc p
                 where p.pronamespace = 'pgflow'::regnamespace and p.prosecdef order by 1),
           array['get_run_with_states', 'requeue_stalled_tasks', 'setup_requeue_stalled_tasks_cron',
-                'start_flow_with_states'],
+                'start_flow_with_states', 'start_flow_with_states_by_slug'],
           '(the migrations'' SECURITY DEFINER set is unchanged)');
 select is(has_function_privilege('grants_owner', 'pgflow.setup_requeue_stalled_tasks_cron(text)', 'EXECUTE'), true,
           'the owner keeps all of them');

@@ -9,7 +9,7 @@ select plan(5);
 -- A flow with its queue exists before the first run, so queue grants are part of the state.
 select jsonb_build_object('steps', jsonb_build_array(pgflow_tests.step_shape('only')))::text as shape \gset
 set role grants_owner;
-select pgflow.ensure_flow_compiled('grants_again', :'shape'::jsonb, 3)->>'status' as compiled;
+select pgflow.ensure_flow_compiled('grants_again', :'shape'::jsonb, pgflow.worker_protocol())->>'status' as compiled;
 reset role;
 
 create function pg_temp.privilege_state() returns setof text language sql stable as $$

@@ -11,10 +11,10 @@ create role grants_app_login nologin in role pgflow_starter;
 select jsonb_build_object('steps', jsonb_build_array(pgflow_tests.step_shape('only')))::text as shape \gset
 
 set session authorization grants_worker_login;
-select is(pgflow.ensure_flow_compiled('grants_su_install', :'shape'::jsonb, 3)->>'status', 'compiled',
+select is(pgflow.ensure_flow_compiled('grants_su_install', :'shape'::jsonb, pgflow.worker_protocol())->>'status', 'compiled',
           'the worker compiles a new flow');
 select is((pgflow.register_worker('b0000000-0000-0000-0000-000000000051', 'grants-su-worker',
-                                  'grants_su_install', 'grants_su_install', 3)).protocol, 3, 'and registers');
+                                  'grants_su_install', 'grants_su_install', pgflow.worker_protocol())).protocol, pgflow.worker_protocol(), 'and registers');
 reset session authorization;
 
 select is((select pg_get_userbyid(relowner)::text from pg_class where oid = 'pgmq.q_grants_su_install'::regclass),

@@ -15,9 +15,9 @@ insert into grants_app_data.secrets values ('s3cret');
 
 -- A flow with a run and a claimed task, as the worker role would leave them.
 select pgflow.ensure_flow_compiled('grants_refuse', jsonb_build_object('steps', jsonb_build_array(
-         pgflow_tests.step_shape('only'))), 3) is not null as compiled;
+         pgflow_tests.step_shape('only'))), pgflow.worker_protocol()) is not null as compiled;
 select pgflow.register_worker('b0000000-0000-0000-0000-000000000031', 'grants-refuse-worker',
-                              'grants_refuse', 'grants_refuse', 3) is not null as registered;
+                              'grants_refuse', 'grants_refuse', pgflow.worker_protocol()) is not null as registered;
 select pgflow.start_flow_with_states('grants_refuse', '{}', 'c0000000-0000-0000-0000-000000000031') is not null as started;
 select count(*) from pg_temp.read_and_claim('grants_refuse', 'grants_refuse', 'b0000000-0000-0000-0000-000000000031');
 
@@ -33,11 +33,11 @@ select throws_ok($$select * from pgflow.fail_task('c0000000-0000-0000-0000-00000
                  '42501', 'permission denied for table runs', 'cannot fail a task');
 select throws_ok($$select pgflow.requeue_stalled_tasks()$$,
                  '42501', 'permission denied for function requeue_stalled_tasks', 'cannot run stall recovery');
-select throws_ok($$select pgflow.register_worker('b0000000-0000-0000-0000-000000000032', 'x', 'grants_refuse', 'grants_refuse', 3)$$,
+select throws_ok($$select pgflow.register_worker('b0000000-0000-0000-0000-000000000032', 'x', 'grants_refuse', 'grants_refuse', pgflow.worker_protocol())$$,
                  '42501', null, 'cannot register a worker');
 select throws_ok($$select pgflow.worker_heartbeat('b0000000-0000-0000-0000-000000000031')$$,
                  '42501', null, 'cannot touch a worker');
-select throws_ok($$select pgflow.ensure_flow_compiled('grants_other', '{"steps": []}', 3)$$,
+select throws_ok($$select pgflow.ensure_flow_compiled('grants_other', '{"steps": []}', pgflow.worker_protocol())$$,
                  '42501', null, 'cannot compile flows');
 select throws_ok($$select pgflow.setup_requeue_stalled_tasks_cron()$$,
                  '42501', 'permission denied for function setup_requeue_stalled_tasks_cron',

@@ -1,9 +1,9 @@
 -- A login whose only privilege is membership in pgflow_starter does what pgflow::Client does:
--- the schema check, start_flow_with_states (also inside its own transaction), get_run_with_states,
--- LISTEN pgflow_events. Runs go to a queue the worker created; the SECURITY DEFINER functions
+-- the schema check, start_flow_with_states (also inside its own transaction), the pinned
+-- start_flow_with_states_by_slug, get_run_with_states, LISTEN pgflow_events. Runs go to a queue the worker created; the SECURITY DEFINER functions
 -- run as the (non-superuser) pgflow owner.
 begin;
-select plan(13);
+select plan(15);
 
 \i _install_as_owner.sql
 set role grants_owner;
@@ -16,7 +16,7 @@ select jsonb_build_object('steps', jsonb_build_array(
          pgflow_tests.step_shape('first'),
          pgflow_tests.step_shape('each', array['first'], 'map')))::text as shape \gset
 set session authorization grants_worker_login;
-select is(pgflow.ensure_flow_compiled('grants_start', :'shape'::jsonb, 3)->>'status', 'compiled',
+select is(pgflow.ensure_flow_compiled('grants_start', :'shape'::jsonb, pgflow.worker_protocol())->>'status', 'compiled',
           '(a worker compiled the flow and created its queue)');
 reset session authorization;
 
@@ -31,7 +31,11 @@ select is(pgflow.start_flow_with_states('grants_start', '{"x": 2}')->'steps'->0-
 select throws_ok($$select pgflow.start_flow_with_states('grants_start', '{}', 'c0000000-0000-0000-0000-000000000021')$$,
                  '23505', null, 'starting the same run id twice fails (retry safety)');
 select throws_ok($$select pgflow.start_flow_with_states('no_such_flow', '{}')$$,
-                 'P0002', 'Flow "no_such_flow" does not exist', 'an unknown flow is reported');
+                 'P0002', 'Flow alias "no_such_flow" does not exist', 'an unknown flow is reported');
+select is(pgflow.start_flow_with_states_by_slug('grants_start', '{"x": 4}')->'run'->>'flow_slug', 'grants_start',
+          'start_flow_by_slug: starts a run of the concrete version');
+select throws_ok($$select pgflow.start_flow_with_states_by_slug('no_such_flow', '{}')$$,
+                 'P0002', 'Flow "no_such_flow" does not exist', 'an unknown concrete flow is reported');
 select is(pgflow.get_run_with_states('c0000000-0000-0000-0000-000000000021')->'run'->'input', '{"x": 1}'::jsonb,
           'get_run: reads the run');
 select is(jsonb_array_length(pgflow.get_run_with_states('c0000000-0000-0000-0000-000000000021')->'steps'), 2,
@@ -47,7 +51,7 @@ select is(pgflow.get_run_with_states('c0000000-0000-0000-0000-000000000023'), nu
           'is gone with it when that transaction rolls back');
 reset session authorization;
 
-select is((select (active, archived) from pgflow_tests.queue_counts('grants_start'))::text, '(2,0)',
+select is((select (active, archived) from pgflow_tests.queue_counts('grants_start'))::text, '(3,0)',
           'the runs'' messages are in the worker-created queue');
 
 select * from finish();

@@ -19,14 +19,15 @@ select jsonb_build_object('steps', jsonb_build_array(
          pgflow_tests.step_shape('each', array['fetch'], 'map')))::text as shape \gset
 
 set session authorization grants_w1;
-select is(pgflow.worker_protocol(), 3, 'handshake: the worker reads the protocol');
-select is(pgflow.ensure_flow_compiled('GrantsNew', :'shape'::jsonb, 3) - 'differences',
+select is(pgflow.worker_protocol(), 4, 'handshake: the worker reads the protocol');
+select is(pgflow.ensure_flow_compiled('GrantsNew', :'shape'::jsonb, pgflow.worker_protocol()) - 'differences',
           '{"status": "compiled", "queue_name": "grantsnew", "queue_mode": "flow", "mismatchKind": null,
+            "flow_alias": "GrantsNew", "activation": "activated", "active_flow_slug": "GrantsNew",
             "routes": [{"stepSlug": "fetch", "queueName": "grantsnew"},
                        {"stepSlug": "each", "queueName": "grantsnew"}]}'::jsonb,
           'compile: the worker creates a flow the database has never seen, with its queue');
 select lives_ok($$select pgflow.register_worker('a0000000-0000-0000-0000-000000000001', 'grants-worker',
-                                                'GrantsNew', 'grantsnew', 3)$$,
+                                                'GrantsNew', 'grantsnew', pgflow.worker_protocol())$$,
                 'register: the worker registers for the new flow');
 select lives_ok($$listen "pgflow_queue:grantsnew"$$, 'the worker LISTENs for new work on its queue');
 select is_empty($$select * from pg_temp.read_and_claim('grantsnew', 'GrantsNew',
@@ -51,10 +52,10 @@ select is((select f.function_name from pgflow.worker_functions f), 'grants-worke
           'its function is tracked');
 
 set session authorization grants_w2;
-select is(pgflow.ensure_flow_compiled('GrantsNew', :'shape'::jsonb, 3)->>'status', 'verified',
+select is(pgflow.ensure_flow_compiled('GrantsNew', :'shape'::jsonb, pgflow.worker_protocol())->>'status', 'verified',
           'a second worker login verifies the flow the first one compiled');
 select lives_ok($$select pgflow.register_worker('a0000000-0000-0000-0000-000000000002', 'grants-worker',
-                                                'GrantsNew', 'grantsnew', 3)$$,
+                                                'GrantsNew', 'grantsnew', pgflow.worker_protocol())$$,
                 'and registers');
 select is_empty($$select * from pg_temp.read_and_claim('grantsnew', 'GrantsNew',
                                                        'a0000000-0000-0000-0000-000000000002')$$,

@@ -23,10 +23,10 @@ select jsonb_build_object(
            pgflow_tests.step_shape('items', array['list'], 'map')))::text as shape \gset
 
 set session authorization grants_worker_login;
-select is(pgflow.ensure_flow_compiled('grants_failing', :'shape'::jsonb, 3)->>'status', 'compiled',
+select is(pgflow.ensure_flow_compiled('grants_failing', :'shape'::jsonb, pgflow.worker_protocol())->>'status', 'compiled',
           'the worker compiles its flow');
 select lives_ok($$select pgflow.register_worker('b0000000-0000-0000-0000-000000000002', 'grants-failing-worker',
-                                                'grants_failing', 'grants_failing', 3)$$, 'and registers');
+                                                'grants_failing', 'grants_failing', pgflow.worker_protocol())$$, 'and registers');
 reset session authorization;
 
 set session authorization grants_app_login;
@@ -85,7 +85,7 @@ set session authorization grants_worker_login;
 select is(array(select outcome from pg_temp.read_and_claim('grants_failing', 'grants_failing', 'b0000000-0000-0000-0000-000000000002')),
           array['fatal'], 'pgflow-shaped work without a task is a fatal claim');
 select throws_ok($$select pgflow.register_worker('b0000000-0000-0000-0000-000000000003', 'grants-failing-worker',
-                                                 'grants_failing', 'grants_failing', 3)$$,
+                                                 'grants_failing', 'grants_failing', pgflow.worker_protocol())$$,
                  '55000', null, 'the fatal claim paused the worker function: it cannot register again');
 reset session authorization;
 select isnt((select paused_at from pgflow.worker_functions where function_name = 'grants-failing-worker'), null,

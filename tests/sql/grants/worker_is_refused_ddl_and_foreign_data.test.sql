@@ -19,7 +19,7 @@ create table grants_app_data.secrets (s text);
 select jsonb_build_object('steps', jsonb_build_array(pgflow_tests.step_shape('only')))::text as shape,
        jsonb_build_object('steps', jsonb_build_array(pgflow_tests.step_shape('other')))::text as changed \gset
 set session authorization grants_worker_login;
-select is(pgflow.ensure_flow_compiled('grants_ddl', :'shape'::jsonb, 3)->>'status', 'compiled',
+select is(pgflow.ensure_flow_compiled('grants_ddl', :'shape'::jsonb, pgflow.worker_protocol())->>'status', 'compiled',
           '(the worker compiled its flow)');
 reset session authorization;
 
@@ -52,7 +52,7 @@ select throws_ok($$delete from pgmq.meta$$, '42501', 'permission denied for tabl
 select throws_ok($$delete from pgflow.runs$$, '42501', 'permission denied for table runs', 'cannot delete runs');
 select throws_ok($$select pgflow.delete_flow_and_data('grants_ddl')$$, '42501', null, 'cannot delete a flow');
 select is(pgflow.is_local(), true, '(this is a local development database)');
-select throws_ok($$select pgflow.ensure_flow_compiled('grants_ddl', '$$ || :'changed' || $$', 3)$$, '42501', null,
+select throws_ok($$select pgflow.ensure_flow_compiled('grants_ddl', '$$ || :'changed' || $$', pgflow.worker_protocol())$$, '42501', null,
                  'so a changed flow would be recompiled destructively: refused (develop as the owner)');
 select throws_ok($$select * from pgflow.start_flow('grants_ddl', '{}')$$, '42501', 'permission denied for table runs',
                  'cannot start runs');

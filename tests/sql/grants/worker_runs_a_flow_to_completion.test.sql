@@ -26,10 +26,10 @@ select jsonb_build_object(
 
 -- Startup.
 set session authorization grants_worker_login;
-select is(pgflow.ensure_flow_compiled('grants_cycle', :'shape'::jsonb, 3)->>'status', 'compiled',
+select is(pgflow.ensure_flow_compiled('grants_cycle', :'shape'::jsonb, pgflow.worker_protocol())->>'status', 'compiled',
           'the worker compiles its new flow');
 select lives_ok($$select pgflow.register_worker('b0000000-0000-0000-0000-000000000001', 'grants-cycle-worker', 'grants_cycle',
-                                                'grants_cycle', 3)$$, 'and registers');
+                                                'grants_cycle', pgflow.worker_protocol())$$, 'and registers');
 reset session authorization;
 
 -- A run, started by the application.

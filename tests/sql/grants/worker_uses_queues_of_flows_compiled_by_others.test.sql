@@ -15,7 +15,7 @@ select jsonb_build_object('steps', jsonb_build_array(pgflow_tests.step_shape('on
 
 -- Before the script: the owner compiles a flow and creates an application queue.
 set role grants_owner;
-select pgflow.ensure_flow_compiled('grants_old', :'shape'::jsonb, 3)->>'status' as compiled;
+select pgflow.ensure_flow_compiled('grants_old', :'shape'::jsonb, pgflow.worker_protocol())->>'status' as compiled;
 select pgmq.create('grants_app_jobs');
 reset role;
 
@@ -45,15 +45,15 @@ grant pgflow_starter to grants_app_login;
 
 -- After the script: the owner compiles one more flow, and so does a superuser.
 set role grants_owner;
-select pgflow.ensure_flow_compiled('grants_later', :'shape'::jsonb, 3)->>'status' as compiled;
+select pgflow.ensure_flow_compiled('grants_later', :'shape'::jsonb, pgflow.worker_protocol())->>'status' as compiled;
 reset role;
-select pgflow.ensure_flow_compiled('grants_su', :'shape'::jsonb, 3)->>'status' as compiled;
+select pgflow.ensure_flow_compiled('grants_su', :'shape'::jsonb, pgflow.worker_protocol())->>'status' as compiled;
 
 set session authorization grants_worker_login;
-select is(array(select pgflow.ensure_flow_compiled(f, :'shape'::jsonb, 3)->>'status'
+select is(array(select pgflow.ensure_flow_compiled(f, :'shape'::jsonb, pgflow.worker_protocol())->>'status'
                 from unnest(array['grants_old', 'grants_su', 'grants_later']) f),
           array['verified', 'verified', 'verified'], 'the worker verifies each flow');
-select is(array(select (pgflow.register_worker(w::uuid, f || '-worker', f, f, 3)).queue_name
+select is(array(select (pgflow.register_worker(w::uuid, f || '-worker', f, f, pgflow.worker_protocol())).queue_name
                 from (values ('grants_old', 'b0000000-0000-0000-0000-000000000041'),
                              ('grants_su', 'b0000000-0000-0000-0000-000000000042'),
                              ('grants_later', 'b0000000-0000-0000-0000-000000000043')) x(f, w)),

@@ -5,7 +5,8 @@ select plan(5);
 
 select is(pgflow.ensure_flow_compiled('emptyFlow', '{"steps": []}', pgflow.worker_protocol()),
           '{"status": "compiled", "differences": [], "mismatchKind": null, "queue_mode": "flow",
-            "queue_name": "emptyflow", "routes": []}'::jsonb,
+            "queue_name": "emptyflow", "routes": [],
+            "flow_alias": "emptyFlow", "activation": "activated", "active_flow_slug": "emptyFlow"}'::jsonb,
           'an empty flow compiles');
 select is((select count(*) from pgflow.steps), 0::bigint, 'it has no steps');
 select results_eq($$select queue_name::text from pgmq.meta$$, $$values ('emptyflow'::text)$$,

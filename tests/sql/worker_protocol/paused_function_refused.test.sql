@@ -10,10 +10,10 @@ select s.id as orphan from pgmq.send('f', '{"flow_slug": "f", "step_slug": "a"}'
 select outcome from pgflow.claim_tasks('f', 'f', array[:orphan]::bigint[], '11111111-1111-1111-1111-111111111111');
 select ok((select paused_at is not null from pgflow.worker_functions), '(the fatal claim paused fn)');
 
-select throws_like($$select pgflow.register_worker('22222222-2222-2222-2222-222222222222', 'fn', 'f', 'f', 3)$$,
+select throws_like($$select pgflow.register_worker('22222222-2222-2222-2222-222222222222', 'fn', 'f', 'f', pgflow.worker_protocol())$$,
   'Worker function "fn" is paused since % (fatal claim on queue "f": unsupported message(s) ' || :orphan || '); fix the cause, then run: select pgflow.resume_worker_function(''fn'');',
   'a restarted worker is refused with the reason and the resume command');
-select throws_ok($$select pgflow.register_worker('22222222-2222-2222-2222-222222222222', 'fn', 'f', 'f', 3)$$, '55000', null,
+select throws_ok($$select pgflow.register_worker('22222222-2222-2222-2222-222222222222', 'fn', 'f', 'f', pgflow.worker_protocol())$$, '55000', null,
                  '(object_not_in_prerequisite_state)');
 select is((select count(*) from pgflow.workers), 1::bigint, 'it was not registered');
 
@@ -22,7 +22,7 @@ select results_eq($$select paused_at, pause_reason from pgflow.worker_functions$
                   'the pause is cleared');
 select throws_ok($$select pgflow.resume_worker_function('nope')$$, 'P0002', 'Worker function "nope" does not exist',
                  'resuming an unknown function is an error');
-select lives_ok($$select pgflow.register_worker('22222222-2222-2222-2222-222222222222', 'fn', 'f', 'f', 3)$$,
+select lives_ok($$select pgflow.register_worker('22222222-2222-2222-2222-222222222222', 'fn', 'f', 'f', pgflow.worker_protocol())$$,
                 'the worker registers again');
 
 select * from finish();

@@ -1,12 +1,12 @@
--- The database speaks worker protocol 3 (per-step queues) and offers its startup functions.
+-- The database speaks worker protocol 4 (flow aliases) and offers its startup functions.
 begin;
 select plan(6);
 
-select is(pgflow.worker_protocol(), 3, 'worker_protocol() = 3');
+select is(pgflow.worker_protocol(), 4, 'worker_protocol() = 4');
 select is((select provolatile from pg_proc where oid = 'pgflow.worker_protocol()'::regprocedure), 'i',
           'it is immutable');
-select has_function('pgflow', 'ensure_flow_compiled', array['text', 'jsonb', 'integer', 'text', 'jsonb'],
-                    'ensure_flow_compiled(flow_slug, shape, worker_protocol, queue_mode, route_map)');
+select has_function('pgflow', 'ensure_flow_compiled', array['text', 'jsonb', 'integer', 'text', 'jsonb', 'text'],
+                    'ensure_flow_compiled(flow_slug, shape, worker_protocol, queue_mode, route_map, flow_alias)');
 select has_function('pgflow', 'register_worker', array['uuid', 'text', 'text', 'text', 'integer'],
                     'register_worker(worker_id, function_name, flow_slug, queue_name, worker_protocol)');
 select has_function('pgflow', 'claim_tasks', array['text', 'text', 'bigint[]', 'uuid', 'text'],

@@ -1,12 +1,17 @@
 -- The complete compiler: preflight the whole definition (and, in queue mode `step`, every
--- private queue) before anything is written, persist the flow with its queue mode, provision
--- its queues - the generated queue lower(flow_slug) in mode `flow` (even for a flow without
--- steps), exactly the step queues and no default queue in mode `step` - then create the steps
--- with their route.
--- Locks: the caller holds the flow's definition lock (create_flow/_add_step take it again).
+-- private queue) before anything is written, persist the flow with its queue mode as a member
+-- of `p_flow_alias` (NULL: its own slug), provision its queues - the generated queue
+-- lower(flow_slug) in mode `flow` (even for a flow without steps), exactly the step queues and
+-- no default queue in mode `step` - then create the steps with their route.
+-- A flow row that exists already is a local recompilation (ensure_flow_compiled emptied it with
+-- _delete_flow_contents): its identity and alias membership are kept, its options and queue
+-- mode replaced.
+-- Locks: the caller holds the alias lock and the flow's definition lock (_create_flow and
+-- _add_step take them again).
 -- Called by: ensure_flow_compiled.
 create or replace function pgflow._create_flow_from_shape(p_flow_slug text, p_shape jsonb,
-                                                          p_queue_mode text default 'flow')
+                                                          p_queue_mode text default 'flow',
+                                                          p_flow_alias text default null)
 returns void
 language plpgsql volatile
 set search_path = ''
@@ -24,13 +29,26 @@ begin
   if p_queue_mode = 'step' then
     perform pgflow._preflight_step_queues(p_flow_slug, v_route);
   end if;
-  perform pgflow.create_flow(
-    p_flow_slug,
-    (p_shape->'options'->>'maxAttempts')::int,
-    (p_shape->'options'->>'baseDelay')::int,
-    (p_shape->'options'->>'timeout')::int);
+  if exists (select 1 from pgflow.flows f where f.flow_slug = p_flow_slug) then
+    -- Recompiling: the same identity, the new definition's options (created_at: the queues of
+    -- this definition are created now, see _provision_flow_queue).
+    update pgflow.flows f
+    set opt_max_attempts = coalesce((p_shape->'options'->>'maxAttempts')::int, 3),
+        opt_base_delay = coalesce((p_shape->'options'->>'baseDelay')::int, 5),
+        opt_timeout = coalesce((p_shape->'options'->>'timeout')::int, 60),
+        created_at = now()
+    where f.flow_slug = p_flow_slug;
+  else
+    perform pgflow._create_flow(
+      p_flow_slug,
+      (p_shape->'options'->>'maxAttempts')::int,
+      (p_shape->'options'->>'baseDelay')::int,
+      (p_shape->'options'->>'timeout')::int,
+      p_flow_alias);
+  end if;
+  update pgflow.flows f set queue_mode = p_queue_mode
+  where f.flow_slug = p_flow_slug and f.queue_mode <> p_queue_mode;
   if p_queue_mode = 'step' then
-    update pgflow.flows f set queue_mode = 'step' where f.flow_slug = p_flow_slug;
     foreach v_queue in array v_route loop
       perform pgflow._create_queue(v_queue);
     end loop;

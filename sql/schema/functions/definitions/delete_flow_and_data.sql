@@ -1,18 +1,10 @@
--- Deletes a flow with all its runs and its private queues, in one transaction (seed 000's
--- five steps):
---   1. lock the flow identity; collect and validate its route (the distinct steps.queue_name:
---      the private step queues in queue mode `step`; plus, in mode `flow`, an owned default
---      queue lower(flow_slug) of a flow without steps), the task snapshots, the exact
---      pgmq.meta spelling and both tables of each queue, and that no other flow references
---      them;
---   2. lock its runs (run_id order), like callbacks and recovery do;
---   3. delete runtime rows and step definitions, keeping the flow row and the validated names;
---   4. drop exactly those queues (with their archives): no per-message archiving first;
---   5. delete the flow row last.
--- Anything missing, ambiguous, malformed or referenced elsewhere fails the whole deletion.
--- Destructive: for development (local recompilation) and operators.
--- Locks: definition lock -> flow row FOR NO KEY UPDATE -> runs FOR UPDATE -> (deletes) -> queues.
--- Called by: ensure_flow_compiled (local recompilation); operators.
+-- Deletes a flow with all its runs and its private queues, in one transaction: the alias rules
+-- first, then _delete_flow_contents (seed 000's steps 1-4), then the flow row last (step 5).
+-- Alias rules (seed 004): an inactive version can be deleted; the active version of an alias
+-- that has other members cannot (activate another version first); the sole version of an
+-- alias is deleted together with the alias. Destructive: for operators and development.
+-- Locks: alias lock -> definition lock -> flow row -> alias row -> runs -> queues.
+-- Called by: operators.
 create or replace function pgflow.delete_flow_and_data(p_flow_slug text) returns void
 language plpgsql volatile
 set search_path = ''
@@ -20,54 +12,33 @@ as $$
 #variable_conflict use_column
 declare
   v_flow pgflow.flows;
-  v_route text[];
-  v_stray text;
-  v_queue text;
-  v_spellings text[] := '{}';
+  v_active text;
+  v_members text[];
 begin
-  perform pgflow._lock_flow_definition(p_flow_slug);
-  -- NO KEY UPDATE, not UPDATE: callbacks holding a run lock take FOR KEY SHARE on this row
-  -- (foreign-key checks of step_states/step_tasks), so FOR UPDATE here would deadlock with
-  -- them while this waits for their runs below.
-  select * into v_flow from pgflow.flows f where f.flow_slug = p_flow_slug for no key update;
+  -- An existing flow's alias is immutable, so it can be read before its lock.
+  select * into v_flow from pgflow.flows f where f.flow_slug = p_flow_slug;
   if not found then
     raise exception 'Flow "%" does not exist', p_flow_slug using errcode = 'no_data_found';
   end if;
-
-  v_route := array(select distinct s.queue_name from pgflow.steps s
-                   where s.flow_slug = p_flow_slug order by 1);
-  -- Only a flow in queue mode `flow` has a default queue; without steps it owns that queue
-  -- only if the queue was created together with the flow.
-  if v_flow.queue_mode = 'flow' and not lower(p_flow_slug) = any(v_route) and exists (
-       select 1 from pgmq.meta m
-       where lower(m.queue_name) = lower(p_flow_slug) and m.created_at = v_flow.created_at) then
-    v_route := v_route || lower(p_flow_slug);
-  end if;
-
-  select t.queue_name into v_stray from pgflow.step_tasks t
-  where t.flow_slug = p_flow_slug and not t.queue_name = any(v_route) limit 1;
-  if found then
-    raise exception 'Flow "%" has tasks in queue "%", which is not on its route; refusing to delete',
-      p_flow_slug, v_stray using errcode = 'object_in_use';
-  end if;
-  foreach v_queue in array v_route loop
-    if exists (select 1 from pgflow.steps s where s.queue_name = v_queue and s.flow_slug <> p_flow_slug)
-       or exists (select 1 from pgflow.step_tasks t where t.queue_name = v_queue and t.flow_slug <> p_flow_slug) then
-      raise exception 'Queue "%" of flow "%" is also referenced by another flow; refusing to drop it',
-        v_queue, p_flow_slug using errcode = 'object_in_use';
+  perform pgflow._lock_flow_alias(v_flow.flow_alias);
+  perform pgflow._lock_flow_definition(p_flow_slug);
+  select a.flow_slug into v_active from pgflow.flow_aliases a
+  where a.flow_alias = v_flow.flow_alias for update;
+  if v_active = p_flow_slug then
+    v_members := array(select f.flow_slug from pgflow.flows f
+                       where f.flow_alias = v_flow.flow_alias and f.flow_slug <> p_flow_slug
+                       order by f.flow_slug);
+    if cardinality(v_members) > 0 then
+      raise exception 'Flow "%" is the active version of alias "%", which has other versions (%); activate one of them first (pgflow.activate_flow_version), then delete this one',
+        p_flow_slug, v_flow.flow_alias, array_to_string(v_members, ', ')
+        using errcode = 'object_in_use';
     end if;
-    v_spellings := v_spellings || pgflow._queue_meta_name(v_queue);
-  end loop;
+  end if;
 
-  perform 1 from pgflow.runs r where r.flow_slug = p_flow_slug order by r.run_id for update;
-  delete from pgflow.step_tasks t where t.flow_slug = p_flow_slug;
-  delete from pgflow.step_states s where s.flow_slug = p_flow_slug;
-  delete from pgflow.runs r where r.flow_slug = p_flow_slug;
-  delete from pgflow.deps d where d.flow_slug = p_flow_slug;
-  delete from pgflow.steps s where s.flow_slug = p_flow_slug;
-  foreach v_queue in array v_spellings loop
-    perform pgmq.drop_queue(v_queue);
-  end loop;
+  perform pgflow._delete_flow_contents(p_flow_slug);
+  if v_active = p_flow_slug then
+    delete from pgflow.flow_aliases a where a.flow_alias = v_flow.flow_alias;  -- its sole version
+  end if;
   delete from pgflow.flows f where f.flow_slug = p_flow_slug;
 end;
 $$;

@@ -1,20 +1,29 @@
 -- Startup compilation, the only compile path since upstream 0.16.0.
 --
--- ensure_flow_compiled(flow_slug, shape, worker_protocol, queue_mode, route_map): for workers
--- of this database's protocol. The worker's deployment is its shape plus its queue mode
--- (`flow` | `step`, upstream 0.17's contract) and, optionally, the route map it derived
--- ([{stepSlug, queueName}], which must equal what _flow_route derives). Creates a missing flow
--- (compiled), verifies an existing one - shape, queue mode and route, and that its queues are
--- present and owned (verified) -, recompiles destructively on a local database (recompiled),
--- or reports the differences and changes nothing (mismatch). A different queue mode or route
--- is a mismatch like a different shape; mismatchKind says which ('shape' when the shape
--- differs, else 'routing'). Returns {status, differences, mismatchKind, queue_mode, routes
--- (the persisted route map), queue_name (the flow's queue in mode `flow`)}.
+-- ensure_flow_compiled(flow_slug, shape, worker_protocol, queue_mode, route_map, flow_alias):
+-- startup deployment for workers of this database's protocol. The worker's deployment is its
+-- shape plus its queue mode (`flow` | `step`, upstream 0.17's contract), optionally the route
+-- map it derived ([{stepSlug, queueName}], which must equal what _flow_route derives), and the
+-- alias it belongs to (NULL: its own slug). In one transaction, under the alias lock and then
+-- the flow's definition lock (seed 004):
+--   1. alias membership: a new flow joins `flow_alias`; an existing one must already belong to
+--      it (membership is immutable: any other alias is an error, even locally);
+--   2. compile or verify: creates a missing flow (compiled), verifies an existing one - shape,
+--      queue mode and route, and that its queues are present and owned (verified) -,
+--      recompiles it on a local database keeping its identity, alias membership and activation
+--      (recompiled), or reports the differences and changes nothing (mismatch). A different
+--      queue mode or route is a mismatch like a different shape; mismatchKind says which
+--      ('shape' when the shape differs, else 'routing');
+--   3. activation: only an alias without an active version gets one (this flow: activated);
+--      otherwise nothing changes (active: this flow is the active version; inactive: another
+--      one is). A new version never replaces the active one: activate_flow_version does.
+-- Returns {status, differences, mismatchKind, queue_mode, routes (the persisted route map),
+-- queue_name (the flow's queue in mode `flow`), flow_alias, activation, active_flow_slug}.
 --
 -- ensure_flow_compiled(flow_slug, shape): upstream 0.16.0's signature. Workers of 0.16.0 call
 -- it first; it refuses them with the protocol error, so they stop before registering.
 --
--- Locks: the flow's definition lock (then whatever compilation or deletion takes).
+-- Locks: the alias lock, the flow's definition lock (then whatever compilation takes).
 -- Called by: EdgeWorker startup (src/worker/worker.cc).
 create or replace function pgflow.ensure_flow_compiled(flow_slug text, shape jsonb) returns jsonb
 language plpgsql volatile
@@ -28,7 +37,8 @@ $$;
 
 create or replace function pgflow.ensure_flow_compiled(flow_slug text, shape jsonb, worker_protocol int,
                                                        queue_mode text default 'flow',
-                                                       route_map jsonb default null)
+                                                       route_map jsonb default null,
+                                                       flow_alias text default null)
 returns jsonb
 language plpgsql volatile
 set search_path = ''
@@ -36,8 +46,11 @@ as $$
 #variable_conflict use_column
 declare
   v_mode text := coalesce(ensure_flow_compiled.queue_mode, 'flow');
+  v_alias text := coalesce(ensure_flow_compiled.flow_alias, ensure_flow_compiled.flow_slug);
   v_route jsonb;
   v_flow pgflow.flows;
+  v_active text;
+  v_activation text;
   v_shape_diffs text[] := '{}';
   v_route_diffs text[] := '{}';
   v_status text;
@@ -47,6 +60,10 @@ begin
   if v_mode not in ('flow', 'step') then
     raise exception 'Invalid queue mode "%" for flow "%": expected "flow" or "step"', v_mode,
       ensure_flow_compiled.flow_slug using errcode = 'invalid_parameter_value';
+  end if;
+  if pgflow._slug_problem(v_alias) is not null then
+    raise exception 'Invalid flow alias "%": it %', v_alias, pgflow._slug_problem(v_alias)
+      using errcode = 'check_violation', constraint = 'flow_alias_is_valid';
   end if;
   -- The route this deployment gets; a worker that derived another one has a bug, not a
   -- deployment difference.
@@ -58,11 +75,20 @@ begin
     raise exception 'The route map of the worker for flow "%" differs from the route pgflow derives: % vs %',
       ensure_flow_compiled.flow_slug, route_map, v_route using errcode = 'invalid_parameter_value';
   end if;
-  perform pgflow._lock_flow_definition(ensure_flow_compiled.flow_slug);
 
+  -- 1. Membership, under the alias lock and then the flow's.
+  perform pgflow._lock_flow_alias(v_alias);
+  perform pgflow._lock_flow_definition(ensure_flow_compiled.flow_slug);
   select * into v_flow from pgflow.flows f where f.flow_slug = ensure_flow_compiled.flow_slug;
-  if not found then
-    perform pgflow._create_flow_from_shape(ensure_flow_compiled.flow_slug, shape, v_mode);
+  if found and v_flow.flow_alias <> v_alias then
+    raise exception 'Flow "%" belongs to alias "%"; this worker deploys it under alias "%" (alias membership is immutable: deploy a new flow slug under that alias)',
+      v_flow.flow_slug, v_flow.flow_alias, v_alias using errcode = 'object_not_in_prerequisite_state';
+  end if;
+  select a.flow_slug into v_active from pgflow.flow_aliases a where a.flow_alias = v_alias;
+
+  -- 2. Compile or verify.
+  if v_flow.flow_slug is null then
+    perform pgflow._create_flow_from_shape(ensure_flow_compiled.flow_slug, shape, v_mode, v_alias);
     v_status := 'compiled';
   else
     v_shape_diffs := pgflow._compare_flow_shapes(shape, pgflow._get_flow_shape(ensure_flow_compiled.flow_slug));
@@ -87,13 +113,27 @@ begin
                       where m.queue_name = lower(f.flow_slug) and m.created_at = now());
       end if;
     elsif pgflow.is_local() then
-      perform pgflow.delete_flow_and_data(ensure_flow_compiled.flow_slug);
-      perform pgflow._create_flow_from_shape(ensure_flow_compiled.flow_slug, shape, v_mode);
+      -- The identity row stays: its alias membership and activation survive.
+      perform pgflow._delete_flow_contents(ensure_flow_compiled.flow_slug);
+      perform pgflow._create_flow_from_shape(ensure_flow_compiled.flow_slug, shape, v_mode, v_alias);
       v_status := 'recompiled';
     else
       v_status := 'mismatch';
     end if;
   end if;
+
+  -- 3. Activation: only an alias without an active version gets one.
+  if v_status = 'mismatch' then
+    v_activation := case when v_active = ensure_flow_compiled.flow_slug then 'active' else 'inactive' end;
+  elsif v_active is null then
+    insert into pgflow.flow_aliases (flow_alias, flow_slug) values (v_alias, ensure_flow_compiled.flow_slug)
+    on conflict (flow_alias) do nothing;  -- (_create_flow may have done it already)
+    v_active := ensure_flow_compiled.flow_slug;
+    v_activation := 'activated';
+  else
+    v_activation := case when v_active = ensure_flow_compiled.flow_slug then 'active' else 'inactive' end;
+  end if;
+
   select * into v_flow from pgflow.flows f where f.flow_slug = ensure_flow_compiled.flow_slug;
   return jsonb_build_object(
     'status', v_status,
@@ -102,6 +142,9 @@ begin
                          when cardinality(v_shape_diffs) > 0 then 'shape' else 'routing' end,
     'queue_mode', v_flow.queue_mode,
     'routes', pgflow._get_flow_route(ensure_flow_compiled.flow_slug),
-    'queue_name', case when v_flow.queue_mode = 'flow' then lower(ensure_flow_compiled.flow_slug) end);
+    'queue_name', case when v_flow.queue_mode = 'flow' then lower(ensure_flow_compiled.flow_slug) end,
+    'flow_alias', v_alias,
+    'activation', v_activation,
+    'active_flow_slug', v_active);
 end;
 $$;

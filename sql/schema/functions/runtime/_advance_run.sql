@@ -2,7 +2,7 @@
 -- changes, then starts ready steps and completes the run if it is done. Returns false when the
 -- run failed on the way.
 -- Locks: the caller holds the run.
--- Called by: start_flow, complete_task (when a step completed), _fail_task (after a skip).
+-- Called by: start_flow_by_slug, complete_task (when a step completed), _fail_task (after a skip).
 create or replace function pgflow._advance_run(p_run_id uuid) returns boolean
 language plpgsql volatile
 set search_path = ''

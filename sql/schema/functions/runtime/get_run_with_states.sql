@@ -1,4 +1,5 @@
--- {"run": <runs row>, "steps": [<step_states rows in step order>]}, or NULL for an unknown run.
+-- {"run": <runs row>, "steps": [<step_states rows in step order>], "flow_alias": <the alias the
+-- run's flow belongs to>}, or NULL for an unknown run. The run row carries the concrete slug.
 -- SECURITY DEFINER (upstream's client calls it through RPC): only granted roles may call it.
 -- Locks: none (reads).
 -- Called by: start_flow_with_states, Client::get_run / wait_for_run; upstream clients.
@@ -12,7 +13,8 @@ as $$
       select jsonb_agg(to_jsonb(ss) order by s.step_index)
       from pgflow.step_states ss
       join pgflow.steps s on s.flow_slug = ss.flow_slug and s.step_slug = ss.step_slug
-      where ss.run_id = r.run_id), '[]'::jsonb))
+      where ss.run_id = r.run_id), '[]'::jsonb),
+    'flow_alias', (select f.flow_alias from pgflow.flows f where f.flow_slug = r.flow_slug))
   from pgflow.runs r
   where r.run_id = get_run_with_states.run_id
 $$;

@@ -1,52 +1,15 @@
--- Starts a run: checks the input (a flow with a root map needs an array), creates the run and
--- one step state per step, publishes run:started, then advances the run (conditions, taskless
--- steps, ready steps get their tasks and messages; a run without tasks completes at once).
--- Locks: the new run's rows only (nobody else can see them before commit); queue rows last.
--- Called by: clients (Client::start_flow), start_flow_with_states; SQL users.
+-- Starts a run of the active version of alias `flow_slug` (upstream's argument name; every flow
+-- is a member of an alias, its own slug unless deployed under another one). Alias resolution and
+-- the start happen in this one call; the run carries the concrete slug. A missing alias fails:
+-- there is no fallback to a concrete slug (start_flow_by_slug pins one).
+-- Called by: clients; start_flow_by_alias; SQL users and upstream tooling.
 create or replace function pgflow.start_flow(flow_slug text, input jsonb, run_id uuid default null)
 returns setof pgflow.runs
-language plpgsql volatile
+language plpgsql volatile  -- plpgsql, not sql: its plan is cached (producers call it often)
 set search_path = ''
 as $$
-#variable_conflict use_column
-declare
-  v_run pgflow.runs;
-  v_has_root_map boolean;
 begin
-  if not exists (select 1 from pgflow.flows f where f.flow_slug = start_flow.flow_slug) then
-    raise exception 'Flow "%" does not exist', start_flow.flow_slug using errcode = 'no_data_found';
-  end if;
-  select exists (select 1 from pgflow.steps s
-                 where s.flow_slug = start_flow.flow_slug and s.step_type = 'map' and s.deps_count = 0)
-  into v_has_root_map;
-  if v_has_root_map and start_flow.input is null then
-    raise exception 'Flow % has root map steps but input is NULL', start_flow.flow_slug;
-  elsif v_has_root_map and jsonb_typeof(start_flow.input) <> 'array' then
-    raise exception 'Flow % has root map steps but input is not an array (got %)',
-      start_flow.flow_slug, jsonb_typeof(start_flow.input);
-  elsif start_flow.input is null then
-    raise exception 'start_flow(): input must not be SQL NULL (pass ''null''::jsonb for a JSON null)'
-      using errcode = 'null_value_not_allowed';
-  end if;
-
-  insert into pgflow.runs (run_id, flow_slug, input, remaining_steps)
-  values (coalesce(start_flow.run_id, gen_random_uuid()), start_flow.flow_slug, start_flow.input,
-          (select count(*) from pgflow.steps s where s.flow_slug = start_flow.flow_slug))
-  returning * into v_run;
-
-  insert into pgflow.step_states (flow_slug, run_id, step_slug, remaining_deps, initial_tasks)
-  select s.flow_slug, v_run.run_id, s.step_slug, s.deps_count,
-         -- (the inner CASE keeps constant folding from evaluating the length of a non-array)
-         case when s.step_type = 'map' and s.deps_count = 0
-                then jsonb_array_length(case when jsonb_typeof(v_run.input) = 'array' then v_run.input end)
-              when s.step_type = 'map' then null
-              else 1 end
-  from pgflow.steps s
-  where s.flow_slug = v_run.flow_slug;
-
-  perform pgflow._emit_run_event(v_run);
-
-  perform pgflow._advance_run(v_run.run_id);
-  return query select * from pgflow.runs r where r.run_id = v_run.run_id;
+  return query select * from pgflow.start_flow_by_slug(pgflow._resolve_flow_alias(start_flow.flow_slug),
+                                                       start_flow.input, start_flow.run_id);
 end;
 $$;

@@ -1,19 +1,15 @@
--- start_flow, then the new run as get_run_with_states returns it. SECURITY DEFINER (upstream's
--- client calls it through RPC): only granted roles may call it.
+-- start_flow (of the active version of alias `flow_slug`), then the new run as
+-- get_run_with_states returns it. SECURITY DEFINER (upstream's client calls it through RPC):
+-- only granted roles may call it.
 -- Called by: Client::start_flow; upstream clients.
 create or replace function pgflow.start_flow_with_states(flow_slug text, input jsonb, run_id uuid default null)
 returns jsonb
 language plpgsql volatile security definer
 set search_path = ''
 as $$
-#variable_conflict use_column
-declare
-  v_run_id uuid;
 begin
-  select r.run_id into v_run_id
-  from pgflow.start_flow(start_flow_with_states.flow_slug, start_flow_with_states.input,
-                         start_flow_with_states.run_id) r;
-  return pgflow.get_run_with_states(v_run_id);
+  return pgflow.start_flow_with_states_by_slug(pgflow._resolve_flow_alias(start_flow_with_states.flow_slug),
+                                               start_flow_with_states.input, start_flow_with_states.run_id);
 end;
 $$;
 

@@ -3,10 +3,12 @@
 --   2  queue identity: claim_tasks(queue, flow, ids, worker), register_worker (0002)
 --   3  per-step queues: ensure_flow_compiled(..., queue_mode, route_map), claims with a step
 --      selector, step workers registered on their step's queue (0004)
+--   4  flow aliases: ensure_flow_compiled(..., flow_alias) deploys a version under an alias
+--      and reports its activation (0005)
 -- Called by: EdgeWorker startup; _require_worker_protocol.
 create or replace function pgflow.worker_protocol() returns int
 language sql immutable parallel safe
 set search_path = ''
 as $$
-  select 3
+  select 4
 $$;

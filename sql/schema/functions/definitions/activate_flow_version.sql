@@ -1,0 +1,50 @@
+-- Makes `flow_slug` the active version of `flow_alias`, by compare-and-swap: only if the alias
+-- still points to `expected_current_flow_slug` (NULL: only if the alias has no active version
+-- yet). A conflict changes nothing and names the actual current version (SQLSTATE 55000), so a
+-- rollout or a rollback never overwrites a change it did not see. The flow must be a member of
+-- the alias. Returns the alias row.
+-- Locks: the alias lock, then the alias row.
+-- Called by: operators (pgflow activate, Client::activate_flow_version).
+create or replace function pgflow.activate_flow_version(flow_alias text, flow_slug text,
+                                                        expected_current_flow_slug text)
+returns pgflow.flow_aliases
+language plpgsql volatile
+set search_path = ''
+as $$
+#variable_conflict use_column
+declare
+  v_member text;
+  v_current pgflow.flow_aliases;
+  v_row pgflow.flow_aliases;
+begin
+  perform pgflow._lock_flow_alias(activate_flow_version.flow_alias);
+  select f.flow_alias into v_member from pgflow.flows f where f.flow_slug = activate_flow_version.flow_slug;
+  if not found then
+    raise exception 'Flow "%" does not exist', activate_flow_version.flow_slug using errcode = 'no_data_found';
+  elsif v_member <> activate_flow_version.flow_alias then
+    raise exception 'Flow "%" is a version of alias "%", not of "%"', activate_flow_version.flow_slug,
+      v_member, activate_flow_version.flow_alias using errcode = 'invalid_parameter_value';
+  end if;
+
+  select * into v_current from pgflow.flow_aliases a
+  where a.flow_alias = activate_flow_version.flow_alias for update;
+  if v_current.flow_slug is distinct from expected_current_flow_slug then
+    raise exception 'Alias "%" points to %, not to the expected %; nothing changed (read the current version and decide again)',
+      activate_flow_version.flow_alias,
+      coalesce('"' || v_current.flow_slug || '"', 'no version'),
+      coalesce('"' || expected_current_flow_slug || '"', 'no version')
+      using errcode = 'object_not_in_prerequisite_state';
+  end if;
+
+  if v_current.flow_alias is null then
+    insert into pgflow.flow_aliases (flow_alias, flow_slug)
+    values (activate_flow_version.flow_alias, activate_flow_version.flow_slug)
+    returning * into v_row;
+  else
+    update pgflow.flow_aliases a set flow_slug = activate_flow_version.flow_slug, updated_at = now()
+    where a.flow_alias = activate_flow_version.flow_alias
+    returning * into v_row;
+  end if;
+  return v_row;
+end;
+$$;

@@ -1,0 +1,9 @@
+-- start_flow with the alias named as such: starts a run of the active version of `flow_alias`.
+-- Called by: SQL users (Client::start_flow_by_alias goes through start_flow_with_states).
+create or replace function pgflow.start_flow_by_alias(flow_alias text, input jsonb, run_id uuid default null)
+returns setof pgflow.runs
+language sql volatile
+set search_path = ''
+as $$
+  select * from pgflow.start_flow(start_flow_by_alias.flow_alias, start_flow_by_alias.input, start_flow_by_alias.run_id)
+$$;

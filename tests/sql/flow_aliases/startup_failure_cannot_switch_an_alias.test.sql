@@ -1,0 +1,20 @@
+-- A deployment that fails changes nothing: a new alias whose first version cannot compile gets
+-- no row and no member; an invalid alias is refused before anything is written.
+begin;
+select plan(6);
+
+select pgmq.create('taken');
+select throws_ok($$select pgflow_tests.deploy('taken', 'fresh')$$, '42710', null,
+                 'the first version of a new alias fails to compile (its queue name is taken)');
+select is(pgflow_tests.active_version('fresh'), null, 'the alias got no active version');
+select is((select count(*) from pgflow.flows), 0::bigint, 'and no member');
+
+select throws_ok($$select pgflow_tests.deploy('greetUserV1', 'greet__user')$$, '23514',
+  'Invalid flow alias "greet__user": it contains a double underscore (reserved for generated queue names)',
+  'an invalid alias is refused');
+select throws_ok($$select pgflow_tests.deploy('greetUserV1', 'run')$$, '23514', null, 'so is a reserved word');
+select is((select count(*) from pgflow.flows) + (select count(*) from pgflow.flow_aliases), 0::bigint,
+          'nothing was written');
+
+select * from finish();
+rollback;
