@@ -87,7 +87,7 @@ int main() {
     absl::StatusOr<pgflow::Rows> rows = tx.exec(
         "select s.step_slug from pgflow.steps s where s.flow_slug = $1 and not exists ("
         "  select 1 from pgflow.workers w where w.queue_name = s.queue_name and w.stopped_at is null"
-        "  and w.last_heartbeat_at > now() - interval '30 seconds')",
+        "  and w.deprecated_at is null and w.last_heartbeat_at > now() - interval '30 seconds')",
         {"greetUserV2"});
     if (!rows.ok()) return rows.status();
     for (const auto& row : *rows) uncovered += row[0].value_or("") + " ";

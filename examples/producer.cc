@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
         tx.exec("insert into shop_orders (customer) values ($1) returning id", {"ada"});
     if (!row.ok()) return row.status();
     orders::Order order{std::stoll(*(*row)[0][0]), {{"book", 2}, {"lamp", 1}}};
-    absl::StatusOr<pgflow::RunState> run = tx.start_flow(orders::flow.definition().slug, order);
+    absl::StatusOr<pgflow::RunState> run = tx.start_flow(orders::flow, order);
     if (!run.ok()) return run.status();
     run_id = run->run_id;
     return absl::OkStatus();

@@ -122,7 +122,7 @@ struct RunEvent {
 struct FlowAlias {
   std::string alias;
   std::optional<std::string> active_flow_slug;  // what start_flow(alias) starts; none: no version active
-  std::vector<std::string> versions;            // the member flows, oldest first
+  std::vector<std::string> versions;            // the member flows, in the order they were (last) compiled
   std::optional<std::string> updated_at;        // when the active version last changed (timestamptz text)
 };
 
@@ -144,6 +144,19 @@ class Transaction {
                                                        std::optional<std::string> run_id = std::nullopt) = 0;
   virtual absl::StatusOr<RunState> start_flow_by_slug(std::string_view flow_slug, const nlohmann::json& input,
                                                       std::optional<std::string> run_id = std::nullopt) = 0;
+  // Typed, as Client's typed overloads.
+  template <typename F>
+    requires requires { typename std::remove_cvref_t<F>::input_type; }
+  absl::StatusOr<RunState> start_flow(const F& flow, const FlowInput<F>& input,
+                                      std::optional<std::string> run_id = std::nullopt) {
+    return start_flow(alias_of(flow.definition()), nlohmann::json(input), std::move(run_id));
+  }
+  template <typename F>
+    requires requires { typename std::remove_cvref_t<F>::input_type; }
+  absl::StatusOr<RunState> start_flow_by_slug(const F& flow, const FlowInput<F>& input,
+                                              std::optional<std::string> run_id = std::nullopt) {
+    return start_flow_by_slug(flow.definition().slug, nlohmann::json(input), std::move(run_id));
+  }
 };
 
 // Stops delivering events when destroyed.
@@ -178,13 +191,20 @@ class Client {
   // version (a pinned start: tests, replays, draining an old version).
   absl::StatusOr<RunState> start_flow_by_slug(std::string_view flow_slug, const nlohmann::json& input,
                                               std::optional<std::string> run_id = std::nullopt) const;
-  // Typed: the input must be the flow's input type. start_flow starts the flow's alias (a
-  // DeployedFlow's alias, a plain flow's slug), start_flow_by_slug its own version.
+  // Typed: the input must be the flow's input type. start_flow and start_flow_by_alias start
+  // the flow's alias (a DeployedFlow's alias, a plain flow's slug), start_flow_by_slug its own
+  // version.
   template <typename F>
     requires requires { typename std::remove_cvref_t<F>::input_type; }
   absl::StatusOr<RunState> start_flow(const F& flow, const FlowInput<F>& input,
                                       std::optional<std::string> run_id = std::nullopt) const {
     return start_flow(alias_of(flow.definition()), nlohmann::json(input), std::move(run_id));
+  }
+  template <typename F>
+    requires requires { typename std::remove_cvref_t<F>::input_type; }
+  absl::StatusOr<RunState> start_flow_by_alias(const F& flow, const FlowInput<F>& input,
+                                               std::optional<std::string> run_id = std::nullopt) const {
+    return start_flow_by_alias(alias_of(flow.definition()), nlohmann::json(input), std::move(run_id));
   }
   template <typename F>
     requires requires { typename std::remove_cvref_t<F>::input_type; }
@@ -197,8 +217,8 @@ class Client {
   // `expected_current` (std::nullopt: if it has no active version). A compare-and-swap: on a
   // conflict nothing changes and the error (kFailedPrecondition) names the actual current
   // version; a flow that is not a member of the alias is kInvalidArgument, an unknown flow
-  // kNotFound. Returns the alias afterwards. (An operator's action: it needs the schema
-  // owner's rights, or UPDATE on pgflow.flow_aliases.)
+  // kNotFound. Returns the alias as the activation left it. (An operator's action: it needs
+  // the schema owner's rights.)
   absl::StatusOr<FlowAlias> activate_flow_version(std::string_view flow_alias, std::string_view flow_slug,
                                                   std::optional<std::string> expected_current) const;
   // Every alias with its active version and its members, by alias.

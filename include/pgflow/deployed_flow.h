@@ -16,9 +16,9 @@
 // ...)), and its workers select their step as usual (only_step<"slug">). The wrapper keeps the
 // exact flow type: every inference, FlowInput / FlowOutput / StepOutput, step selection and
 // shape_of work as on the wrapped flow. An alias literal follows the shared slug rules, checked
-// at compile time; an alias known only at run time goes through pgflow::runtime(...) and is
-// checked by validate() (the worker's startup). A plain Flow is its own alias. See
-// docs/deploying.md.
+// at compile time; an alias known only at run time goes through pgflow::runtime(text)
+// (pgflow/flow_options.h) and is checked by validate() (the worker's startup). A plain Flow is
+// its own alias. See docs/deploying.md.
 #ifndef PGFLOW_DEPLOYED_FLOW_H_
 #define PGFLOW_DEPLOYED_FLOW_H_
 
@@ -35,17 +35,6 @@
 #include "pgflow/step_queued_flow.h"
 
 namespace pgflow {
-
-// pgflow::RuntimeText
-//
-// A text option that is not a compile-time literal (e.g. an alias read from configuration):
-// it skips the compile-time check; pgflow::validate() reports it instead.
-struct RuntimeText {
-  std::string value;
-};
-
-// Wraps a text read at run time, e.g. `{.alias = pgflow::runtime(config.alias)}`.
-inline RuntimeText runtime(std::string value) { return RuntimeText{std::move(value)}; }
 
 namespace detail {
 
@@ -67,12 +56,17 @@ consteval void check_alias(std::string_view alias) {
   }
 }
 
+template <typename T>
+inline constexpr bool kAlwaysFalse = false;
+
 }  // namespace detail
 
 // pgflow::AliasName
 //
 // An alias: a string literal checked at compile time, or pgflow::runtime(text). (A literal is
-// viewed, a run-time text owned: a consteval constructor cannot leave a std::string behind.)
+// viewed, a run-time text owned: a consteval constructor cannot leave a std::string behind.
+// Copies share the owned text; there is no move, so no copy is ever left viewing text it does
+// not keep alive.)
 class AliasName {
  public:
   template <std::size_t N>
@@ -81,6 +75,15 @@ class AliasName {
   }
   AliasName(RuntimeText text)  // NOLINT: implicit
       : owned_(std::make_shared<const std::string>(std::move(text.value))), view_(*owned_) {}
+  // Any other text: not checkable at compile time, so it must say so.
+  template <typename T>
+    requires(!std::is_array_v<T> && std::is_convertible_v<const T&, std::string_view>)
+  AliasName(const T&) {  // NOLINT: implicit
+    static_assert(detail::kAlwaysFalse<T>,
+                  "pgflow: an alias that is not a string literal is known only at run time: write {.alias = pgflow::runtime(text)}");
+  }
+  AliasName(const AliasName&) = default;
+  AliasName& operator=(const AliasName&) = default;
 
   std::string_view value() const { return view_; }
 
@@ -97,7 +100,6 @@ struct DeployOptions {
 
 namespace detail {
 struct MakeDeployed;
-std::shared_ptr<const FlowDefinition> with_alias(const FlowDefinition& flow, std::string alias);
 }  // namespace detail
 
 // pgflow::DeployedFlow<F>
@@ -122,11 +124,6 @@ class DeployedFlow : public detail::WrappedFlow<F> {
 };
 
 namespace detail {
-
-template <typename F>
-struct IsStepQueuedFlow : std::false_type {};
-template <typename F>
-struct IsStepQueuedFlow<StepQueuedFlow<F>> : std::true_type {};
 
 struct MakeDeployed {
   template <typename F>

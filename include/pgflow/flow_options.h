@@ -12,7 +12,8 @@
 //
 // Values written as literals are checked at compile time: `{.max_attempts = 0}` does not
 // compile, and the error line says why. A value known only at run time (configuration)
-// goes through pgflow::runtime(n); it is checked by pgflow::validate() instead:
+// goes through pgflow::runtime(n) (text, e.g. a DeployedFlow's alias: pgflow::runtime(str));
+// it is checked by pgflow::validate() instead:
 //
 //   .step<"send">({.timeout = pgflow::runtime(config.send_timeout)}, send);
 //
@@ -22,6 +23,8 @@
 #define PGFLOW_FLOW_OPTIONS_H_
 
 #include <optional>
+#include <string>
+#include <utility>
 
 namespace pgflow {
 
@@ -35,6 +38,17 @@ struct RuntimeValue {
 
 // Wraps a value read at run time, e.g. `{.timeout = pgflow::runtime(cfg.timeout)}`.
 constexpr RuntimeValue runtime(int value) { return RuntimeValue{value}; }
+
+// pgflow::RuntimeText
+//
+// A text option that is not a compile-time literal (e.g. an alias read from configuration):
+// it skips the compile-time check; pgflow::validate() reports it instead.
+struct RuntimeText {
+  std::string value;
+};
+
+// Wraps a text read at run time, e.g. `{.alias = pgflow::runtime(config.alias)}`.
+inline RuntimeText runtime(std::string value) { return RuntimeText{std::move(value)}; }
 
 namespace detail {
 

@@ -59,6 +59,11 @@ class StepQueuedFlow : public detail::WrappedFlow<F> {
 
 namespace detail {
 
+template <typename F>
+struct IsStepQueuedFlow : std::false_type {};
+template <typename F>
+struct IsStepQueuedFlow<StepQueuedFlow<F>> : std::true_type {};
+
 struct MakeStepQueued {
   template <typename F>
   static StepQueuedFlow<F> make(const F& flow) {

@@ -67,10 +67,11 @@ int fail(const absl::Status& status) {
   return 1;
 }
 
-// The value of switch --`name`: absent is false; a switch takes no value.
+// The value of switch --`name`: absent is false; `--name` or `--name=true` true,
+// `--name=false` false; anything else is a usage error (nullopt).
 std::optional<bool> switch_value(const Args& args, const std::string& name) {
   auto it = args.flags.find(name);
-  if (it == args.flags.end()) return false;
+  if (it == args.flags.end() || it->second == "false") return false;
   if (it->second != "true") return std::nullopt;
   return true;
 }

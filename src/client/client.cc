@@ -75,19 +75,28 @@ absl::StatusOr<RunState> start_on(pg::Connection& conn, StartBy by, std::string_
   return parse_run(r->scalar(), run_id.value_or(""));
 }
 
-// Aliases as FlowAlias JSON: those with an active version and those whose members have none.
-constexpr char kAliasesQuery[] = R"sql(
-select coalesce(jsonb_agg(jsonb_build_object(
-         'alias', m.flow_alias, 'active_flow_slug', a.flow_slug, 'updated_at', a.updated_at,
-         'versions', m.versions) order by m.flow_alias), '[]'::jsonb)::text
-from (select f.flow_alias, jsonb_agg(f.flow_slug order by f.created_at, f.flow_slug) as versions
-      from pgflow.flows f where $1::text is null or f.flow_alias = $1 group by f.flow_alias) m
-left join pgflow.flow_aliases a on a.flow_alias = m.flow_alias
-)sql";
+// FlowAlias JSON of one alias: `a` its flow_aliases row (or NULLs), `m` its members.
+#define PGFLOW_ALIAS_JSON                                                                         \
+  "jsonb_build_object('alias', m.flow_alias, 'active_flow_slug', a.flow_slug,"                   \
+  " 'updated_at', a.updated_at, 'versions', m.versions)"
+#define PGFLOW_ALIAS_MEMBERS                                                                      \
+  "(select f.flow_alias, jsonb_agg(f.flow_slug order by f.created_at, f.flow_slug) as versions"  \
+  " from pgflow.flows f group by f.flow_alias) m"
 
-absl::StatusOr<std::vector<FlowAlias>> aliases_on(pg::Connection& conn, std::optional<std::string> only) {
-  PGFLOW_ASSIGN_OR_RETURN(pg::Result r, conn.exec(kAliasesQuery, {std::move(only)}));
-  nlohmann::json j = nlohmann::json::parse(r.scalar(), nullptr, /*allow_exceptions=*/false);
+// Every alias: those with an active version and those whose members have none.
+constexpr char kAliasesQuery[] =
+    "select coalesce(jsonb_agg(" PGFLOW_ALIAS_JSON " order by m.flow_alias), '[]'::jsonb)::text"
+    " from " PGFLOW_ALIAS_MEMBERS " left join pgflow.flow_aliases a on a.flow_alias = m.flow_alias";
+// The activation and the alias it leaves, in one statement (one snapshot of the members).
+constexpr char kActivateQuery[] =
+    "with a as (select * from pgflow.activate_flow_version($1, $2, $3))"
+    " select jsonb_build_array(" PGFLOW_ALIAS_JSON ")::text"
+    " from a join " PGFLOW_ALIAS_MEMBERS " on m.flow_alias = a.flow_alias";
+#undef PGFLOW_ALIAS_JSON
+#undef PGFLOW_ALIAS_MEMBERS
+
+absl::StatusOr<std::vector<FlowAlias>> parse_aliases(std::string_view text) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!j.is_array()) return absl::InternalError("pgflow: the alias query returned unparsable JSON");
   std::vector<FlowAlias> aliases;
   for (const nlohmann::json& a : j) {
@@ -252,21 +261,21 @@ absl::StatusOr<FlowAlias> Client::activate_flow_version(std::string_view flow_al
                                                         std::optional<std::string> expected_current) const {
   PGFLOW_ASSIGN_OR_RETURN(pg::Pool::Lease conn, impl_->pool.acquire());
   absl::StatusOr<pg::Result> activated =
-      conn->exec("select pgflow.activate_flow_version($1, $2, $3)",
-                 {std::string(flow_alias), std::string(flow_slug), std::move(expected_current)});
+      conn->exec(kActivateQuery, {std::string(flow_alias), std::string(flow_slug), std::move(expected_current)});
   if (!activated.ok()) {
     return with_message(activated.status(),
                         absl::StrCat("pgflow: activating flow \"", internal::av(flow_slug), "\" for alias \"",
                                      internal::av(flow_alias), "\" failed: ", activated.status().message()));
   }
-  PGFLOW_ASSIGN_OR_RETURN(std::vector<FlowAlias> aliases, aliases_on(*conn, std::string(flow_alias)));
+  PGFLOW_ASSIGN_OR_RETURN(std::vector<FlowAlias> aliases, parse_aliases(activated->scalar()));
   if (aliases.size() != 1) return absl::InternalError("pgflow: the activated alias is not listed");
   return std::move(aliases.front());
 }
 
 absl::StatusOr<std::vector<FlowAlias>> Client::flow_aliases() const {
   PGFLOW_ASSIGN_OR_RETURN(pg::Pool::Lease conn, impl_->pool.acquire());
-  return aliases_on(*conn, std::nullopt);
+  PGFLOW_ASSIGN_OR_RETURN(pg::Result r, conn->exec(kAliasesQuery));
+  return parse_aliases(r.scalar());
 }
 
 absl::StatusOr<RunState> Client::get_run(std::string_view run_id) const {

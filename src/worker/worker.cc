@@ -286,7 +286,8 @@ absl::Status EdgeWorker::Impl::handshake_compile_register() {
     return absl::FailedPreconditionError(absl::StrCat(
         "pgflow: flow \"", flow_.slug, "\" in the database differs from this worker's ",
         kind == "routing" ? "queue mode or route" : "definition",
-        " (deploy the change as a new flow slug, or delete the old flow):\n  ",
+        " (deploy the change as a new flow slug, e.g. a new version of the same alias: "
+        "docs/deploying.md):\n  ",
         absl::StrJoin(differences, "\n  ")));
   }
 

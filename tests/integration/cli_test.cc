@@ -136,6 +136,9 @@ TEST_F(CliTest, FlowsRefusesAValueForTheJsonSwitch) {
   CommandResult r = pgflow("flows --json=maybe");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("--json takes no value"));
+  CommandResult table = pgflow("aliases --json=false");
+  EXPECT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_THAT(table.out, HasSubstr("ALIAS")) << "--json=false is the table";
 }
 
 }  // namespace

@@ -245,6 +245,8 @@ TEST_F(DeployedFlowTest, ClientStartsAliasesAndPinnedVersionsAndShowsTheConcrete
   EXPECT_EQ(by_alias.flow_alias, "dGreet");
   PGFLOW_ASSERT_OK_AND_ASSIGN(RunState explicit_alias, client_->start_flow_by_alias("dGreet", "Ada"));
   EXPECT_EQ(explicit_alias.flow_slug, "dGreetV1");
+  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState typed_alias, client_->start_flow_by_alias(v2, "Ada"));
+  EXPECT_EQ(typed_alias.flow_slug, "dGreetV1");
   PGFLOW_ASSERT_OK_AND_ASSIGN(RunState typed, client_->start_flow(v2, "Ada"));
   EXPECT_EQ(typed.flow_slug, "dGreetV1") << "a DeployedFlow starts its alias";
   PGFLOW_ASSERT_OK_AND_ASSIGN(RunState pinned, client_->start_flow_by_slug(v2, "Ada"));
@@ -264,11 +266,16 @@ TEST_F(DeployedFlowTest, ClientStartsAliasesAndPinnedVersionsAndShowsTheConcrete
     absl::StatusOr<RunState> pinned_in_tx = tx.start_flow_by_slug("dGreetV2", "Tx");
     if (!pinned_in_tx.ok()) return pinned_in_tx.status();
     started_in_tx.push_back(pinned_in_tx->flow_slug);
+    // Typed: a DeployedFlow starts its alias, or its own version when pinned.
+    for (const absl::StatusOr<RunState>& typed_in_tx : {tx.start_flow(v2, "Tx"), tx.start_flow_by_slug(v2, "Tx")}) {
+      if (!typed_in_tx.ok()) return typed_in_tx.status();
+      started_in_tx.push_back(typed_in_tx->flow_slug);
+    }
     return absl::OkStatus();
   });
   EXPECT_THAT(in_tx, IsOk());
-  EXPECT_THAT(started_in_tx, ElementsAre("dGreetV1", "dGreetV1", "dGreetV2"));
-  EXPECT_EQ(sql("select count(*) from pgflow.runs where input = '\"Tx\"'"), "3");
+  EXPECT_THAT(started_in_tx, ElementsAre("dGreetV1", "dGreetV1", "dGreetV2", "dGreetV1", "dGreetV2"));
+  EXPECT_EQ(sql("select count(*) from pgflow.runs where input = '\"Tx\"'"), "5");
 }
 
 TEST_F(DeployedFlowTest, ClientNeverFallsBackFromAMissingAliasToASlug) {

@@ -3,6 +3,7 @@
 // checked by validate() before a worker touches a database.
 #include "pgflow/deployed_flow.h"
 
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -93,6 +94,20 @@ TEST(DeployedFlowTest, ARunTimeAliasIsCheckedByValidate) {
   const auto good = define_deployed_flow(greet_v2, {.alias = runtime("welcome")});
   EXPECT_THAT(validate(good.definition()), IsOk());
   EXPECT_EQ(good.alias(), "welcome");
+}
+
+TEST(DeployedFlowTest, ARunTimeAliasIsKeptAliveByEveryCopy) {
+  std::optional<AliasName> kept;
+  {
+    AliasName original = runtime(std::string("welcome"));
+    kept.emplace(std::move(original));  // (copies: AliasName has no move)
+    EXPECT_EQ(original.value(), "welcome");
+  }
+  EXPECT_EQ(kept->value(), "welcome");
+  AliasName literal = "greetUser";
+  literal = *kept;
+  kept.reset();
+  EXPECT_EQ(literal.value(), "welcome");
 }
 
 TEST(DeployedFlowTest, AWorkerRefusesAnInvalidRunTimeAliasBeforeConnecting) {

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <utility>
 
@@ -48,6 +49,7 @@ class WrappedFlow {
 
 // Copies of a definition with other deployment metadata (src/flow/builder.cc).
 std::shared_ptr<const FlowDefinition> with_queue_mode(const FlowDefinition& flow, QueueMode mode);
+std::shared_ptr<const FlowDefinition> with_alias(const FlowDefinition& flow, std::string alias);
 
 }  // namespace pgflow::detail
 

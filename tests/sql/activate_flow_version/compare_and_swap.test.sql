@@ -3,7 +3,7 @@
 -- must be a member of the alias. NULL expects an alias without an active version. Switching
 -- back is a rollback with the same check.
 begin;
-select plan(12);
+select plan(14);
 
 select pgflow_tests.deploy('greetUserV1', 'greetUser');
 select pgflow_tests.deploy('greetUserV2', 'greetUser');
@@ -25,6 +25,10 @@ select throws_ok($$select pgflow.activate_flow_version('greetUser', 'welcomeV1',
   'Flow "welcomeV1" is a version of alias "welcome", not of "greetUser"', 'a version of another alias is refused');
 select throws_ok($$select pgflow.activate_flow_version('greetUser', 'greetUserV9', 'greetUserV1')$$, 'P0002',
   'Flow "greetUserV9" does not exist', 'an unknown flow is refused');
+select throws_ok($$select pgflow.activate_flow_version(null, 'greetUserV2', 'greetUserV1')$$, '22004',
+  'activate_flow_version(): flow_alias must not be NULL', 'a NULL alias is refused');
+select throws_ok($$select pgflow.activate_flow_version('greetUser', null, 'greetUserV1')$$, '22004',
+  'activate_flow_version(): flow_slug must not be NULL', 'so is a NULL flow');
 select throws_ok($$select pgflow.activate_flow_version('nope', 'greetUserV2', 'greetUserV1')$$, '22023',
   'Flow "greetUserV2" is a version of alias "greetUser", not of "nope"', 'so is an unknown alias');
 

@@ -1,8 +1,9 @@
 -- activate_flow_version takes the alias lock (advisory xact lock (2, hashtext(lower(alias))))
--- and keeps it until the transaction ends, so deployments of that alias and other activations
--- wait; other aliases do not.
+-- and then the definition lock of the version it activates, and keeps them until the
+-- transaction ends, so deployments of that alias, other activations and hand-built changes of
+-- that version wait; other aliases and versions do not.
 begin;
-select plan(3);
+select plan(4);
 
 select pgflow_tests.deploy('greetUserV1', 'greetUser');
 select pgflow_tests.deploy('greetUserV2', 'greetUser');
@@ -15,8 +16,10 @@ select is((select * from dblink('other', $$select pg_try_advisory_xact_lock(2, h
           false, 'another session cannot take the alias lock');
 select is((select * from dblink('other', $$select pg_try_advisory_xact_lock(2, hashtext('welcome'))$$) as t(ok boolean)),
           true, 'the lock of another alias is free');
+select is((select * from dblink('other', $$select pg_try_advisory_xact_lock(1, hashtext('greetuserv2'))$$) as t(ok boolean)),
+          false, 'nor the definition lock of the activated version');
 select is((select * from dblink('other', $$select pg_try_advisory_xact_lock(1, hashtext('greetuserv1'))$$) as t(ok boolean)),
-          true, 'activation takes no definition lock');
+          true, 'the one of the version it replaced is free');
 
 select dblink_disconnect('other');
 select * from finish();

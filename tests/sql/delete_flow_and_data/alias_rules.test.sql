@@ -1,8 +1,9 @@
 -- Deletion stays concrete-slug based, with the alias rules: an inactive version can be deleted
 -- (the alias and its active version are untouched); the active version of an alias with other
--- versions cannot (nothing changes); the sole version of an alias goes together with the alias.
+-- versions cannot (nothing changes); the sole version of an alias goes together with the alias
+-- - asked for explicitly for a named alias, by default for a plain flow's self-alias.
 begin;
-select plan(8);
+select plan(11);
 
 select pgflow_tests.deploy('greetUserV1', 'greetUser', null, 'step');
 select pgflow_tests.deploy('greetUserV2', 'greetUser', null, 'step');
@@ -22,9 +23,18 @@ select is(pgflow_tests.active_version('greetUser'), 'greetUserV2', 'and the alia
 
 select pgflow.activate_flow_version('greetUser', 'greetUserV3', 'greetUserV2');
 select pgflow.delete_flow_and_data('greetUserV2');
-select lives_ok($$select pgflow.delete_flow_and_data('greetUserV3')$$, 'the sole version of an alias is deleted');
+select throws_ok($$select pgflow.delete_flow_and_data('greetUserV3')$$, '55006',
+  'Flow "greetUserV3" is the only version of alias "greetUser"; deleting it removes the alias, which callers start: pass p_remove_alias => true to do that',
+  'the sole version of a named alias is not deleted by default');
+select lives_ok($$select pgflow.delete_flow_and_data('greetUserV3', p_remove_alias => true)$$,
+                'it is deleted when asked to remove the alias');
 select is((select count(*) from pgflow.flow_aliases), 0::bigint, 'together with the alias');
 select is((select count(*) from pgflow.flows) + (select count(*) from pgmq.meta), 0::bigint, 'nothing is left');
+
+select pgflow_tests.deploy('plainFlow', null);
+select lives_ok($$select pgflow.delete_flow_and_data('plainFlow')$$,
+                'a plain flow (the sole version of its self-alias) is deleted by default');
+select is((select count(*) from pgflow.flow_aliases) + (select count(*) from pgflow.flows), 0::bigint, 'with its alias');
 
 select * from finish();
 rollback;

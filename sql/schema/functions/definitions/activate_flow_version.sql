@@ -3,7 +3,7 @@
 -- yet). A conflict changes nothing and names the actual current version (SQLSTATE 55000), so a
 -- rollout or a rollback never overwrites a change it did not see. The flow must be a member of
 -- the alias. Returns the alias row.
--- Locks: the alias lock, then the alias row.
+-- Locks: the alias lock, the flow's definition lock, then the alias row.
 -- Called by: operators (pgflow activate, Client::activate_flow_version).
 create or replace function pgflow.activate_flow_version(flow_alias text, flow_slug text,
                                                         expected_current_flow_slug text)
@@ -17,7 +17,13 @@ declare
   v_current pgflow.flow_aliases;
   v_row pgflow.flow_aliases;
 begin
+  if activate_flow_version.flow_alias is null or activate_flow_version.flow_slug is null then
+    raise exception 'activate_flow_version(): % must not be NULL',
+      case when activate_flow_version.flow_alias is null then 'flow_alias' else 'flow_slug' end
+      using errcode = 'null_value_not_allowed';
+  end if;
   perform pgflow._lock_flow_alias(activate_flow_version.flow_alias);
+  perform pgflow._lock_flow_definition(activate_flow_version.flow_slug);
   select f.flow_alias into v_member from pgflow.flows f where f.flow_slug = activate_flow_version.flow_slug;
   if not found then
     raise exception 'Flow "%" does not exist', activate_flow_version.flow_slug using errcode = 'no_data_found';

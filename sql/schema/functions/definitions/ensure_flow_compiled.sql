@@ -61,7 +61,8 @@ begin
     raise exception 'Invalid queue mode "%" for flow "%": expected "flow" or "step"', v_mode,
       ensure_flow_compiled.flow_slug using errcode = 'invalid_parameter_value';
   end if;
-  if pgflow._slug_problem(v_alias) is not null then
+  -- (A self-alias is the slug, checked with the shape.)
+  if ensure_flow_compiled.flow_alias is not null and pgflow._slug_problem(v_alias) is not null then
     raise exception 'Invalid flow alias "%": it %', v_alias, pgflow._slug_problem(v_alias)
       using errcode = 'check_violation', constraint = 'flow_alias_is_valid';
   end if;
@@ -126,10 +127,11 @@ begin
   if v_status = 'mismatch' then
     v_activation := case when v_active = ensure_flow_compiled.flow_slug then 'active' else 'inactive' end;
   elsif v_active is null then
+    -- (_create_flow has done it for a new flow; the pointer row decides either way.)
     insert into pgflow.flow_aliases (flow_alias, flow_slug) values (v_alias, ensure_flow_compiled.flow_slug)
-    on conflict (flow_alias) do nothing;  -- (_create_flow may have done it already)
-    v_active := ensure_flow_compiled.flow_slug;
-    v_activation := 'activated';
+    on conflict (flow_alias) do nothing;
+    select a.flow_slug into v_active from pgflow.flow_aliases a where a.flow_alias = v_alias;
+    v_activation := case when v_active = ensure_flow_compiled.flow_slug then 'activated' else 'inactive' end;
   else
     v_activation := case when v_active = ensure_flow_compiled.flow_slug then 'active' else 'inactive' end;
   end if;
