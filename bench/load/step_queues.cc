@@ -13,8 +13,6 @@
 // The idle latency of the step-queued flow (probes with no map running) is measured first, in
 // the same run.
 #include <algorithm>
-#include <atomic>
-#include <map>
 #include <chrono>
 #include <condition_variable>
 #include <memory>
@@ -163,20 +161,7 @@ void run_step_queues(BenchContext& ctx) {
                              def.queue_mode == QueueMode::kStep ? "the step-queued flow" : "the plain flow",
                              queue_depth));
     ping_claims.reset(0);
-    std::atomic<bool> sampling{true};
-    std::map<std::string, int> waits;
-    std::thread sampler([&] {
-      Db sdb = Db::open(ctx.url);
-      std::string pid = sdb.scalar("select pid::text from pg_stat_activity where application_name = 'pgflow-worker-poller' order by backend_start desc limit 1");
-      while (sampling) {
-        pg::Result r = sdb.exec("select state || ':' || coalesce(wait_event_type, '-') || ':' || coalesce(wait_event, '-') from pg_stat_activity where pid = $1::int", {pid});
-        if (r.rows() > 0) waits[std::string(r.text(0, 0))]++;
-      }
-    });
     Latencies busy = probe(*client, def.slug, *starts, first, probes, gap, ctx.timeout);
-    sampling = false;
-    sampler.join();
-    for (auto& [k, v] : waits) std::fprintf(stderr, "WAIT %s %d\n", k.c_str(), v);
     busy.claim_ms = ping_claims.mean_claim_ms();
     const std::string left = db.scalar(
         "select count(*) from pgflow.step_tasks where run_id = $1::uuid and status <> 'completed'", {big->run_id});

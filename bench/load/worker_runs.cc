@@ -58,9 +58,36 @@ std::int64_t completed_runs(Db& db, const std::string& slug) {
   return db.integer("select count(*) from pgflow.runs where flow_slug = $1 and status = 'completed'", {slug});
 }
 
-std::string claim_note(const TaskCounter& c) {
-  return absl::StrFormat("claims: %d calls, %.1f tasks per non-empty claim, %.2f ms per claim round trip",
-                         c.claim_calls(), c.mean_claim_size(), c.mean_claim_ms());
+std::string claim_note(const TaskCounter& c, std::int64_t tasks) {
+  return absl::StrFormat("claims: %d calls (%.2f per task), %.1f tasks per non-empty claim, %.2f ms per claim "
+                         "round trip",
+                         c.claim_calls(), static_cast<double>(c.claim_calls()) / static_cast<double>(std::max<std::int64_t>(tasks, 1)),
+                         c.mean_claim_size(), c.mean_claim_ms());
+}
+
+// Runs started per second by `producers` threads calling Client::start_flow (each its own
+// transaction) for `runs` runs in all, with no worker running.
+double start_rate(Client& client, const std::string& slug, int producers, std::int64_t runs) {
+  std::mutex error_mu;
+  std::string error;
+  const Clock::time_point t0 = Clock::now();
+  {
+    std::vector<std::jthread> threads;
+    for (int p = 0; p < producers; ++p) {
+      threads.emplace_back([&, p] {
+        for (std::int64_t i = p; i < runs; i += producers) {
+          absl::StatusOr<RunState> run = client.start_flow(slug, nlohmann::json(i));
+          if (!run.ok()) {
+            std::lock_guard<std::mutex> lock(error_mu);
+            error = std::string(run.status().message());
+            return;
+          }
+        }
+      });
+    }
+  }
+  if (!error.empty()) throw BenchError("c: start_flow failed: " + error);
+  return static_cast<double>(runs) / seconds_between(t0, Clock::now());
 }
 
 }  // namespace
@@ -121,7 +148,7 @@ void run_backlog(BenchContext& ctx) {
                       .note = absl::StrFormat("%d runs in %.2f s (timed from EdgeWorker::start; pre-fill "
                                               "took %.2f s, not timed%s); %s; %s",
                                               runs, seconds_between(t0, *done), fill_seconds,
-                                              analyze ? ", then ANALYZE" : "", claim_note(counter),
+                                              analyze ? ", then ANALYZE" : "", claim_note(counter, runs),
                                               CpuMeter::per_task(cpu0, cpu1, runs, seconds_between(t0, *done)))});
       if (!backends.empty()) ctx.report.add({.id = "", .name = "", .value = 0, .unit = "", .note = backends});
     }
@@ -141,15 +168,19 @@ void run_backlog(BenchContext& ctx) {
   }
 }
 
-void run_producers(BenchContext& ctx) {
-  const std::int64_t runs = ctx.flags.scaled("e2e_runs");
-  const int producers = static_cast<int>(std::max<std::int64_t>(1, ctx.flags.integer("producers")));
-  progress(absl::StrFormat("c: %d producers start %d runs of a 1-step flow while the worker runs", producers, runs));
+// Appends libpq's `options` to a connection URL (for settings of the sessions it opens).
+std::string with_session_setting(const std::string& url, const std::string& setting) {
+  return url + (url.find('?') == std::string::npos ? "?" : "&") + "options=-c%20" + setting;
+}
+
+// One end-to-end measurement: `producers` threads start `runs` runs of a fresh 1-step flow
+// while a worker drains them; producers and worker connect with `url`.
+void end_to_end(BenchContext& ctx, const std::string& url, const std::string& id, const std::string& what,
+                std::int64_t runs, int producers) {
   Db db = Db::open(ctx.url);
   const FlowDefinition def = renamed(one_step_flow(), unique_slug("bench_e2e"));
   compile_flow(db, def);
-  absl::StatusOr<Client> client =
-      Client::connect({.connection_string = ctx.url, .max_connections = producers});
+  absl::StatusOr<Client> client = Client::connect({.connection_string = url, .max_connections = producers});
   if (!client.ok()) throw BenchError(absl::StrCat("Client::connect: ", client.status().message()));
 
   TaskCounter counter;
@@ -161,7 +192,9 @@ void run_producers(BenchContext& ctx) {
   CpuSample cpu0, cpu1;
   std::string backends;
   {
-    EdgeWorker worker = start_worker(def, worker_config(ctx, 64, &counter));
+    WorkerConfig config = worker_config(ctx, 64, &counter);
+    config.connection_string = url;
+    EdgeWorker worker = start_worker(def, std::move(config));
     std::mutex error_mu;
     cpu0 = meter.sample();
     t0 = Clock::now();
@@ -189,23 +222,51 @@ void run_producers(BenchContext& ctx) {
   }
   if (!error.empty()) throw BenchError("c: start_flow failed: " + error);
   const std::int64_t finished = completed_runs(db, def.slug);
+  const std::string name = absl::StrFormat("end to end, %d producers + worker, 1-step flow%s", producers, what);
   if (!done || finished != runs) {
-    ctx.report.add({.id = "c1", .name = "end to end with producers (DID NOT FINISH)", .value = 0, .unit = "tasks/s",
+    ctx.report.add({.id = id, .name = name + " (DID NOT FINISH)", .value = 0, .unit = "tasks/s",
                     .note = absl::StrFormat("%d of %d runs completed", finished, runs)});
   } else {
     const double rate = static_cast<double>(runs) / seconds_between(t0, *done);
     const double start_rate = static_cast<double>(runs) / seconds_between(t0, produced);
-    ctx.report.add({.id = "c1",
-                    .name = absl::StrFormat("end to end, %d producers + worker, 1-step flow", producers),
-                    .value = rate, .unit = "tasks/s", .throughput = true,
+    ctx.report.add({.id = id, .name = name, .value = rate, .unit = "tasks/s", .throughput = true,
                     .note = absl::StrFormat("%d runs: first start_flow to last completion %.2f s; the "
                                             "producers alone started %.0f runs/s; %s; %s (incl. producers)",
-                                            runs, seconds_between(t0, *done), start_rate, claim_note(counter),
+                                            runs, seconds_between(t0, *done), start_rate, claim_note(counter, runs),
                                             CpuMeter::per_task(cpu0, cpu1, runs, seconds_between(t0, *done)))});
     if (!backends.empty()) ctx.report.add({.id = "", .name = "", .value = 0, .unit = "", .note = backends});
   }
   drop_flow(db, def.slug);
   vacuum_run_tables(db);
+}
+
+void run_producers(BenchContext& ctx) {
+  const std::int64_t runs = ctx.flags.scaled("e2e_runs");
+  const int producers = static_cast<int>(std::max<std::int64_t>(1, ctx.flags.integer("producers")));
+  progress(absl::StrFormat("c: producers alone (1 and 2 threads), then %d producers start %d runs of a 1-step "
+                           "flow while the worker runs (events on, then off)", producers, runs));
+  {
+    // c2/c3: producers alone (no worker), one thread against two, on the same flow.
+    Db db = Db::open(ctx.url);
+    const FlowDefinition def = renamed(one_step_flow(), unique_slug("bench_start"));
+    compile_flow(db, def);
+    absl::StatusOr<Client> client = Client::connect({.connection_string = ctx.url, .max_connections = 2});
+    if (!client.ok()) throw BenchError(absl::StrCat("Client::connect: ", client.status().message()));
+    const std::int64_t start_runs = std::max<std::int64_t>(runs / 3, 20);
+    const double one = start_rate(*client, def.slug, 1, start_runs);
+    const double two = start_rate(*client, def.slug, 2, start_runs);
+    ctx.report.add({.id = "c2", .name = "producers alone: Client::start_flow, 1 / 2 threads", .value = two,
+                    .unit = "runs/s",
+                    .note = absl::StrFormat("%.0f runs/s with 1 thread, %.0f with 2 (%d runs each, no worker "
+                                            "running; each start its own transaction)",
+                                            one, two, start_runs)});
+    ctx.report.add({.id = "c3", .name = "producers 2 vs 1 (target >= 1.8)", .value = two / one, .unit = "x"});
+    drop_flow(db, def.slug);
+    vacuum_run_tables(db);
+  }
+  end_to_end(ctx, ctx.url, "c1", "", runs, producers);
+  end_to_end(ctx, with_session_setting(ctx.url, "pgflow.notify_events%3Doff"), "c4",
+             ", pgflow.notify_events off", runs, producers);
 }
 
 void run_dag(BenchContext& ctx) {
@@ -244,7 +305,7 @@ void run_dag(BenchContext& ctx) {
                     .name = absl::StrFormat("5-step DAG with a %d-element map: tasks", map_size),
                     .value = static_cast<double>(tasks) / secs, .unit = "tasks/s", .throughput = true,
                     .note = absl::StrFormat("%d runs x %d tasks in %.2f s; %s; %s", runs, map_size + 4, secs,
-                                            claim_note(counter), CpuMeter::per_task(cpu0, cpu1, tasks, secs))});
+                                            claim_note(counter, tasks), CpuMeter::per_task(cpu0, cpu1, tasks, secs))});
     ctx.report.add({.id = "d2", .name = absl::StrFormat("5-step DAG with a %d-element map: runs", map_size),
                     .value = static_cast<double>(runs) / secs, .unit = "runs/s", .note = backends});
   }
@@ -289,7 +350,7 @@ void run_map_scaling(BenchContext& ctx) {
       return std::nullopt;
     }
     return Timing{seconds_between(t0, *done), millis_between(t0, started),
-                  claim_note(counter) + "; " + CpuMeter::per_task(cpu0, cpu1, n, seconds_between(t0, *done))};
+                  claim_note(counter, n) + "; " + CpuMeter::per_task(cpu0, cpu1, n, seconds_between(t0, *done))};
   };
   (void)one_run(20);  // warm-up
   std::vector<double> small_per_element;

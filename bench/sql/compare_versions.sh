@@ -11,7 +11,9 @@
 # by other load on the machine, so its ratio is the one to quote).
 #
 #   start   K runs of a 1-step flow started with start_flow (time per run)
-#   single  K runs of a 1-step flow started, then claimed (10 per claim_tasks) and completed
+#   single  K runs of a 1-step flow started, then claimed (10 per claim_tasks) and completed as
+#           that version's worker reports them (complete_tasks per claim since 0006, else
+#           complete_task per task)
 #   dag     K/20 runs of fetch -> process (map over 100) -> total -> report (+ count), drained
 #
 # Each workload runs inside one plpgsql block per round (no network, no commits), so it measures
@@ -94,17 +96,29 @@ declare
   t0 timestamptz := clock_timestamp();
   n int := 0;
   c record;
+  batched boolean := to_regprocedure('pgflow.complete_tasks(jsonb)') is not null;
+  results jsonb;
 begin
   loop
+    results := '[]';
     for c in select * from pgflow.claim_tasks(lower('$flow'), '$flow',
                  array(select m.msg_id from pgmq.read(lower('$flow'), 60, 10) m),
                  '00000000-0000-0000-0000-0000000000aa') where outcome = 'claimed' loop
-      perform pgflow.complete_task(c.run_id, c.step_slug, c.task_index,
-        case when c.step_slug = 'fetch' then (select jsonb_agg(i) from generate_series(1, 100) i)
-             else to_jsonb(c.task_index) end);
+      results := results || jsonb_build_object('run_id', c.run_id, 'step_slug', c.step_slug,
+        'task_index', c.task_index,
+        'output', case when c.step_slug = 'fetch' then (select jsonb_agg(i) from generate_series(1, 100) i)
+                       else to_jsonb(c.task_index) end);
       n := n + 1;
     end loop;
-    exit when not found;
+    exit when results = '[]';
+    -- Reported as that version's worker does: one batch call (0006+), else one call per result.
+    if batched then
+      perform pgflow.complete_tasks(results);
+    else
+      perform pgflow.complete_task((r->>'run_id')::uuid, r->>'step_slug', (r->>'task_index')::int, r->'output')
+      from jsonb_array_elements(results) r
+      order by r->>'run_id', r->>'step_slug', (r->>'task_index')::int;
+    end if;
   end loop;
   raise notice '%', round((extract(epoch from clock_timestamp() - t0) * 1000 / greatest(n, 1))::numeric, 4);
 end \$\$;

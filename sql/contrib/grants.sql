@@ -13,10 +13,10 @@
 --     grant pgflow_starter to my_app_login;
 --
 -- pgflow_worker: what pgflow::EdgeWorker runs (docs/worker.md): worker_protocol(),
---   ensure_flow_compiled(slug, shape, 4, queue_mode, route_map, alias) (verify a flow, or compile
+--   ensure_flow_compiled(slug, shape, 5, queue_mode, route_map, alias) (verify a flow, or compile
 --   a new one and initialise its alias when the alias has no active version),
 --   register_worker,
---   pgmq.read + claim_tasks, complete_task/fail_task, worker_heartbeat,
+--   pgmq.read + claim_tasks, complete_tasks/fail_tasks, worker_heartbeat,
 --   requeue_stalled_tasks() (SECURITY DEFINER), mark_worker_stopped, and
 --   `select input from pgflow.runs`. Every one of these except stall recovery runs with the
 --   caller's rights, so the role holds table privileges: SELECT on pgflow's tables; INSERT
@@ -93,8 +93,8 @@ begin
       using errcode = 'insufficient_privilege',
             hint = 'Run this script as the role that ran `pgflow migrate` (the owner of these objects) or as a superuser.';
   end if;
-  if pgflow.worker_protocol() <> 4 then
-    raise exception 'pgflow grants: this script is for worker protocol 4, the database speaks %: use the grants.sql shipped with your pgflow version',
+  if pgflow.worker_protocol() <> 5 then
+    raise exception 'pgflow grants: this script is for worker protocol 5, the database speaks %: use the grants.sql shipped with your pgflow version',
       pgflow.worker_protocol() using errcode = 'feature_not_supported';
   end if;
 

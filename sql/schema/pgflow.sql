@@ -74,11 +74,16 @@ set client_min_messages = warning;
 \ir functions/runtime/_condition_input.sql
 \ir functions/runtime/_release_children.sql
 \ir functions/runtime/maybe_complete_run.sql
+\ir functions/runtime/_run_output.sql
 \ir functions/runtime/_fail_run.sql
 \ir functions/runtime/complete_task.sql
 \ir functions/runtime/_fail_type_violation.sql
+\ir functions/runtime/complete_tasks.sql
+\ir functions/runtime/_task_results.sql
+\ir functions/runtime/_lock_runs.sql
 \ir functions/runtime/fail_task.sql
 \ir functions/runtime/_fail_task.sql
+\ir functions/runtime/fail_tasks.sql
 \ir functions/runtime/calculate_retry_delay.sql
 
 -- Claims: the queue-aware claim boundary.

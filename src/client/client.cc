@@ -1,6 +1,8 @@
 #include "pgflow/client.h"
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <thread>
 #include <utility>
@@ -17,6 +19,8 @@ namespace pgflow {
 namespace {
 
 constexpr char kEventsChannel[] = "pgflow_events";
+// wait_for_run re-reads a run at least this often, so it also ends when events are off.
+constexpr std::chrono::seconds kRereadInterval{1};
 
 std::optional<std::string> opt_string(const nlohmann::json& j, const char* key) {
   auto it = j.find(key);
@@ -307,9 +311,12 @@ absl::StatusOr<RunState> Client::wait_for_run(std::string_view run_id,
       PGFLOW_ASSIGN_OR_RETURN(RunState state,
                               parse_run(r.is_null(0, 0) ? std::string_view() : r.scalar(), run_id));
       if (state.finished()) return state;
-      // Sleep until this run emits a run event (completed / failed), or the deadline.
+      // Sleep until this run emits a run event (completed / failed), the deadline, or the
+      // re-read interval (events may be off: pgflow.notify_events).
+      const auto reread_at = std::min(deadline, std::chrono::steady_clock::now() + kRereadInterval);
       while (true) {
-        PGFLOW_ASSIGN_OR_RETURN(std::optional<pg::Notification> n, conn->wait_notification(deadline));
+        PGFLOW_ASSIGN_OR_RETURN(std::optional<pg::Notification> n, conn->wait_notification(reread_at));
+        if (!n && reread_at < deadline) break;
         if (!n) {
           return absl::DeadlineExceededError(absl::StrCat(
               "pgflow: run ", internal::av(run_id), " did not finish within ", timeout.count(), " ms (status ",

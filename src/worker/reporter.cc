@@ -8,24 +8,11 @@
 namespace pgflow::internal {
 namespace {
 
-// Results are applied in (run_id, step, task) order so that concurrent reporters lock runs in
-// one global order and cannot deadlock. Outputs travel wrapped ({"o": output}) so a JSON null
-// output stays JSON null.
-constexpr char kCompleteBatch[] = R"sql(
-select r.step_slug, t.status
-from (select * from jsonb_to_recordset($1::jsonb)
-        as x(run_id uuid, step_slug text, task_index int, result jsonb)
-      order by run_id, step_slug, task_index) r
-cross join lateral pgflow.complete_task(r.run_id, r.step_slug, r.task_index, r.result->'o') t
-)sql";
-
-constexpr char kFailBatch[] = R"sql(
-select r.step_slug, t.status
-from (select * from jsonb_to_recordset($1::jsonb)
-        as x(run_id uuid, step_slug text, task_index int, error text)
-      order by run_id, step_slug, task_index) r
-cross join lateral pgflow.fail_task(r.run_id, r.step_slug, r.task_index, r.error) t
-)sql";
+// One call per batch (worker protocol 5). The database locks the batch's runs in run_id order,
+// so concurrent reporters cannot deadlock, and applies each result as complete_task /
+// fail_task would one by one.
+constexpr char kCompleteBatch[] = "select t.step_slug, t.status from pgflow.complete_tasks($1::jsonb) t";
+constexpr char kFailBatch[] = "select t.step_slug, t.status from pgflow.fail_tasks($1::jsonb) t";
 
 // Handler outputs and error texts may carry invalid UTF-8; replace it rather than throw.
 constexpr auto kReplaceInvalidUtf8 = nlohmann::json::error_handler_t::replace;
@@ -36,9 +23,9 @@ nlohmann::json to_rows(const std::vector<TaskResult>& batch, bool completions) {
     nlohmann::json row = {{"run_id", r.run_id}, {"step_slug", r.step_slug},
                           {"task_index", r.task_index}};
     if (completions) {
-      row["result"] = {{"o", r.output}};
+      row["output"] = r.output;
     } else {
-      row["error"] = r.error_message;
+      row["error_message"] = r.error_message;
     }
     rows.push_back(std::move(row));
   }

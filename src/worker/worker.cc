@@ -36,7 +36,7 @@ using Clock = std::chrono::steady_clock;
 using pg::Session;
 
 // The worker protocol this library speaks (pgflow.worker_protocol() in the database).
-constexpr int kWorkerProtocol = 4;
+constexpr int kWorkerProtocol = 5;
 
 // Reads up to $4 messages and claims them in one round trip ($6: the step of a step worker,
 // else NULL). The read and the claim commit together, so a failed claim leaves the messages
@@ -194,7 +194,7 @@ class EdgeWorker::Impl {
 
   absl::Status handshake_compile_register();
   void poll_loop(std::stop_token stop);
-  absl::Status claim_batch(pg::Connection& conn, int slots, bool& got_work);
+  absl::Status claim_batch(pg::Connection& conn, int slots, bool& queue_may_have_more);
   void execute(ClaimedTask task);
   void heartbeat_loop(std::stop_token stop);
   void supervise();
@@ -351,9 +351,9 @@ void EdgeWorker::Impl::poll_loop(std::stop_token stop) {
       if (stop.stop_requested()) break;
       slots = std::min(config_.batch_size, config_.max_concurrent - in_flight_);
     }
-    bool got_work = false;
+    bool queue_may_have_more = false;
     absl::Status s = poll.retry(stop, "claim tasks", [&](pg::Connection& c) {
-      return claim_batch(c, slots, got_work);
+      return claim_batch(c, slots, queue_may_have_more);
     });
     if (stop.stop_requested()) break;
     if (!s.ok()) {
@@ -364,9 +364,12 @@ void EdgeWorker::Impl::poll_loop(std::stop_token stop) {
       continue;
     }
     backoff.reset();
-    if (got_work) continue;  // more may be waiting: read again at once
+    if (queue_may_have_more) continue;  // read again at once
 
-    // Idle: sleep until new work is announced or the fallback poll interval passes.
+    // The read drained the queue: sleep until new work is announced or the fallback poll
+    // interval passes. (Reading again at once would find nothing, or the one task a producer
+    // committed meanwhile, whose announcement wakes us anyway: under a stream of producers that
+    // turned every claim into a claim of one or two tasks plus an empty one.)
     absl::StatusOr<pg::Connection*> conn = poll.connection();
     if (!conn.ok()) continue;  // the next claim retries the connection with backoff
     auto woke = (*conn)->wait_notification(Clock::now() + config_.poll_interval, stop);
@@ -379,7 +382,8 @@ void EdgeWorker::Impl::poll_loop(std::stop_token stop) {
   }
 }
 
-absl::Status EdgeWorker::Impl::claim_batch(pg::Connection& conn, int slots, bool& got_work) {
+absl::Status EdgeWorker::Impl::claim_batch(pg::Connection& conn, int slots,
+                                           bool& queue_may_have_more) {
   const auto started = Clock::now();
   PGFLOW_ASSIGN_OR_RETURN(
       pg::Result rows,
@@ -387,7 +391,9 @@ absl::Status EdgeWorker::Impl::claim_batch(pg::Connection& conn, int slots, bool
                                 std::to_string(slots), worker_id_, step_param()}));
   metric(WorkerMetric::Kind::kClaimLatency, {},
          std::chrono::duration<double, std::milli>(Clock::now() - started).count());
-  got_work = rows.rows() > 0;
+  // The read returned every message it asked for (whatever their outcome): the queue may hold
+  // more. Fewer means it had no more visible messages.
+  queue_may_have_more = rows.rows() >= slots;
 
   std::vector<std::string> fatal;
   int claimed = 0;

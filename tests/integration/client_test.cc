@@ -111,6 +111,30 @@ TEST_F(ClientTest, WaitForRunReturnsTheFinalStateOnceAWorkerFinishesIt) {
   EXPECT_EQ(c, 7);
 }
 
+// With pgflow.notify_events = off no run event arrives; wait_for_run still returns the final
+// state, by re-reading the run (at least once a second).
+TEST_F(ClientTest, WaitForRunEndsWhenEventsAreOff) {
+  compile(wf::sequential);
+  ASSERT_THAT(conn_->exec("do $$ begin execute format('alter database %I set pgflow.notify_events = off', "
+                          "current_database()); end $$"),
+              IsOk());
+  PGFLOW_ASSERT_OK_AND_ASSIGN(Client quiet, Client::connect({.connection_string = db_->url()}));
+  std::string setting;
+  ASSERT_THAT(quiet.in_transaction([&](Transaction& tx) -> absl::Status {
+    absl::StatusOr<Rows> rows = tx.exec("show pgflow.notify_events");
+    if (!rows.ok()) return rows.status();
+    setting = rows->at(0).at(0).value_or("");
+    return absl::OkStatus();
+  }),
+              IsOk());
+  EXPECT_EQ(setting, "off");  // the client's sessions see the database's setting
+  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState started, quiet.start_flow(wf::sequential, 1));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(wf::sequential, test_worker_config(db_->url())));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState done, quiet.wait_for_run(started.run_id, std::chrono::seconds(30)));
+  EXPECT_EQ(done.status, "completed");
+  EXPECT_EQ(done.output, json({{"c", 7}}));
+}
+
 TEST_F(ClientTest, WaitForRunTimesOutWhenNothingHappens) {
   compile(wf::sequential);
   PGFLOW_ASSERT_OK_AND_ASSIGN(RunState run, client_->start_flow("wSequential", 1));

@@ -1102,7 +1102,7 @@ TEST_F(Upgrade0002, NewDatabaseRefusesAReleased0160WorkerBeforeRegistration) {
   EXPECT_EQ(count("select 1 from pgmq.meta"), "0");
 
   // The supported pair: a worker of the current protocol starts.
-  EXPECT_EQ(scalar("select pgflow.worker_protocol()::text"), "4");
+  EXPECT_EQ(scalar("select pgflow.worker_protocol()::text"), "5");
   EXPECT_EQ(scalar("select pgflow.ensure_flow_compiled('f', $1::jsonb, pgflow.worker_protocol())->>'status'",
                    {flow_shape({step_shape("s")})}),
             "compiled");
@@ -1442,7 +1442,7 @@ class Upgrade0005 : public Upgrade0002 {
   // Runs the 0005 upgrade expecting it to fail; the database must be exactly as before.
   void expect_refused(const std::string& message) {
     const std::string before = dump();
-    absl::Status s = migrate(url());
+    absl::Status s = migrate(url(), {.target_version = 5});
     EXPECT_THAT(s, StatusIs(::testing::_, HasSubstr(message)));
     EXPECT_EQ(schema_version(), 4);
     EXPECT_SAME_TEXT(before, dump(), "the failed migration changed the database");
@@ -1456,7 +1456,7 @@ TEST_F(Upgrade0005, ExistingFlowsBecomeActiveSelfAliasesAndEverythingElseStays) 
   const std::string flows_before = scalar(
       "select string_agg(flow_slug || ':' || queue_mode || ':' || created_at, ',' order by flow_slug) "
       "from pgflow.flows");
-  ASSERT_THAT(migrate(url()), IsOk());
+  ASSERT_THAT(migrate(url(), {.target_version = 5}), IsOk());
   EXPECT_EQ(schema_version(), 5);
 
   EXPECT_SAME_TEXT(data_before, runtime_and_queues(), "the upgrade changed runtime rows or queues");
@@ -1470,13 +1470,13 @@ TEST_F(Upgrade0005, ExistingFlowsBecomeActiveSelfAliasesAndEverythingElseStays) 
   // Existing calls keep working through the self-aliases; runs carry the concrete slug.
   EXPECT_EQ(scalar("select flow_slug from pgflow.runs where run_id = $1::uuid", {start_flow("greet", R"({"name": "Cy"})")}),
             "greet");
-  EXPECT_EQ(scalar("select pgflow.ensure_flow_compiled('stepped', $1::jsonb, pgflow.worker_protocol(), 'step')->>'activation'",
+  EXPECT_EQ(scalar("select pgflow.ensure_flow_compiled('stepped', $1::jsonb, 4, 'step')->>'activation'",
                    {flow_shape({step_shape("s")})}),
             "active");
   // In-flight runs finish: the fixture's fanout run, and the step-queued run in its step queue.
   ASSERT_NO_FATAL_FAILURE(finish_in_flight_fanout("aaaaaaaa-0000-0000-0000-0000000000d1"));
   ASSERT_THAT(exec("select pgflow.register_worker('aaaaaaaa-0000-0000-0000-0000000000d2', 'stepped-s-worker', "
-                   "'stepped', 'stepped__s', pgflow.worker_protocol())"),
+                   "'stepped', 'stepped__s', 4)"),
               IsOk());
   EXPECT_EQ(scalar("select count(*)::text from pgflow.claim_tasks('stepped__s', 'stepped', "
                    "array(select msg_id from pgmq.read('stepped__s', 30, 10)), "
@@ -1508,14 +1508,14 @@ TEST_F(Upgrade0005, BehindALongTransactionOnFlowsTheMigrationTimesOutAndChangesN
   ASSERT_THAT(holder->exec("begin"), IsOk());
   ASSERT_THAT(holder->exec("select count(*) from pgflow.flows"), IsOk());  // holds ACCESS SHARE
 
-  absl::Status s = migrate(url());  // the fence waits for ACCESS EXCLUSIVE (lock_timeout 10 s)
+  absl::Status s = migrate(url(), {.target_version = 5});  // the fence waits for ACCESS EXCLUSIVE (lock_timeout 10 s)
   EXPECT_THAT(s, StatusIs(absl::StatusCode::kAborted, HasSubstr("lock timeout")));
   EXPECT_EQ(sql_state(s), "55P03");
   EXPECT_THAT(holder->exec("commit"), IsOk());
   EXPECT_EQ(schema_version(), 4);
   EXPECT_SAME_TEXT(before, dump(), "the timed-out migration changed the database");
 
-  EXPECT_THAT(migrate(url()), IsOk());
+  EXPECT_THAT(migrate(url(), {.target_version = 5}), IsOk());
   EXPECT_EQ(schema_version(), 5);
 }
 
@@ -1530,6 +1530,51 @@ TEST_F(Upgrade0005, MigrationWithoutItsMigrationOnlySectionsGivesTheSameSchemaOn
   ASSERT_NO_FATAL_FAILURE(create_database(4));
   ASSERT_THAT(conn_->exec_script(stripped), IsOk());
   EXPECT_SAME_TEXT(fresh, dump(DumpKind::kPgflowSchema), "full 0005 vs 0005 without [migration-only] sections");
+}
+
+// =============================================================================================
+// 11. 0005 -> 0006: batch results
+// =============================================================================================
+
+// 0006 only replaces and adds functions. A task claimed by a protocol-4 worker before the
+// upgrade is completed by a protocol-5 batch after it; a protocol-4 worker still starts
+// (compiles, registers) and reports one result at a time, so workers can follow later.
+TEST_F(Upgrade0005, TasksInFlightFinishThroughBatchesAndProtocol4WorkersStillStart) {
+  ASSERT_NO_FATAL_FAILURE(populated_0004());
+  ASSERT_THAT(migrate(url(), {.target_version = 5}), IsOk());
+  ASSERT_THAT(exec("select pgflow.register_worker('aaaaaaaa-0000-0000-0000-0000000000e1', 'stepped-s-worker', "
+                   "'stepped', 'stepped__s', 4)"),
+              IsOk());
+  ASSERT_EQ(scalar("select count(*)::text from pgflow.claim_tasks('stepped__s', 'stepped', "
+                   "array(select msg_id from pgmq.read('stepped__s', 30, 10)), "
+                   "'aaaaaaaa-0000-0000-0000-0000000000e1', 's')"),
+            "1");
+  const std::string data_before = runtime_and_queues();
+
+  ASSERT_THAT(migrate(url()), IsOk());
+  EXPECT_EQ(schema_version(), 6);
+  EXPECT_SAME_TEXT(data_before, runtime_and_queues(), "the upgrade changed runtime rows or queues");
+  EXPECT_EQ(scalar("select pgflow.worker_protocol()::text"), "5");
+
+  EXPECT_EQ(scalar("select string_agg(status, ',') from pgflow.complete_tasks(jsonb_build_array(jsonb_build_object("
+                   "'run_id', $1::uuid, 'step_slug', 's', 'task_index', 0, 'output', 1)))",
+                   {stepped_run_}),
+            "completed");
+  EXPECT_EQ(run_status(stepped_run_), "completed");
+
+  EXPECT_EQ(scalar("select pgflow.ensure_flow_compiled('stepped', $1::jsonb, 4, 'step')->>'status'",
+                   {flow_shape({step_shape("s")})}),
+            "verified");
+  const std::string run = start_flow("stepped", "{}");
+  ASSERT_THAT(exec("select pgflow.register_worker('aaaaaaaa-0000-0000-0000-0000000000e2', 'stepped-s-worker', "
+                   "'stepped', 'stepped__s', 4)"),
+              IsOk());
+  ASSERT_EQ(scalar("select count(*)::text from pgflow.claim_tasks('stepped__s', 'stepped', "
+                   "array(select msg_id from pgmq.read('stepped__s', 30, 10)), "
+                   "'aaaaaaaa-0000-0000-0000-0000000000e2', 's')"),
+            "1");
+  ASSERT_THAT(exec("select pgflow.complete_task($1::uuid, 's', 0, '1')", {run}), IsOk());
+  EXPECT_EQ(run_status(run), "completed");
 }
 
 }  // namespace

@@ -20,30 +20,22 @@ $sql$ using p_queue, p_flow, p_vt, p_qty, p_worker;
 end
 $f$;
 
--- kCompleteBatch: rows [{run_id, step_slug, task_index, result: {"o": output}}].
+-- kCompleteBatch: rows [{run_id, step_slug, task_index, output}].
 create function pg_temp.complete_batch(p_rows jsonb) returns table (step_slug text, status text)
 language plpgsql as $f$
 begin
   return query execute $sql$
-select r.step_slug, t.status
-from (select * from jsonb_to_recordset($1::jsonb)
-        as x(run_id uuid, step_slug text, task_index int, result jsonb)
-      order by run_id, step_slug, task_index) r
-cross join lateral pgflow.complete_task(r.run_id, r.step_slug, r.task_index, r.result->'o') t
+select t.step_slug, t.status from pgflow.complete_tasks($1::jsonb) t
 $sql$ using p_rows;
 end
 $f$;
 
--- kFailBatch: rows [{run_id, step_slug, task_index, error}].
+-- kFailBatch: rows [{run_id, step_slug, task_index, error_message}].
 create function pg_temp.fail_batch(p_rows jsonb) returns table (step_slug text, status text)
 language plpgsql as $f$
 begin
   return query execute $sql$
-select r.step_slug, t.status
-from (select * from jsonb_to_recordset($1::jsonb)
-        as x(run_id uuid, step_slug text, task_index int, error text)
-      order by run_id, step_slug, task_index) r
-cross join lateral pgflow.fail_task(r.run_id, r.step_slug, r.task_index, r.error) t
+select t.step_slug, t.status from pgflow.fail_tasks($1::jsonb) t
 $sql$ using p_rows;
 end
 $f$;
@@ -64,10 +56,10 @@ $f$;
 create function pg_temp.result(p_run uuid, p_step text, p_index int, p_output jsonb)
 returns jsonb language sql immutable as $f$
   select jsonb_build_object('run_id', p_run, 'step_slug', p_step, 'task_index', p_index,
-                            'result', jsonb_build_object('o', p_output))
+                            'output', p_output)
 $f$;
 create function pg_temp.failure(p_run uuid, p_step text, p_index int, p_error text)
 returns jsonb language sql immutable as $f$
   select jsonb_build_object('run_id', p_run, 'step_slug', p_step, 'task_index', p_index,
-                            'error', p_error)
+                            'error_message', p_error)
 $f$;

@@ -1,8 +1,9 @@
--- The database speaks worker protocol 4 (flow aliases) and offers its startup functions.
+-- The database speaks worker protocol 5 (batch results) and offers its startup and reporting
+-- functions.
 begin;
-select plan(6);
+select plan(8);
 
-select is(pgflow.worker_protocol(), 4, 'worker_protocol() = 4');
+select is(pgflow.worker_protocol(), 5, 'worker_protocol() = 5');
 select is((select provolatile from pg_proc where oid = 'pgflow.worker_protocol()'::regprocedure), 'i',
           'it is immutable');
 select has_function('pgflow', 'ensure_flow_compiled', array['text', 'jsonb', 'integer', 'text', 'jsonb', 'text'],
@@ -12,6 +13,8 @@ select has_function('pgflow', 'register_worker', array['uuid', 'text', 'text', '
 select has_function('pgflow', 'claim_tasks', array['text', 'text', 'bigint[]', 'uuid', 'text'],
                     'claim_tasks(queue_name, flow_slug, msg_ids, worker_id, step_slug)');
 select has_function('pgflow', 'resume_worker_function', array['text'], 'resume_worker_function(function_name)');
+select has_function('pgflow', 'complete_tasks', array['jsonb'], 'complete_tasks(results)');
+select has_function('pgflow', 'fail_tasks', array['jsonb'], 'fail_tasks(results)');
 
 select * from finish();
 rollback;

@@ -27,6 +27,7 @@ create or replace function pgflow.claim_tasks(queue_name text, flow_slug text, m
 returns setof pgflow.claim_record
 language plpgsql volatile
 set search_path = ''
+set enable_seqscan = off  -- plans that do not depend on statistics (sql/schema/README.md, Plans)
 as $$
 #variable_conflict use_column
 declare

@@ -2,7 +2,8 @@
 -- event_type, run_id, status and, for step events, step_slug), built by _emit_run_event or
 -- _emit_step_event; `event` is upstream's event name (run:<kind> or step:<slug>:<kind>). The
 -- pg_notify copy on channel pgflow_events keeps only ids, slugs and status, so it stays far
--- below NOTIFY's 8000-byte limit and never carries data. When realtime.send(jsonb, text, text,
+-- below NOTIFY's 8000-byte limit and never carries data; setting pgflow.notify_events to off
+-- turns it off (see below; docs/observability.md). When realtime.send(jsonb, text, text,
 -- boolean) exists (Supabase), the upstream broadcast goes out too, on topic
 -- pgflow:run:<run_id>.
 -- Called by: _emit_run_event, _emit_step_event.
@@ -12,12 +13,17 @@ set search_path = ''
 as $$
 #variable_conflict use_column
 begin
-  perform pg_notify('pgflow_events', jsonb_strip_nulls(jsonb_build_object(
-    'event', payload->>'event_type',
-    'run_id', payload->>'run_id',
-    'flow_slug', flow_slug,
-    'step_slug', payload->>'step_slug',
-    'status', payload->>'status'))::text);
+  -- pgflow.notify_events = off (per database, role or session) leaves the channel silent: a
+  -- transaction that notifies takes a cluster-wide lock from its commit until the commit's WAL
+  -- flush is done, so notifying producers and reporters commit one at a time.
+  if lower(coalesce(current_setting('pgflow.notify_events', true), '')) not in ('off', 'false', '0', 'no') then
+    perform pg_notify('pgflow_events', jsonb_strip_nulls(jsonb_build_object(
+      'event', payload->>'event_type',
+      'run_id', payload->>'run_id',
+      'flow_slug', flow_slug,
+      'step_slug', payload->>'step_slug',
+      'status', payload->>'status'))::text);
+  end if;
   -- Looked up in the catalog: to_regprocedure() would raise for a caller without USAGE on
   -- schema realtime instead of answering.
   if exists (select 1 from pg_catalog.pg_proc p

@@ -9,6 +9,7 @@ create or replace function pgflow._fail_task(p_run_id uuid, p_step_slug text, p_
 returns setof pgflow.step_tasks
 language plpgsql volatile
 set search_path = ''
+set enable_seqscan = off  -- plans that do not depend on statistics (sql/schema/README.md, Plans)
 as $$
 #variable_conflict use_column
 declare

@@ -9,6 +9,7 @@ create or replace function pgflow.complete_task(run_id uuid, step_slug text, tas
 returns setof pgflow.step_tasks
 language plpgsql volatile
 set search_path = ''
+set enable_seqscan = off  -- plans that do not depend on statistics (sql/schema/README.md, Plans)
 as $$
 #variable_conflict use_column
 declare

@@ -1,12 +1,13 @@
--- Raises the protocol error unless `p_protocol` is the one this database speaks; the message
--- says whether the worker or the database needs upgrading.
+-- Raises the protocol error unless the database supports `p_protocol`: the one it speaks
+-- (worker_protocol()) or 4, whose workers call nothing that changed since; the message says
+-- whether the worker or the database needs upgrading.
 -- Called by: ensure_flow_compiled, register_worker, track_worker_function, _workers_require_protocol.
 create or replace function pgflow._require_worker_protocol(p_protocol int) returns void
 language plpgsql immutable
 set search_path = ''
 as $$
 begin
-  if p_protocol is distinct from pgflow.worker_protocol() then
+  if p_protocol is null or p_protocol not between 4 and pgflow.worker_protocol() then
     raise exception 'pgflow: worker protocol % is not supported by this database (it speaks protocol %): %',
       coalesce(p_protocol::text, 'none'), pgflow.worker_protocol(),
       case when coalesce(p_protocol, 0) < 2

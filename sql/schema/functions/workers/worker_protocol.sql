@@ -1,14 +1,17 @@
 -- The worker protocol this database speaks. A worker compares it with its own before doing
--- anything else, and the database refuses any other at compilation and registration.
+-- anything else, and the database refuses any protocol it does not support at compilation and
+-- registration (_require_worker_protocol: this one and 4).
 --   2  queue identity: claim_tasks(queue, flow, ids, worker), register_worker (0002)
 --   3  per-step queues: ensure_flow_compiled(..., queue_mode, route_map), claims with a step
 --      selector, step workers registered on their step's queue (0004)
 --   4  flow aliases: ensure_flow_compiled(..., flow_alias) deploys a version under an alias
 --      and reports its activation (0005)
+--   5  batch results: complete_tasks(jsonb) / fail_tasks(jsonb) (0006). Protocol 4 workers
+--      are still accepted: everything they call is unchanged.
 -- Called by: EdgeWorker startup; _require_worker_protocol.
 create or replace function pgflow.worker_protocol() returns int
 language sql immutable parallel safe
 set search_path = ''
 as $$
-  select 4
+  select 5
 $$;

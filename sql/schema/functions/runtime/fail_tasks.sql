@@ -1,0 +1,30 @@
+-- Reports a batch of handler failures in one call (the worker's reporter): `results` is a
+-- JSON array of {"run_id", "step_slug", "task_index", "error_message"}. Every run of the batch
+-- is locked first, in run_id order; then each failure is applied exactly as fail_task applies
+-- it, in (run_id, step_slug, task_index) order. Failures are rare next to completions, so this
+-- saves round trips, not per-task work. Returns the row fail_task returns for each.
+-- Locks: runs FOR UPDATE in run_id order, then as _fail_task for each result.
+-- Called by: workers (the reporter, protocol 5); SQL users.
+create or replace function pgflow.fail_tasks(results jsonb)
+returns setof pgflow.step_tasks
+language plpgsql volatile
+set search_path = ''
+set enable_seqscan = off  -- plans that do not depend on statistics (sql/schema/README.md, Plans)
+as $$
+declare
+  v_run_ids uuid[];
+  v_steps text[];
+  v_indexes int[];
+  v_errors text[];
+begin
+  select coalesce(array_agg(r.run_id order by r.n), '{}'), array_agg(r.step_slug order by r.n),
+         array_agg(r.task_index order by r.n), array_agg(r.value #>> '{}' order by r.n)
+  into v_run_ids, v_steps, v_indexes, v_errors
+  from pgflow._task_results(results, 'fail_tasks', 'error_message') with ordinality r(run_id, step_slug, task_index, value, pos, n);
+
+  perform pgflow._lock_runs(v_run_ids);
+  for i in 1 .. cardinality(v_run_ids) loop
+    return query select * from pgflow._fail_task(v_run_ids[i], v_steps[i], v_indexes[i], v_errors[i], false);
+  end loop;
+end;
+$$;
