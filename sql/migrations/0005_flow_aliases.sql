@@ -16,13 +16,13 @@
 --     flow's identity row, membership and activation.
 --   * activate_flow_version(flow_alias, flow_slug, expected_current_flow_slug): compare-and-swap.
 --   * delete_flow_and_data: an inactive version may go; the active one only as the sole version
---     of its alias (taking the alias with it; a named alias only with p_remove_alias => true).
+--     of its alias (taking the alias with it).
 --   * Worker protocol 4 (workers older than this library are refused at startup).
 --
 -- Applied by the pgflow migration runner in one transaction. It takes ACCESS EXCLUSIVE on
--- pgflow.flows first, so every pgflow call that reads flows or writes tasks (starts, claims,
--- results, compilations) waits while it waits and runs; the wait is bounded: lock_timeout 10 s,
--- after which it fails with nothing changed; run it again. Immutable once released.
+-- pgflow.flows first (producers' start_flow and workers' compilations wait for it; claims and
+-- results do not read flows' new column), with a bounded wait: lock_timeout 10 s, after which it
+-- fails with nothing changed; run it again. Immutable once released.
 
 -- [migration-only: fence]
 set local lock_timeout = '10s';
@@ -66,8 +66,6 @@ select f.flow_slug, f.flow_slug, f.created_at from pgflow.flows f;
 set local check_function_bodies = off;
 
 drop function pgflow._create_flow_from_shape(text, jsonb, text);
-
-drop function pgflow.delete_flow_and_data(text);
 
 drop function pgflow.ensure_flow_compiled(text, jsonb, integer, text, jsonb);
 
@@ -271,53 +269,44 @@ $$;
 -- ---- sql/schema/functions/definitions/delete_flow_and_data.sql
 -- Deletes a flow with all its runs and its private queues, in one transaction: the alias rules
 -- first, then _delete_flow_contents (seed 000's steps 1-4), then the flow row last (step 5).
--- Alias rules (seed 004): an inactive version can be deleted; the active version cannot while
--- its alias has other versions (activate another one first); the sole version of an alias is
--- deleted together with the alias - for a self-alias (a plain flow) by default, for a named
--- alias only with p_remove_alias => true, because callers start that alias. Destructive: for
--- operators and development.
--- Locks: alias lock -> definition lock -> alias row -> flow row -> runs -> queues.
+-- Alias rules (seed 004): an inactive version can be deleted; the active version of an alias
+-- that has other members cannot (activate another version first); the sole version of an
+-- alias is deleted together with the alias. Destructive: for operators and development.
+-- Locks: alias lock -> definition lock -> flow row -> alias row -> runs -> queues.
 -- Called by: operators.
-create or replace function pgflow.delete_flow_and_data(p_flow_slug text, p_remove_alias boolean default false)
-returns void
+create or replace function pgflow.delete_flow_and_data(p_flow_slug text) returns void
 language plpgsql volatile
 set search_path = ''
 as $$
 #variable_conflict use_column
 declare
-  v_alias text;
+  v_flow pgflow.flows;
   v_active text;
   v_members text[];
 begin
-  -- A flow's alias is immutable while the flow exists, so it can be read before the locks;
-  -- read again under them in case the flow was deleted and created anew meanwhile.
-  select f.flow_alias into v_alias from pgflow.flows f where f.flow_slug = p_flow_slug;
+  -- An existing flow's alias is immutable, so it can be read before its lock.
+  select * into v_flow from pgflow.flows f where f.flow_slug = p_flow_slug;
   if not found then
     raise exception 'Flow "%" does not exist', p_flow_slug using errcode = 'no_data_found';
   end if;
-  perform pgflow._lock_flow_alias(v_alias);
+  perform pgflow._lock_flow_alias(v_flow.flow_alias);
   perform pgflow._lock_flow_definition(p_flow_slug);
-  if not exists (select 1 from pgflow.flows f where f.flow_slug = p_flow_slug and f.flow_alias = v_alias) then
-    raise exception 'Flow "%" was deleted or created anew while this deletion waited for it; try again', p_flow_slug
-      using errcode = 'serialization_failure';
-  end if;
-
-  select a.flow_slug into v_active from pgflow.flow_aliases a where a.flow_alias = v_alias for update;
+  select a.flow_slug into v_active from pgflow.flow_aliases a
+  where a.flow_alias = v_flow.flow_alias for update;
   if v_active = p_flow_slug then
     v_members := array(select f.flow_slug from pgflow.flows f
-                       where f.flow_alias = v_alias and f.flow_slug <> p_flow_slug order by f.flow_slug);
+                       where f.flow_alias = v_flow.flow_alias and f.flow_slug <> p_flow_slug
+                       order by f.flow_slug);
     if cardinality(v_members) > 0 then
       raise exception 'Flow "%" is the active version of alias "%", which has other versions (%); activate one of them first (pgflow.activate_flow_version), then delete this one',
-        p_flow_slug, v_alias, array_to_string(v_members, ', ') using errcode = 'object_in_use';
-    elsif v_alias <> p_flow_slug and not coalesce(p_remove_alias, false) then
-      raise exception 'Flow "%" is the only version of alias "%"; deleting it removes the alias, which callers start: pass p_remove_alias => true to do that',
-        p_flow_slug, v_alias using errcode = 'object_in_use';
+        p_flow_slug, v_flow.flow_alias, array_to_string(v_members, ', ')
+        using errcode = 'object_in_use';
     end if;
   end if;
 
   perform pgflow._delete_flow_contents(p_flow_slug);
   if v_active = p_flow_slug then
-    delete from pgflow.flow_aliases a where a.flow_alias = v_alias;  -- its sole version
+    delete from pgflow.flow_aliases a where a.flow_alias = v_flow.flow_alias;  -- its sole version
   end if;
   delete from pgflow.flows f where f.flow_slug = p_flow_slug;
 end;
@@ -460,8 +449,7 @@ begin
     raise exception 'Invalid queue mode "%" for flow "%": expected "flow" or "step"', v_mode,
       ensure_flow_compiled.flow_slug using errcode = 'invalid_parameter_value';
   end if;
-  -- (A self-alias is the slug, checked with the shape.)
-  if ensure_flow_compiled.flow_alias is not null and pgflow._slug_problem(v_alias) is not null then
+  if pgflow._slug_problem(v_alias) is not null then
     raise exception 'Invalid flow alias "%": it %', v_alias, pgflow._slug_problem(v_alias)
       using errcode = 'check_violation', constraint = 'flow_alias_is_valid';
   end if;
@@ -526,11 +514,10 @@ begin
   if v_status = 'mismatch' then
     v_activation := case when v_active = ensure_flow_compiled.flow_slug then 'active' else 'inactive' end;
   elsif v_active is null then
-    -- (_create_flow has done it for a new flow; the pointer row decides either way.)
     insert into pgflow.flow_aliases (flow_alias, flow_slug) values (v_alias, ensure_flow_compiled.flow_slug)
-    on conflict (flow_alias) do nothing;
-    select a.flow_slug into v_active from pgflow.flow_aliases a where a.flow_alias = v_alias;
-    v_activation := case when v_active = ensure_flow_compiled.flow_slug then 'activated' else 'inactive' end;
+    on conflict (flow_alias) do nothing;  -- (_create_flow may have done it already)
+    v_active := ensure_flow_compiled.flow_slug;
+    v_activation := 'activated';
   else
     v_activation := case when v_active = ensure_flow_compiled.flow_slug then 'active' else 'inactive' end;
   end if;
@@ -556,7 +543,7 @@ $$;
 -- yet). A conflict changes nothing and names the actual current version (SQLSTATE 55000), so a
 -- rollout or a rollback never overwrites a change it did not see. The flow must be a member of
 -- the alias. Returns the alias row.
--- Locks: the alias lock, the flow's definition lock, then the alias row.
+-- Locks: the alias lock, then the alias row.
 -- Called by: operators (pgflow activate, Client::activate_flow_version).
 create or replace function pgflow.activate_flow_version(flow_alias text, flow_slug text,
                                                         expected_current_flow_slug text)
@@ -570,13 +557,7 @@ declare
   v_current pgflow.flow_aliases;
   v_row pgflow.flow_aliases;
 begin
-  if activate_flow_version.flow_alias is null or activate_flow_version.flow_slug is null then
-    raise exception 'activate_flow_version(): % must not be NULL',
-      case when activate_flow_version.flow_alias is null then 'flow_alias' else 'flow_slug' end
-      using errcode = 'null_value_not_allowed';
-  end if;
   perform pgflow._lock_flow_alias(activate_flow_version.flow_alias);
-  perform pgflow._lock_flow_definition(activate_flow_version.flow_slug);
   select f.flow_alias into v_member from pgflow.flows f where f.flow_slug = activate_flow_version.flow_slug;
   if not found then
     raise exception 'Flow "%" does not exist', activate_flow_version.flow_slug using errcode = 'no_data_found';

@@ -15,10 +15,289 @@
 --   * Worker protocol 5 (workers that report with complete_tasks / fail_tasks); workers of
 --     protocol 4 are still accepted, so workers can be upgraded after the database.
 --
+-- And corrections to 0005's alias functions (released; fixed here, never edited):
+--   * delete_flow_and_data(flow_slug, p_remove_alias default false): the sole version of a
+--     named alias is deleted with its alias only with p_remove_alias => true (a self-alias, a
+--     plain flow, as before); the alias rules are re-checked under the locks (a flow recreated
+--     meanwhile raises 40001); lock order alias -> definition -> alias row -> flow row.
+--   * activate_flow_version: NULL alias or slug raise 22004; the flow's definition lock is
+--     taken after the alias lock.
+--   * ensure_flow_compiled checks the alias only when one is given and reports the activation
+--     it finds after its insert.
+--
 -- Only functions change: no table is touched and no lock is taken beyond those of
 -- CREATE OR REPLACE FUNCTION. Applied by the pgflow migration runner in one transaction.
 -- Immutable once released.
 set local check_function_bodies = off;
+
+drop function pgflow.delete_flow_and_data(text);
+
+-- ---- sql/schema/functions/definitions/delete_flow_and_data.sql
+-- Deletes a flow with all its runs and its private queues, in one transaction: the alias rules
+-- first, then _delete_flow_contents (seed 000's steps 1-4), then the flow row last (step 5).
+-- Alias rules (seed 004): an inactive version can be deleted; the active version cannot while
+-- its alias has other versions (activate another one first); the sole version of an alias is
+-- deleted together with the alias - for a self-alias (a plain flow) by default, for a named
+-- alias only with p_remove_alias => true, because callers start that alias. Destructive: for
+-- operators and development.
+-- Locks: alias lock -> definition lock -> alias row -> flow row -> runs -> queues.
+-- Called by: operators.
+create or replace function pgflow.delete_flow_and_data(p_flow_slug text, p_remove_alias boolean default false)
+returns void
+language plpgsql volatile
+set search_path = ''
+as $$
+#variable_conflict use_column
+declare
+  v_alias text;
+  v_active text;
+  v_members text[];
+begin
+  -- A flow's alias is immutable while the flow exists, so it can be read before the locks;
+  -- read again under them in case the flow was deleted and created anew meanwhile.
+  select f.flow_alias into v_alias from pgflow.flows f where f.flow_slug = p_flow_slug;
+  if not found then
+    raise exception 'Flow "%" does not exist', p_flow_slug using errcode = 'no_data_found';
+  end if;
+  perform pgflow._lock_flow_alias(v_alias);
+  perform pgflow._lock_flow_definition(p_flow_slug);
+  if not exists (select 1 from pgflow.flows f where f.flow_slug = p_flow_slug and f.flow_alias = v_alias) then
+    raise exception 'Flow "%" was deleted or created anew while this deletion waited for it; try again', p_flow_slug
+      using errcode = 'serialization_failure';
+  end if;
+
+  select a.flow_slug into v_active from pgflow.flow_aliases a where a.flow_alias = v_alias for update;
+  if v_active = p_flow_slug then
+    v_members := array(select f.flow_slug from pgflow.flows f
+                       where f.flow_alias = v_alias and f.flow_slug <> p_flow_slug order by f.flow_slug);
+    if cardinality(v_members) > 0 then
+      raise exception 'Flow "%" is the active version of alias "%", which has other versions (%); activate one of them first (pgflow.activate_flow_version), then delete this one',
+        p_flow_slug, v_alias, array_to_string(v_members, ', ') using errcode = 'object_in_use';
+    elsif v_alias <> p_flow_slug and not coalesce(p_remove_alias, false) then
+      raise exception 'Flow "%" is the only version of alias "%"; deleting it removes the alias, which callers start: pass p_remove_alias => true to do that',
+        p_flow_slug, v_alias using errcode = 'object_in_use';
+    end if;
+  end if;
+
+  perform pgflow._delete_flow_contents(p_flow_slug);
+  if v_active = p_flow_slug then
+    delete from pgflow.flow_aliases a where a.flow_alias = v_alias;  -- its sole version
+  end if;
+  delete from pgflow.flows f where f.flow_slug = p_flow_slug;
+end;
+$$;
+
+-- ---- sql/schema/functions/definitions/ensure_flow_compiled.sql
+-- Startup compilation, the only compile path since upstream 0.16.0.
+--
+-- ensure_flow_compiled(flow_slug, shape, worker_protocol, queue_mode, route_map, flow_alias):
+-- startup deployment for workers of this database's protocol. The worker's deployment is its
+-- shape plus its queue mode (`flow` | `step`, upstream 0.17's contract), optionally the route
+-- map it derived ([{stepSlug, queueName}], which must equal what _flow_route derives), and the
+-- alias it belongs to (NULL: its own slug). In one transaction, under the alias lock and then
+-- the flow's definition lock (seed 004):
+--   1. alias membership: a new flow joins `flow_alias`; an existing one must already belong to
+--      it (membership is immutable: any other alias is an error, even locally);
+--   2. compile or verify: creates a missing flow (compiled), verifies an existing one - shape,
+--      queue mode and route, and that its queues are present and owned (verified) -,
+--      recompiles it on a local database keeping its identity, alias membership and activation
+--      (recompiled), or reports the differences and changes nothing (mismatch). A different
+--      queue mode or route is a mismatch like a different shape; mismatchKind says which
+--      ('shape' when the shape differs, else 'routing');
+--   3. activation: only an alias without an active version gets one (this flow: activated);
+--      otherwise nothing changes (active: this flow is the active version; inactive: another
+--      one is). A new version never replaces the active one: activate_flow_version does.
+-- Returns {status, differences, mismatchKind, queue_mode, routes (the persisted route map),
+-- queue_name (the flow's queue in mode `flow`), flow_alias, activation, active_flow_slug}.
+--
+-- ensure_flow_compiled(flow_slug, shape): upstream 0.16.0's signature. Workers of 0.16.0 call
+-- it first; it refuses them with the protocol error, so they stop before registering.
+--
+-- Locks: the alias lock, the flow's definition lock (then whatever compilation takes).
+-- Called by: EdgeWorker startup (src/worker/worker.cc).
+create or replace function pgflow.ensure_flow_compiled(flow_slug text, shape jsonb) returns jsonb
+language plpgsql volatile
+set search_path = ''
+as $$
+begin
+  perform pgflow._require_worker_protocol(null);
+  return null;
+end;
+$$;
+
+create or replace function pgflow.ensure_flow_compiled(flow_slug text, shape jsonb, worker_protocol int,
+                                                       queue_mode text default 'flow',
+                                                       route_map jsonb default null,
+                                                       flow_alias text default null)
+returns jsonb
+language plpgsql volatile
+set search_path = ''
+as $$
+#variable_conflict use_column
+declare
+  v_mode text := coalesce(ensure_flow_compiled.queue_mode, 'flow');
+  v_alias text := coalesce(ensure_flow_compiled.flow_alias, ensure_flow_compiled.flow_slug);
+  v_route jsonb;
+  v_flow pgflow.flows;
+  v_active text;
+  v_activation text;
+  v_shape_diffs text[] := '{}';
+  v_route_diffs text[] := '{}';
+  v_status text;
+begin
+  perform pgflow._require_worker_protocol(worker_protocol);
+  perform pgflow._validate_flow_shape(shape);
+  if v_mode not in ('flow', 'step') then
+    raise exception 'Invalid queue mode "%" for flow "%": expected "flow" or "step"', v_mode,
+      ensure_flow_compiled.flow_slug using errcode = 'invalid_parameter_value';
+  end if;
+  -- (A self-alias is the slug, checked with the shape.)
+  if ensure_flow_compiled.flow_alias is not null and pgflow._slug_problem(v_alias) is not null then
+    raise exception 'Invalid flow alias "%": it %', v_alias, pgflow._slug_problem(v_alias)
+      using errcode = 'check_violation', constraint = 'flow_alias_is_valid';
+  end if;
+  -- The route this deployment gets; a worker that derived another one has a bug, not a
+  -- deployment difference.
+  select coalesce(jsonb_agg(jsonb_build_object('stepSlug', r.step_slug, 'queueName', r.queue_name)
+                            order by r.step_index), '[]'::jsonb)
+  into v_route
+  from pgflow._flow_route(ensure_flow_compiled.flow_slug, shape, v_mode) r;
+  if route_map is not null and route_map is distinct from v_route then
+    raise exception 'The route map of the worker for flow "%" differs from the route pgflow derives: % vs %',
+      ensure_flow_compiled.flow_slug, route_map, v_route using errcode = 'invalid_parameter_value';
+  end if;
+
+  -- 1. Membership, under the alias lock and then the flow's.
+  perform pgflow._lock_flow_alias(v_alias);
+  perform pgflow._lock_flow_definition(ensure_flow_compiled.flow_slug);
+  select * into v_flow from pgflow.flows f where f.flow_slug = ensure_flow_compiled.flow_slug;
+  if found and v_flow.flow_alias <> v_alias then
+    raise exception 'Flow "%" belongs to alias "%"; this worker deploys it under alias "%" (alias membership is immutable: deploy a new flow slug under that alias)',
+      v_flow.flow_slug, v_flow.flow_alias, v_alias using errcode = 'object_not_in_prerequisite_state';
+  end if;
+  select a.flow_slug into v_active from pgflow.flow_aliases a where a.flow_alias = v_alias;
+
+  -- 2. Compile or verify.
+  if v_flow.flow_slug is null then
+    perform pgflow._create_flow_from_shape(ensure_flow_compiled.flow_slug, shape, v_mode, v_alias);
+    v_status := 'compiled';
+  else
+    v_shape_diffs := pgflow._compare_flow_shapes(shape, pgflow._get_flow_shape(ensure_flow_compiled.flow_slug));
+    v_route_diffs := pgflow._compare_flow_routes(v_mode, v_route, v_flow.queue_mode,
+                                                 pgflow._get_flow_route(ensure_flow_compiled.flow_slug));
+    if cardinality(v_shape_diffs) + cardinality(v_route_diffs) = 0 then
+      v_status := 'verified';
+      -- Verifying also checks that the flow's queues are present and owned.
+      if v_mode = 'step' then
+        perform pgflow._verify_step_queues(ensure_flow_compiled.flow_slug);
+      else
+        perform pgflow._provision_flow_queue(ensure_flow_compiled.flow_slug);
+        -- A flow without steps owns its queue only as "created together with the flow" (see
+        -- _provision_flow_queue, delete_flow_and_data). If the queue of such a flow persisted
+        -- earlier (create_flow alone) had to be provisioned just now, the definition is
+        -- complete only now: record it, or the next verification would take the queue for a
+        -- foreign one.
+        update pgflow.flows f set created_at = now()
+        where f.flow_slug = ensure_flow_compiled.flow_slug and f.created_at <> now()
+          and not exists (select 1 from pgflow.steps s where s.flow_slug = f.flow_slug)
+          and exists (select 1 from pgmq.meta m
+                      where m.queue_name = lower(f.flow_slug) and m.created_at = now());
+      end if;
+    elsif pgflow.is_local() then
+      -- The identity row stays: its alias membership and activation survive.
+      perform pgflow._delete_flow_contents(ensure_flow_compiled.flow_slug);
+      perform pgflow._create_flow_from_shape(ensure_flow_compiled.flow_slug, shape, v_mode, v_alias);
+      v_status := 'recompiled';
+    else
+      v_status := 'mismatch';
+    end if;
+  end if;
+
+  -- 3. Activation: only an alias without an active version gets one.
+  if v_status = 'mismatch' then
+    v_activation := case when v_active = ensure_flow_compiled.flow_slug then 'active' else 'inactive' end;
+  elsif v_active is null then
+    -- (_create_flow has done it for a new flow; the pointer row decides either way.)
+    insert into pgflow.flow_aliases (flow_alias, flow_slug) values (v_alias, ensure_flow_compiled.flow_slug)
+    on conflict (flow_alias) do nothing;
+    select a.flow_slug into v_active from pgflow.flow_aliases a where a.flow_alias = v_alias;
+    v_activation := case when v_active = ensure_flow_compiled.flow_slug then 'activated' else 'inactive' end;
+  else
+    v_activation := case when v_active = ensure_flow_compiled.flow_slug then 'active' else 'inactive' end;
+  end if;
+
+  select * into v_flow from pgflow.flows f where f.flow_slug = ensure_flow_compiled.flow_slug;
+  return jsonb_build_object(
+    'status', v_status,
+    'differences', to_jsonb(v_shape_diffs || v_route_diffs),
+    'mismatchKind', case when v_status not in ('mismatch', 'recompiled') then null
+                         when cardinality(v_shape_diffs) > 0 then 'shape' else 'routing' end,
+    'queue_mode', v_flow.queue_mode,
+    'routes', pgflow._get_flow_route(ensure_flow_compiled.flow_slug),
+    'queue_name', case when v_flow.queue_mode = 'flow' then lower(ensure_flow_compiled.flow_slug) end,
+    'flow_alias', v_alias,
+    'activation', v_activation,
+    'active_flow_slug', v_active);
+end;
+$$;
+
+-- ---- sql/schema/functions/definitions/activate_flow_version.sql
+-- Makes `flow_slug` the active version of `flow_alias`, by compare-and-swap: only if the alias
+-- still points to `expected_current_flow_slug` (NULL: only if the alias has no active version
+-- yet). A conflict changes nothing and names the actual current version (SQLSTATE 55000), so a
+-- rollout or a rollback never overwrites a change it did not see. The flow must be a member of
+-- the alias. Returns the alias row.
+-- Locks: the alias lock, the flow's definition lock, then the alias row.
+-- Called by: operators (pgflow activate, Client::activate_flow_version).
+create or replace function pgflow.activate_flow_version(flow_alias text, flow_slug text,
+                                                        expected_current_flow_slug text)
+returns pgflow.flow_aliases
+language plpgsql volatile
+set search_path = ''
+as $$
+#variable_conflict use_column
+declare
+  v_member text;
+  v_current pgflow.flow_aliases;
+  v_row pgflow.flow_aliases;
+begin
+  if activate_flow_version.flow_alias is null or activate_flow_version.flow_slug is null then
+    raise exception 'activate_flow_version(): % must not be NULL',
+      case when activate_flow_version.flow_alias is null then 'flow_alias' else 'flow_slug' end
+      using errcode = 'null_value_not_allowed';
+  end if;
+  perform pgflow._lock_flow_alias(activate_flow_version.flow_alias);
+  perform pgflow._lock_flow_definition(activate_flow_version.flow_slug);
+  select f.flow_alias into v_member from pgflow.flows f where f.flow_slug = activate_flow_version.flow_slug;
+  if not found then
+    raise exception 'Flow "%" does not exist', activate_flow_version.flow_slug using errcode = 'no_data_found';
+  elsif v_member <> activate_flow_version.flow_alias then
+    raise exception 'Flow "%" is a version of alias "%", not of "%"', activate_flow_version.flow_slug,
+      v_member, activate_flow_version.flow_alias using errcode = 'invalid_parameter_value';
+  end if;
+
+  select * into v_current from pgflow.flow_aliases a
+  where a.flow_alias = activate_flow_version.flow_alias for update;
+  if v_current.flow_slug is distinct from expected_current_flow_slug then
+    raise exception 'Alias "%" points to %, not to the expected %; nothing changed (read the current version and decide again)',
+      activate_flow_version.flow_alias,
+      coalesce('"' || v_current.flow_slug || '"', 'no version'),
+      coalesce('"' || expected_current_flow_slug || '"', 'no version')
+      using errcode = 'object_not_in_prerequisite_state';
+  end if;
+
+  if v_current.flow_alias is null then
+    insert into pgflow.flow_aliases (flow_alias, flow_slug)
+    values (activate_flow_version.flow_alias, activate_flow_version.flow_slug)
+    returning * into v_row;
+  else
+    update pgflow.flow_aliases a set flow_slug = activate_flow_version.flow_slug, updated_at = now()
+    where a.flow_alias = activate_flow_version.flow_alias
+    returning * into v_row;
+  end if;
+  return v_row;
+end;
+$$;
 
 -- ---- sql/schema/functions/events/_emit.sql
 -- Publishes one state change. `payload` is upstream's broadcast payload (it carries
