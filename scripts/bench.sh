@@ -6,6 +6,10 @@
 #   scripts/bench.sh                      # all sections, default sizes (a few minutes)
 #   scripts/bench.sh --scale=0.2          # quicker; --help lists every flag
 #   scripts/bench.sh micro [gbench args]  # the Google Benchmark micro-benchmarks instead
+#   scripts/bench.sh --pgmq-extension=DIR [args]
+#                     # twice: with the bundled PGMQ layer, then with the real PGMQ extension
+#                     # whose pgmq.control and pgmq--*.sql are in DIR (copied into PostgreSQL's
+#                     # extension directory for the second run and removed afterwards)
 #
 # pgflow_bench uses $DATABASE_URL when set; otherwise it creates a throwaway PostgreSQL
 # cluster (default settings) under the build tree and removes it at the end. The SQL
@@ -20,4 +24,31 @@ if [ "${1:-}" = "micro" ]; then
   shift
   exec "$build/bench/pgflow_micro_bench" "$@"
 fi
-exec "$build/bench/pgflow_bench" "$@"
+
+# --pgmq-extension=DIR: both PGMQ modes, one run each.
+extension_dir=
+args=()
+for a in "$@"; do
+  case "$a" in
+    --pgmq-extension=*) extension_dir=${a#--pgmq-extension=} ;;
+    *) args+=("$a") ;;
+  esac
+done
+if [ -z "$extension_dir" ]; then
+  exec "$build/bench/pgflow_bench" "$@"
+fi
+sharedir=$(/usr/lib/postgresql/15/bin/pg_config --sharedir)/extension
+[ -f "$extension_dir/pgmq.control" ] || { echo "bench.sh: no pgmq.control in $extension_dir" >&2; exit 2; }
+if [ -f "$sharedir/pgmq.control" ]; then
+  echo "bench.sh: PostgreSQL already offers a pgmq extension; run without --pgmq-extension" >&2
+  exit 2
+fi
+echo "== PGMQ: bundled layer =="
+"$build/bench/pgflow_bench" "${args[@]}"
+installed=()
+trap 'rm -f "${installed[@]}"' EXIT
+for f in "$extension_dir"/pgmq.control "$extension_dir"/pgmq--*.sql; do
+  cp "$f" "$sharedir/" && installed+=("$sharedir/$(basename "$f")")
+done
+echo "== PGMQ: extension from $extension_dir =="
+"$build/bench/pgflow_bench" "${args[@]}"

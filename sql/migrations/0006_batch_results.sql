@@ -340,8 +340,9 @@ $$;
 -- ---- sql/schema/functions/runtime/start_flow_by_slug.sql
 -- Starts a run of the concrete flow `flow_slug` (a pinned version, whatever its alias's active
 -- version is): checks the input (a flow with a root map needs an array), creates the run and one
--- step state per step, publishes run:started, then advances the run (conditions, taskless
--- steps, ready steps get their tasks and messages; a run without tasks completes at once).
+-- step state per step (root steps with tasks already started, with their tasks and messages,
+-- when no root step has a condition), publishes run:started, then advances the run (conditions, taskless
+-- steps, other ready steps get their tasks and messages; a run without tasks completes at once).
 -- Locks: the new run's rows only (nobody else can see them before commit); queue rows last.
 -- Called by: start_flow (after resolving the alias), start_flow_with_states_by_slug (and so
 -- Client::start_flow_by_slug); SQL users.
@@ -355,13 +356,17 @@ as $$
 declare
   v_run pgflow.runs;
   v_has_root_map boolean;
+  v_has_root_condition boolean;
+  v_step record;
 begin
   if not exists (select 1 from pgflow.flows f where f.flow_slug = start_flow_by_slug.flow_slug) then
     raise exception 'Flow "%" does not exist', start_flow_by_slug.flow_slug using errcode = 'no_data_found';
   end if;
-  select exists (select 1 from pgflow.steps s
-                 where s.flow_slug = start_flow_by_slug.flow_slug and s.step_type = 'map' and s.deps_count = 0)
-  into v_has_root_map;
+  select coalesce(bool_or(s.step_type = 'map'), false),
+         coalesce(bool_or(s.required_input_pattern is not null or s.forbidden_input_pattern is not null), false)
+  into v_has_root_map, v_has_root_condition
+  from pgflow.steps s
+  where s.flow_slug = start_flow_by_slug.flow_slug and s.deps_count = 0;
   if v_has_root_map and start_flow_by_slug.input is null then
     raise exception 'Flow % has root map steps but input is NULL', start_flow_by_slug.flow_slug;
   elsif v_has_root_map and jsonb_typeof(start_flow_by_slug.input) <> 'array' then
@@ -377,20 +382,115 @@ begin
           (select count(*) from pgflow.steps s where s.flow_slug = start_flow_by_slug.flow_slug))
   returning * into v_run;
 
-  insert into pgflow.step_states (flow_slug, run_id, step_slug, remaining_deps, initial_tasks)
-  select s.flow_slug, v_run.run_id, s.step_slug, s.deps_count,
-         -- (the inner CASE keeps constant folding from evaluating the length of a non-array)
-         case when s.step_type = 'map' and s.deps_count = 0
-                then jsonb_array_length(case when jsonb_typeof(v_run.input) = 'array' then v_run.input end)
-              when s.step_type = 'map' then null
-              else 1 end
-  from pgflow.steps s
-  where s.flow_slug = v_run.flow_slug;
+  -- Unless a root step has a condition (its evaluation may fail the run before anything
+  -- starts), root steps with tasks are created started: what start_ready_steps would do next,
+  -- without updating rows this statement inserts (which would run their foreign-key checks
+  -- again).
+  insert into pgflow.step_states (flow_slug, run_id, step_slug, remaining_deps, initial_tasks,
+                                  status, started_at, remaining_tasks)
+  select x.flow_slug, v_run.run_id, x.step_slug, x.deps_count, x.initial_tasks,
+         case when x.starts then 'started' else 'created' end,
+         case when x.starts then now() end,
+         case when x.starts then x.initial_tasks end
+  from (
+    select s.flow_slug, s.step_slug, s.deps_count, t.initial_tasks,
+           coalesce(not v_has_root_condition and s.deps_count = 0 and t.initial_tasks > 0, false) as starts
+    from pgflow.steps s
+    cross join lateral (select
+      -- (the inner CASE keeps constant folding from evaluating the length of a non-array)
+      case when s.step_type = 'map' and s.deps_count = 0
+             then jsonb_array_length(case when jsonb_typeof(v_run.input) = 'array' then v_run.input end)
+           when s.step_type = 'map' then null
+           else 1 end as initial_tasks) t
+    where s.flow_slug = v_run.flow_slug) x;
 
   perform pgflow._emit_run_event(v_run);
+  for v_step in
+    select ss as state, coalesce(s.opt_start_delay, 0) as start_delay, s.queue_name
+    from pgflow.step_states ss
+    join pgflow.steps s on s.flow_slug = ss.flow_slug and s.step_slug = ss.step_slug
+    where ss.run_id = v_run.run_id and ss.status = 'started'
+    order by ss.step_slug
+  loop
+    perform pgflow._enqueue_step_tasks(v_run, v_step.state, v_step.queue_name, v_step.start_delay);
+  end loop;
 
   perform pgflow._advance_run(v_run.run_id);
   return query select * from pgflow.runs r where r.run_id = v_run.run_id;
+end;
+$$;
+
+-- ---- sql/schema/functions/runtime/start_ready_steps.sql
+-- Starts every ready step with a known, positive task count (in step_slug order), and gives each
+-- its tasks and messages (_enqueue_step_tasks).
+-- Locks: the caller holds the run; step states FOR UPDATE -> task rows -> queue rows.
+-- Called by: _advance_run.
+create or replace function pgflow.start_ready_steps(run_id uuid) returns void
+language plpgsql volatile
+set search_path = ''
+as $$
+#variable_conflict use_column
+declare
+  v_run pgflow.runs;
+  v_step record;
+begin
+  select * into v_run from pgflow.runs r where r.run_id = start_ready_steps.run_id;
+  if not found or v_run.status <> 'started' then
+    return;
+  end if;
+
+  for v_step in
+    with ready as (
+      select ss.step_slug
+      from pgflow.step_states ss
+      where ss.run_id = v_run.run_id and ss.status = 'created' and ss.remaining_deps = 0
+        and ss.initial_tasks > 0
+      order by ss.step_slug
+      for update),
+    started as (
+      update pgflow.step_states ss
+      set status = 'started', started_at = now(), remaining_tasks = ss.initial_tasks
+      from ready
+      where ss.run_id = v_run.run_id and ss.step_slug = ready.step_slug
+      returning ss)
+    select (st.ss).*, st.ss as state, coalesce(s.opt_start_delay, 0) as start_delay, s.queue_name
+    from started st
+    join pgflow.steps s on s.flow_slug = (st.ss).flow_slug and s.step_slug = (st.ss).step_slug
+    order by (st.ss).step_slug
+  loop
+    perform pgflow._enqueue_step_tasks(v_run, v_step.state, v_step.queue_name, v_step.start_delay);
+  end loop;
+end;
+$$;
+
+-- ---- sql/schema/functions/runtime/_enqueue_step_tasks.sql
+-- Gives a step that has just been started its tasks: publishes step:started, sends one message
+-- per task to the step's queue (delayed by its start_delay) and inserts one queued task row per
+-- message that snapshots that queue; announces the work when it is visible at once. No queue
+-- DDL happens here.
+-- Locks: the caller holds the run and the step state; task rows -> queue rows.
+-- Called by: start_ready_steps, start_flow_by_slug (root steps it creates started).
+create or replace function pgflow._enqueue_step_tasks(p_run pgflow.runs, p_state pgflow.step_states,
+                                                      p_queue_name text, p_start_delay int)
+returns void
+language plpgsql volatile
+set search_path = ''
+as $$
+begin
+  perform pgflow._emit_step_event(p_state);
+
+  -- send_batch returns the ids in message order, so ordinality pairs id and task index.
+  insert into pgflow.step_tasks (flow_slug, run_id, step_slug, task_index, message_id, queue_name)
+  select p_run.flow_slug, p_run.run_id, p_state.step_slug, (m.n - 1)::int, m.msg_id, p_queue_name
+  from pgmq.send_batch(
+         p_queue_name,
+         array(select jsonb_build_object('flow_slug', p_run.flow_slug, 'run_id', p_run.run_id,
+                                         'step_slug', p_state.step_slug, 'task_index', i)
+               from generate_series(0, p_state.initial_tasks - 1) i order by i),
+         p_start_delay) with ordinality as m(msg_id, n);
+  if p_start_delay = 0 then
+    perform pgflow._announce_work(p_queue_name);
+  end if;
 end;
 $$;
 

@@ -68,6 +68,7 @@ set client_min_messages = warning;
 \ir functions/runtime/get_run_with_states.sql
 \ir functions/runtime/_advance_run.sql
 \ir functions/runtime/start_ready_steps.sql
+\ir functions/runtime/_enqueue_step_tasks.sql
 \ir functions/runtime/cascade_resolve_conditions.sql
 \ir functions/runtime/cascade_complete_taskless_steps.sql
 \ir functions/runtime/_cascade_force_skip_steps.sql

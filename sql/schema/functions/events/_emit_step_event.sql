@@ -6,7 +6,7 @@
 --   step:skipped    skip_reason, skipped_at, and flow_slug; a step skipped because its
 --                   handler failed carries error_message instead of flow_slug (as upstream)
 -- The one place step event payloads are built.
--- Called by: start_ready_steps, complete_task, _fail_type_violation, _fail_task,
+-- Called by: _enqueue_step_tasks, complete_task, _fail_type_violation, _fail_task,
 -- cascade_resolve_conditions, _emit_step_events.
 create or replace function pgflow._emit_step_event(p_state pgflow.step_states)
 returns void

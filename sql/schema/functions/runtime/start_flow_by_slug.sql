@@ -1,7 +1,8 @@
 -- Starts a run of the concrete flow `flow_slug` (a pinned version, whatever its alias's active
 -- version is): checks the input (a flow with a root map needs an array), creates the run and one
--- step state per step, publishes run:started, then advances the run (conditions, taskless
--- steps, ready steps get their tasks and messages; a run without tasks completes at once).
+-- step state per step (root steps with tasks already started, with their tasks and messages,
+-- when no root step has a condition), publishes run:started, then advances the run (conditions, taskless
+-- steps, other ready steps get their tasks and messages; a run without tasks completes at once).
 -- Locks: the new run's rows only (nobody else can see them before commit); queue rows last.
 -- Called by: start_flow (after resolving the alias), start_flow_with_states_by_slug (and so
 -- Client::start_flow_by_slug); SQL users.
@@ -15,13 +16,17 @@ as $$
 declare
   v_run pgflow.runs;
   v_has_root_map boolean;
+  v_has_root_condition boolean;
+  v_step record;
 begin
   if not exists (select 1 from pgflow.flows f where f.flow_slug = start_flow_by_slug.flow_slug) then
     raise exception 'Flow "%" does not exist', start_flow_by_slug.flow_slug using errcode = 'no_data_found';
   end if;
-  select exists (select 1 from pgflow.steps s
-                 where s.flow_slug = start_flow_by_slug.flow_slug and s.step_type = 'map' and s.deps_count = 0)
-  into v_has_root_map;
+  select coalesce(bool_or(s.step_type = 'map'), false),
+         coalesce(bool_or(s.required_input_pattern is not null or s.forbidden_input_pattern is not null), false)
+  into v_has_root_map, v_has_root_condition
+  from pgflow.steps s
+  where s.flow_slug = start_flow_by_slug.flow_slug and s.deps_count = 0;
   if v_has_root_map and start_flow_by_slug.input is null then
     raise exception 'Flow % has root map steps but input is NULL', start_flow_by_slug.flow_slug;
   elsif v_has_root_map and jsonb_typeof(start_flow_by_slug.input) <> 'array' then
@@ -37,17 +42,38 @@ begin
           (select count(*) from pgflow.steps s where s.flow_slug = start_flow_by_slug.flow_slug))
   returning * into v_run;
 
-  insert into pgflow.step_states (flow_slug, run_id, step_slug, remaining_deps, initial_tasks)
-  select s.flow_slug, v_run.run_id, s.step_slug, s.deps_count,
-         -- (the inner CASE keeps constant folding from evaluating the length of a non-array)
-         case when s.step_type = 'map' and s.deps_count = 0
-                then jsonb_array_length(case when jsonb_typeof(v_run.input) = 'array' then v_run.input end)
-              when s.step_type = 'map' then null
-              else 1 end
-  from pgflow.steps s
-  where s.flow_slug = v_run.flow_slug;
+  -- Unless a root step has a condition (its evaluation may fail the run before anything
+  -- starts), root steps with tasks are created started: what start_ready_steps would do next,
+  -- without updating rows this statement inserts (which would run their foreign-key checks
+  -- again).
+  insert into pgflow.step_states (flow_slug, run_id, step_slug, remaining_deps, initial_tasks,
+                                  status, started_at, remaining_tasks)
+  select x.flow_slug, v_run.run_id, x.step_slug, x.deps_count, x.initial_tasks,
+         case when x.starts then 'started' else 'created' end,
+         case when x.starts then now() end,
+         case when x.starts then x.initial_tasks end
+  from (
+    select s.flow_slug, s.step_slug, s.deps_count, t.initial_tasks,
+           coalesce(not v_has_root_condition and s.deps_count = 0 and t.initial_tasks > 0, false) as starts
+    from pgflow.steps s
+    cross join lateral (select
+      -- (the inner CASE keeps constant folding from evaluating the length of a non-array)
+      case when s.step_type = 'map' and s.deps_count = 0
+             then jsonb_array_length(case when jsonb_typeof(v_run.input) = 'array' then v_run.input end)
+           when s.step_type = 'map' then null
+           else 1 end as initial_tasks) t
+    where s.flow_slug = v_run.flow_slug) x;
 
   perform pgflow._emit_run_event(v_run);
+  for v_step in
+    select ss as state, coalesce(s.opt_start_delay, 0) as start_delay, s.queue_name
+    from pgflow.step_states ss
+    join pgflow.steps s on s.flow_slug = ss.flow_slug and s.step_slug = ss.step_slug
+    where ss.run_id = v_run.run_id and ss.status = 'started'
+    order by ss.step_slug
+  loop
+    perform pgflow._enqueue_step_tasks(v_run, v_step.state, v_step.queue_name, v_step.start_delay);
+  end loop;
 
   perform pgflow._advance_run(v_run.run_id);
   return query select * from pgflow.runs r where r.run_id = v_run.run_id;

@@ -1,0 +1,29 @@
+-- Gives a step that has just been started its tasks: publishes step:started, sends one message
+-- per task to the step's queue (delayed by its start_delay) and inserts one queued task row per
+-- message that snapshots that queue; announces the work when it is visible at once. No queue
+-- DDL happens here.
+-- Locks: the caller holds the run and the step state; task rows -> queue rows.
+-- Called by: start_ready_steps, start_flow_by_slug (root steps it creates started).
+create or replace function pgflow._enqueue_step_tasks(p_run pgflow.runs, p_state pgflow.step_states,
+                                                      p_queue_name text, p_start_delay int)
+returns void
+language plpgsql volatile
+set search_path = ''
+as $$
+begin
+  perform pgflow._emit_step_event(p_state);
+
+  -- send_batch returns the ids in message order, so ordinality pairs id and task index.
+  insert into pgflow.step_tasks (flow_slug, run_id, step_slug, task_index, message_id, queue_name)
+  select p_run.flow_slug, p_run.run_id, p_state.step_slug, (m.n - 1)::int, m.msg_id, p_queue_name
+  from pgmq.send_batch(
+         p_queue_name,
+         array(select jsonb_build_object('flow_slug', p_run.flow_slug, 'run_id', p_run.run_id,
+                                         'step_slug', p_state.step_slug, 'task_index', i)
+               from generate_series(0, p_state.initial_tasks - 1) i order by i),
+         p_start_delay) with ordinality as m(msg_id, n);
+  if p_start_delay = 0 then
+    perform pgflow._announce_work(p_queue_name);
+  end if;
+end;
+$$;
