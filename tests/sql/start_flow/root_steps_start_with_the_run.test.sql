@@ -1,9 +1,10 @@
 -- start_flow creates root steps started (no second write of their step state): each has its
 -- tasks and messages, started_at is the run's start, and the events come as before: run:started,
--- then step:started per root step in step_slug order. A root map of an empty array is
--- taskless and completes instead; a step with dependencies stays created.
+-- then step:started per root step in step_slug order; a step with dependencies stays created.
+-- With an empty root map the order of the usual path is kept: the taskless map completes
+-- first, then the other root step starts.
 begin;
-select plan(5);
+select plan(6);
 select pgflow_tests.install_realtime_stub();
 select pgflow.create_flow('f');
 select pgflow.add_step('f', 'zeta');
@@ -29,6 +30,9 @@ select run_id as empty_run from pgflow.start_flow('f', '[]') \gset
 select results_eq(format($$select step_slug, status from pgflow.step_states where run_id = %L order by step_slug$$, :'empty_run'),
                   $$values ('after', 'created'), ('alpha', 'completed'), ('zeta', 'started')$$,
                   'an empty root map completes taskless; the other root step starts');
+select results_eq(format($$select event from pgflow_tests.realtime_events(%L)$$, :'empty_run'),
+                  $$values ('run:started'), ('step:alpha:completed'), ('step:zeta:started')$$,
+                  'in that order: run:started, the taskless completion, then step:started');
 
 select * from finish();
 rollback;

@@ -21,6 +21,8 @@ returns setof pgflow.step_tasks
 language plpgsql volatile
 set search_path = ''
 set enable_seqscan = off  -- plans that do not depend on statistics (sql/schema/README.md, Plans)
+set enable_hashjoin = off  -- its joins with the batch probe keys, never scan a table
+set enable_mergejoin = off
 as $$
 #variable_conflict use_column
 declare

@@ -1,7 +1,7 @@
 -- Starts a run of the concrete flow `flow_slug` (a pinned version, whatever its alias's active
 -- version is): checks the input (a flow with a root map needs an array), creates the run and one
--- step state per step (root steps with tasks already started, with their tasks and messages,
--- when no root step has a condition), publishes run:started, then advances the run (conditions, taskless
+-- step state per step (root steps already started, with their tasks and messages, when no root
+-- step has a condition and no root map is empty), publishes run:started, then advances the run (conditions, taskless
 -- steps, other ready steps get their tasks and messages; a run without tasks completes at once).
 -- Locks: the new run's rows only (nobody else can see them before commit); queue rows last.
 -- Called by: start_flow (after resolving the alias), start_flow_with_states_by_slug (and so
@@ -42,10 +42,12 @@ begin
           (select count(*) from pgflow.steps s where s.flow_slug = start_flow_by_slug.flow_slug))
   returning * into v_run;
 
-  -- Unless a root step has a condition (its evaluation may fail the run before anything
-  -- starts), root steps with tasks are created started: what start_ready_steps would do next,
-  -- without updating rows this statement inserts (which would run their foreign-key checks
-  -- again).
+  -- In the common case — no root step has a condition and no root map is empty — nothing can
+  -- happen at start before the root steps start, so they are created started: what
+  -- start_ready_steps would do next, without updating rows this statement inserts (which would
+  -- run their foreign-key checks again). Otherwise (a condition may skip steps or fail the run;
+  -- an empty root map completes at once and may make other steps ready) every step is created
+  -- and _advance_run starts what is ready, in its usual order.
   insert into pgflow.step_states (flow_slug, run_id, step_slug, remaining_deps, initial_tasks,
                                   status, started_at, remaining_tasks)
   select x.flow_slug, v_run.run_id, x.step_slug, x.deps_count, x.initial_tasks,
@@ -54,7 +56,8 @@ begin
          case when x.starts then x.initial_tasks end
   from (
     select s.flow_slug, s.step_slug, s.deps_count, t.initial_tasks,
-           coalesce(not v_has_root_condition and s.deps_count = 0 and t.initial_tasks > 0, false) as starts
+           coalesce(not v_has_root_condition and s.deps_count = 0, false)
+             and bool_and(coalesce(s.deps_count > 0 or t.initial_tasks > 0, false)) over () as starts
     from pgflow.steps s
     cross join lateral (select
       -- (the inner CASE keeps constant folding from evaluating the length of a non-array)
