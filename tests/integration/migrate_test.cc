@@ -6,6 +6,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "pg/connection.h"
+#include "pgflow/status.h"
 #include "testing/pg_fixture.h"
 #include "testing/status_matchers.h"
 
@@ -106,9 +107,23 @@ TEST(Migrate, FailingMigrationRollsBackAndNamesTheFile) {
   // A pre-existing object that migration 0001 needs to create makes it fail.
   ASSERT_THAT(conn.exec_script("create schema pgflow; create table pgflow.flows (x int);"), IsOk());
   absl::Status s = migrate(db.url());
-  EXPECT_THAT(s, StatusIs(::testing::_, HasSubstr(bundled_migrations()[0].file_name())));
+  // The server's error (a duplicate object, class 42) keeps its code and SQLSTATE and names the file.
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(bundled_migrations()[0].file_name())));
+  EXPECT_EQ(sql_state(s).value_or("").substr(0, 2), "42") << s;
   PGFLOW_ASSERT_OK_AND_ASSIGN(SchemaStatus status, schema_status(db.url()));
   EXPECT_TRUE(status.applied.empty());
+  // Nothing of the failed migration is left: no function, no other table, the table it tripped
+  // over unchanged.
+  PGFLOW_ASSERT_OK_AND_ASSIGN(
+      pg::Result left,
+      conn.exec("select (select count(*) from pg_proc where pronamespace = 'pgflow'::regnamespace)::text, "
+                "(select string_agg(relname, ',' order by relname) from pg_class "
+                " where relnamespace = 'pgflow'::regnamespace and relkind in ('r', 'p')), "
+                "(select string_agg(attname, ',') from pg_attribute "
+                " where attrelid = 'pgflow.flows'::regclass and attnum > 0 and not attisdropped)"));
+  EXPECT_EQ(left.text(0, 0), "0");
+  EXPECT_THAT(std::string(left.text(0, 1)), ::testing::AnyOf("flows", "flows,schema_migrations"));
+  EXPECT_EQ(left.text(0, 2), "x");
 }
 
 }  // namespace

@@ -196,6 +196,18 @@ TEST(FlowHandler, MoveOnlyHandlersAndCheapCopies) {
   StepHandler copy = flow.definition().find("add")->handler;  // shares the handler
   Context ctx({.flow_input = 1});
   EXPECT_EQ(copy(nlohmann::json::object(), ctx).value(), 6);
+
+  // Copies share the stored callable: copying handlers copies no capture (counted through a
+  // shared_ptr the capture holds).
+  auto token = std::make_shared<int>(7);
+  const std::weak_ptr<int> watch = token;
+  const auto counted = Flow<"counted", int>().step<"add">([t = std::move(token)](int x) { return x + *t; });
+  const long stored = watch.use_count();
+  StepHandler a = counted.definition().find("add")->handler;
+  StepHandler b = a;
+  const std::vector<StepHandler> more(10, b);
+  EXPECT_EQ(watch.use_count(), stored);
+  EXPECT_EQ(more.back()(nlohmann::json::object(), ctx).value(), 8);
 }
 
 TEST(FlowHandler, ConcurrentCallsOfOneHandler) {
