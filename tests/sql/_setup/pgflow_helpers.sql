@@ -154,6 +154,26 @@ begin
 end;
 $$;
 
+-- Whether every message of `step_slug` in `queue_name` (there is at least one) becomes visible
+-- `delay_s` seconds after an instant between t0 and t1: clock_timestamp() values a test takes
+-- right before and right after the call that set the visibility. An exact check that does not
+-- depend on how fast the test runs (no tolerance window).
+create or replace function pgflow_tests.visible_after(step_slug text, queue_name text, delay_s numeric,
+                                                      t0 timestamptz, t1 timestamptz)
+returns boolean
+language plpgsql
+as $$
+declare
+  v_ok boolean;
+begin
+  execute format(
+    'select count(*) > 0 and bool_and(vt between $2 + $4 * interval ''1 second'' and $3 + $4 * interval ''1 second'')
+     from pgmq.%I where message->>''step_slug'' = $1', pgmq.format_table_name(queue_name, 'q'))
+  into v_ok using step_slug, t0, t1, delay_s;
+  return v_ok;
+end;
+$$;
+
 -- Installs a stand-in for Supabase's realtime.send that records every call.
 create or replace function pgflow_tests.install_realtime_stub()
 returns void

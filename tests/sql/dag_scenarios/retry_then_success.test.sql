@@ -8,13 +8,17 @@ select pgflow.create_flow('f', max_attempts => 3, base_delay => 1);
 select pgflow.add_step('f', 'flaky');
 select run_id as run from pgflow.start_flow('f', '{}') \gset
 
+select clock_timestamp() as t0 \gset
 select pgflow.fail_task(run_id, step_slug, task_index, 'attempt 1 failed') from pgflow_tests.read_and_start('f', 30, 10) \g /dev/null
-select ok((select vt_seconds between 1 and 2 from pgflow_tests.message_timing('flaky', 'f')), 'backoff 2 s after attempt 1');
+select clock_timestamp() as t1 \gset
+select ok(pgflow_tests.visible_after('flaky', 'f', 2, :'t0', :'t1'), 'backoff 2 s after attempt 1');
 select is_empty($$select * from pgflow_tests.read_and_start('f', 30, 10)$$, 'hidden during the backoff');
 select pgflow_tests.reset_message_visibility('f');
 
+select clock_timestamp() as t0 \gset
 select pgflow.fail_task(run_id, step_slug, task_index, 'attempt 2 failed') from pgflow_tests.read_and_start('f', 30, 10) \g /dev/null
-select ok((select vt_seconds between 3 and 4 from pgflow_tests.message_timing('flaky', 'f')), 'backoff 4 s after attempt 2');
+select clock_timestamp() as t1 \gset
+select ok(pgflow_tests.visible_after('flaky', 'f', 4, :'t0', :'t1'), 'backoff 4 s after attempt 2');
 select pgflow_tests.reset_message_visibility('f');
 
 select pgflow.complete_task(run_id, step_slug, task_index, '"finally"') from pgflow_tests.read_and_start('f', 30, 10) \g /dev/null

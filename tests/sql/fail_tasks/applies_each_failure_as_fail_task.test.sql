@@ -16,6 +16,7 @@ select pgflow_tests.start_task(:'retry_run', 'a');
 select pgflow_tests.start_task(:'once_run', 'a');
 select pgflow_tests.start_task(:'once_run', 'b');
 
+select clock_timestamp() as t0 \gset
 select results_eq(
   format($$select step_slug, status from pgflow.fail_tasks(jsonb_build_array(
       jsonb_build_object('run_id', %2$L, 'step_slug', 'b', 'task_index', 0, 'error_message', 'late'),
@@ -25,9 +26,10 @@ select results_eq(
     order by run_id = %1$L desc, step_slug$$, :'retry_run', :'once_run'),
   $$values ('a', 'queued'), ('a', 'failed'), ('b', 'cancelled')$$,
   'queued again, failed, and the late sibling left cancelled; nothing for the unknown task');
+select clock_timestamp() as t1 \gset
 select results_eq(format($$select status, attempts_count, error_message from pgflow.step_tasks where run_id = %L$$, :'retry_run'),
                   $$values ('queued', 1, 'try again')$$, 'the retried task keeps its attempt and error');
-select is((select vt_seconds from pgflow_tests.message_timing('a', 'retry')), 10,
+select ok(pgflow_tests.visible_after('a', 'retry', 10, :'t0', :'t1'),
           'its message is hidden for the backoff (5 * 2^1 s)');
 select is((select status from pgflow.runs where run_id = :'once_run'), 'failed', 'the exhausted task failed its run');
 select results_eq(format($$select step_slug, status, error_message from pgflow.step_tasks where run_id = %L order by step_slug$$, :'once_run'),

@@ -8,13 +8,15 @@ select pgmq.send('q', '{"n": 1}', '{"h": 1}'::jsonb);
 select pgmq.send('q', '{"n": 2}');
 select pgmq.send('q', '{"n": 3}');
 
+select clock_timestamp() as t0 \gset
 select results_eq(
   $$select msg_id, read_ct, message, headers from pgflow.set_vt_batch('q', array[1, 2]::bigint[], array[30, 120]) order by msg_id$$,
   $$values (1::bigint, 0, '{"n": 1}'::jsonb, '{"h": 1}'::jsonb), (2, 0, '{"n": 2}', null)$$,
   'returns the updated rows with message and headers');
+select clock_timestamp() as t1 \gset
 select results_eq(
-  $$select msg_id, round(extract(epoch from vt - clock_timestamp()))::int between off - 1 and off
-    from pgmq.q_q join (values (1::bigint, 30), (2, 120)) v(id, off) on v.id = msg_id order by msg_id$$,
+  format($$select msg_id, vt between %L::timestamptz + off * interval '1 second' and %L::timestamptz + off * interval '1 second'
+    from pgmq.q_q join (values (1::bigint, 30), (2, 120)) v(id, off) on v.id = msg_id order by msg_id$$, :'t0', :'t1'),
   $$values (1::bigint, true), (2, true)$$,
   'each message is hidden for its own offset');
 select ok((select vt <= clock_timestamp() from pgmq.q_q where msg_id = 3), 'other messages are untouched');
