@@ -65,12 +65,11 @@ std::string claim_note(const TaskCounter& c, std::int64_t tasks) {
                          c.mean_claim_size(), c.mean_claim_ms());
 }
 
-// Runs started per second by `producers` threads calling Client::start_flow (each its own
-// transaction) for `runs` runs in all, with no worker running.
-double start_rate(Client& client, const std::string& slug, int producers, std::int64_t runs) {
+// `producers` threads call Client::start_flow (each start its own transaction) for `runs` runs
+// in all; returns when every run is started (throws BenchError when a start fails).
+void start_runs(const Client& client, const std::string& slug, int producers, std::int64_t runs) {
   std::mutex error_mu;
   std::string error;
-  const Clock::time_point t0 = Clock::now();
   {
     std::vector<std::jthread> threads;
     for (int p = 0; p < producers; ++p) {
@@ -87,6 +86,12 @@ double start_rate(Client& client, const std::string& slug, int producers, std::i
     }
   }
   if (!error.empty()) throw BenchError("c: start_flow failed: " + error);
+}
+
+// Runs started per second by start_runs, with no worker running.
+double start_rate(const Client& client, const std::string& slug, int producers, std::int64_t runs) {
+  const Clock::time_point t0 = Clock::now();
+  start_runs(client, slug, producers, runs);
   return static_cast<double>(runs) / seconds_between(t0, Clock::now());
 }
 
@@ -187,7 +192,6 @@ void end_to_end(BenchContext& ctx, const std::string& url, const std::string& id
   counter.reset(runs);
   std::optional<Clock::time_point> done;
   Clock::time_point t0, produced;
-  std::string error;
   const CpuMeter meter(db);
   CpuSample cpu0, cpu1;
   std::string backends;
@@ -195,32 +199,16 @@ void end_to_end(BenchContext& ctx, const std::string& url, const std::string& id
     WorkerConfig config = worker_config(ctx, 64, &counter);
     config.connection_string = url;
     EdgeWorker worker = start_worker(def, std::move(config));
-    std::mutex error_mu;
     cpu0 = meter.sample();
     t0 = Clock::now();
-    {
-      std::vector<std::jthread> threads;
-      for (int p = 0; p < producers; ++p) {
-        threads.emplace_back([&, p] {
-          for (std::int64_t i = p; i < runs; i += producers) {
-            absl::StatusOr<RunState> run = client->start_flow(def.slug, nlohmann::json(i));
-            if (!run.ok()) {
-              std::lock_guard<std::mutex> lock(error_mu);
-              error = std::string(run.status().message());
-              return;
-            }
-          }
-        });
-      }
-    }
+    start_runs(*client, def.slug, producers, runs);  // a failure throws; the worker drains
     produced = Clock::now();
-    if (error.empty()) done = counter.wait(ctx.timeout);
+    done = counter.wait(ctx.timeout);
     cpu1 = meter.sample();
     backends = backend_cpu_by_connection(db, seconds_between(t0, Clock::now()));
     worker.stop();
     (void)worker.wait();
   }
-  if (!error.empty()) throw BenchError("c: start_flow failed: " + error);
   const std::int64_t finished = completed_runs(db, def.slug);
   const std::string name = absl::StrFormat("end to end, %d producers + worker, 1-step flow%s", producers, what);
   if (!done || finished != runs) {

@@ -299,6 +299,61 @@ begin
 end;
 $$;
 
+-- ---- sql/schema/functions/queues/_terminate_tasks.sql
+-- Moves every queued or started task of the run (or of the given steps) to a terminal status
+-- (`skipped` or `cancelled`) and archives their messages, one batch per task queue snapshot
+-- (_archive_messages): task rows first, then queue rows.
+-- Locks: the caller holds the run.
+-- Called by: _fail_run, _cascade_force_skip_steps, _fail_task.
+create or replace function pgflow._terminate_tasks(p_run_id uuid, p_step_slugs text[], p_status text)
+returns void
+language plpgsql volatile
+set search_path = ''
+as $$
+#variable_conflict use_column
+declare
+  v_queues text[];
+  v_ids bigint[];
+begin
+  with terminated as (
+    update pgflow.step_tasks t
+    set status = p_status
+    where t.run_id = p_run_id
+      and (p_step_slugs is null or t.step_slug = any(p_step_slugs))
+      and t.status in ('queued', 'started')
+    returning t.queue_name, t.message_id)
+  select array_agg(x.queue_name), array_agg(x.message_id)
+  into v_queues, v_ids
+  from terminated x;
+  perform pgflow._archive_messages(v_queues, v_ids);
+end;
+$$;
+
+-- ---- sql/schema/functions/queues/_archive_messages.sql
+-- Archives task messages given as (queue, message id) pairs: one pgmq.archive per queue, queues
+-- in name order, ids sorted; NULL ids (tasks without a message) are skipped. Idempotent.
+-- Locks: the caller holds the tasks' runs; queue rows last (lock order position 5).
+-- Called by: _terminate_tasks, complete_tasks.
+create or replace function pgflow._archive_messages(p_queue_names text[], p_message_ids bigint[])
+returns void
+language plpgsql volatile
+set search_path = ''
+as $$
+declare
+  v_batch record;
+begin
+  for v_batch in
+    select m.queue_name, array_agg(m.id order by m.id) as ids
+    from unnest(p_queue_names, p_message_ids) m(queue_name, id)
+    where m.id is not null
+    group by m.queue_name
+    order by m.queue_name
+  loop
+    perform pgmq.archive(v_batch.queue_name, v_batch.ids);
+  end loop;
+end;
+$$;
+
 -- ---- sql/schema/functions/events/_emit.sql
 -- Publishes one state change. `payload` is upstream's broadcast payload (it carries
 -- event_type, run_id, status and, for step events, step_slug), built by _emit_run_event or
@@ -357,6 +412,7 @@ declare
   v_run pgflow.runs;
   v_has_root_map boolean;
   v_has_root_condition boolean;
+  v_roots_start boolean;
   v_step record;
 begin
   if not exists (select 1 from pgflow.flows f where f.flow_slug = start_flow_by_slug.flow_slug) then
@@ -388,6 +444,10 @@ begin
   -- run their foreign-key checks again). Otherwise (a condition may skip steps or fail the run;
   -- an empty root map completes at once and may make other steps ready) every step is created
   -- and _advance_run starts what is ready, in its usual order.
+  v_roots_start := not v_has_root_condition;
+  if v_roots_start and v_has_root_map then
+    v_roots_start := jsonb_array_length(start_flow_by_slug.input) > 0;  -- an array (checked above)
+  end if;
   insert into pgflow.step_states (flow_slug, run_id, step_slug, remaining_deps, initial_tasks,
                                   status, started_at, remaining_tasks)
   select x.flow_slug, v_run.run_id, x.step_slug, x.deps_count, x.initial_tasks,
@@ -396,8 +456,7 @@ begin
          case when x.starts then x.initial_tasks end
   from (
     select s.flow_slug, s.step_slug, s.deps_count, t.initial_tasks,
-           coalesce(not v_has_root_condition and s.deps_count = 0, false)
-             and bool_and(coalesce(s.deps_count > 0 or t.initial_tasks > 0, false)) over () as starts
+           v_roots_start and s.deps_count = 0 as starts
     from pgflow.steps s
     cross join lateral (select
       -- (the inner CASE keeps constant folding from evaluating the length of a non-array)
@@ -683,7 +742,8 @@ declare
   v_finished pgflow.step_states[];
   v_advance uuid[];
   v_run pgflow.runs;
-  v_batch record;
+  v_queues text[];
+  v_message_ids bigint[];
 begin
   select coalesce(array_agg(r.run_id order by r.n), '{}'), array_agg(r.step_slug order by r.n),
          array_agg(r.task_index order by r.n), array_agg(r.value order by r.n)
@@ -851,17 +911,13 @@ begin
   where b.kind in ('late', 'unchanged');
 
   -- Messages last: completed and late tasks' messages, one archive per queue.
-  for v_batch in
-    select t.queue_name, array_agg(t.message_id order by t.message_id) as ids
-    from unnest(v_run_ids, v_steps, v_indexes, v_kinds) b(run_id, step_slug, task_index, kind)
-    join pgflow.step_tasks t
-      on t.run_id = b.run_id and t.step_slug = b.step_slug and t.task_index = b.task_index
-    where b.kind in ('complete', 'late') and t.message_id is not null
-    group by t.queue_name
-    order by t.queue_name
-  loop
-    perform pgmq.archive(v_batch.queue_name, v_batch.ids);
-  end loop;
+  select array_agg(t.queue_name), array_agg(t.message_id)
+  into v_queues, v_message_ids
+  from unnest(v_run_ids, v_steps, v_indexes, v_kinds) b(run_id, step_slug, task_index, kind)
+  join pgflow.step_tasks t
+    on t.run_id = b.run_id and t.step_slug = b.step_slug and t.task_index = b.task_index
+  where b.kind in ('complete', 'late');
+  perform pgflow._archive_messages(v_queues, v_message_ids);
 end;
 $$;
 

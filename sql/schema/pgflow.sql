@@ -50,6 +50,7 @@ set client_min_messages = warning;
 \ir functions/queues/_archive_task_message.sql
 \ir functions/queues/_set_task_message_vt.sql
 \ir functions/queues/_terminate_tasks.sql
+\ir functions/queues/_archive_messages.sql
 \ir functions/queues/set_vt_batch.sql
 
 -- Events.

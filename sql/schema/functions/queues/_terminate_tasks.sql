@@ -1,6 +1,6 @@
 -- Moves every queued or started task of the run (or of the given steps) to a terminal status
--- (`skipped` or `cancelled`) and archives their messages, one batch per task queue snapshot:
--- task rows first, then queue rows.
+-- (`skipped` or `cancelled`) and archives their messages, one batch per task queue snapshot
+-- (_archive_messages): task rows first, then queue rows.
 -- Locks: the caller holds the run.
 -- Called by: _fail_run, _cascade_force_skip_steps, _fail_task.
 create or replace function pgflow._terminate_tasks(p_run_id uuid, p_step_slugs text[], p_status text)
@@ -10,23 +10,19 @@ set search_path = ''
 as $$
 #variable_conflict use_column
 declare
-  v_batch record;
+  v_queues text[];
+  v_ids bigint[];
 begin
-  for v_batch in
-    with terminated as (
-      update pgflow.step_tasks t
-      set status = p_status
-      where t.run_id = p_run_id
-        and (p_step_slugs is null or t.step_slug = any(p_step_slugs))
-        and t.status in ('queued', 'started')
-      returning t.queue_name, t.message_id)
-    select x.queue_name, array_agg(x.message_id order by x.message_id) as ids
-    from terminated x
-    where x.message_id is not null
-    group by x.queue_name
-    order by x.queue_name
-  loop
-    perform pgmq.archive(v_batch.queue_name, v_batch.ids);
-  end loop;
+  with terminated as (
+    update pgflow.step_tasks t
+    set status = p_status
+    where t.run_id = p_run_id
+      and (p_step_slugs is null or t.step_slug = any(p_step_slugs))
+      and t.status in ('queued', 'started')
+    returning t.queue_name, t.message_id)
+  select array_agg(x.queue_name), array_agg(x.message_id)
+  into v_queues, v_ids
+  from terminated x;
+  perform pgflow._archive_messages(v_queues, v_ids);
 end;
 $$;

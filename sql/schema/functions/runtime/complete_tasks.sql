@@ -34,7 +34,8 @@ declare
   v_finished pgflow.step_states[];
   v_advance uuid[];
   v_run pgflow.runs;
-  v_batch record;
+  v_queues text[];
+  v_message_ids bigint[];
 begin
   select coalesce(array_agg(r.run_id order by r.n), '{}'), array_agg(r.step_slug order by r.n),
          array_agg(r.task_index order by r.n), array_agg(r.value order by r.n)
@@ -202,16 +203,12 @@ begin
   where b.kind in ('late', 'unchanged');
 
   -- Messages last: completed and late tasks' messages, one archive per queue.
-  for v_batch in
-    select t.queue_name, array_agg(t.message_id order by t.message_id) as ids
-    from unnest(v_run_ids, v_steps, v_indexes, v_kinds) b(run_id, step_slug, task_index, kind)
-    join pgflow.step_tasks t
-      on t.run_id = b.run_id and t.step_slug = b.step_slug and t.task_index = b.task_index
-    where b.kind in ('complete', 'late') and t.message_id is not null
-    group by t.queue_name
-    order by t.queue_name
-  loop
-    perform pgmq.archive(v_batch.queue_name, v_batch.ids);
-  end loop;
+  select array_agg(t.queue_name), array_agg(t.message_id)
+  into v_queues, v_message_ids
+  from unnest(v_run_ids, v_steps, v_indexes, v_kinds) b(run_id, step_slug, task_index, kind)
+  join pgflow.step_tasks t
+    on t.run_id = b.run_id and t.step_slug = b.step_slug and t.task_index = b.task_index
+  where b.kind in ('complete', 'late');
+  perform pgflow._archive_messages(v_queues, v_message_ids);
 end;
 $$;

@@ -17,6 +17,7 @@ declare
   v_run pgflow.runs;
   v_has_root_map boolean;
   v_has_root_condition boolean;
+  v_roots_start boolean;
   v_step record;
 begin
   if not exists (select 1 from pgflow.flows f where f.flow_slug = start_flow_by_slug.flow_slug) then
@@ -48,6 +49,10 @@ begin
   -- run their foreign-key checks again). Otherwise (a condition may skip steps or fail the run;
   -- an empty root map completes at once and may make other steps ready) every step is created
   -- and _advance_run starts what is ready, in its usual order.
+  v_roots_start := not v_has_root_condition;
+  if v_roots_start and v_has_root_map then
+    v_roots_start := jsonb_array_length(start_flow_by_slug.input) > 0;  -- an array (checked above)
+  end if;
   insert into pgflow.step_states (flow_slug, run_id, step_slug, remaining_deps, initial_tasks,
                                   status, started_at, remaining_tasks)
   select x.flow_slug, v_run.run_id, x.step_slug, x.deps_count, x.initial_tasks,
@@ -56,8 +61,7 @@ begin
          case when x.starts then x.initial_tasks end
   from (
     select s.flow_slug, s.step_slug, s.deps_count, t.initial_tasks,
-           coalesce(not v_has_root_condition and s.deps_count = 0, false)
-             and bool_and(coalesce(s.deps_count > 0 or t.initial_tasks > 0, false)) over () as starts
+           v_roots_start and s.deps_count = 0 as starts
     from pgflow.steps s
     cross join lateral (select
       -- (the inner CASE keeps constant folding from evaluating the length of a non-array)
