@@ -204,8 +204,9 @@ class Flow : public detail::StepMethods<Flow<Slug, Input, Steps...>> {
         if constexpr (!handler_ok) {
           return detail::InvalidFlow{};
         } else {
-          using Result = typename detail::HandlerResult<typename Call::template Result<>::type>::value;
-          if constexpr (!detail::check_output<Kind, Result>()) {
+          using Returned = typename Call::template Result<>::type;
+          using Result = typename detail::HandlerResult<Returned>::value;
+          if constexpr (!detail::check_output<Kind, Result, Returned>()) {
             return detail::InvalidFlow{};
           } else {
             using Output = std::conditional_t<Kind == detail::StepKind::kMap, std::vector<Result>, Result>;

@@ -1,4 +1,5 @@
 // expect: pgflow: the handler takes std::optional<T> for a dependency that always has a value
+// context: AfterTag<pgflow::detail::FixedString<4>{"gift"}>
 // With skip-cascade the dependent is skipped too, so when it runs the dependency is there: take T.
 #include <optional>
 #include <string>

@@ -1,4 +1,5 @@
 // expect: pgflow: after<...> names a step that this flow does not define before this one
+// context: Deps = SlugList<FixedString<5>{"fetch"}>. Steps = {}
 // Steps can only depend on earlier steps (so cycles cannot be written).
 #include <optional>
 #include <string>

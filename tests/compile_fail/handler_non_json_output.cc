@@ -1,4 +1,5 @@
 // expect: pgflow: the handler's result type has no JSON conversion
+// context: Output = Opaque. Returned = Opaque\]
 // Outputs are stored as JSON, so their type needs to_json and from_json.
 #include <optional>
 #include <string>

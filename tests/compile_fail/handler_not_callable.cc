@@ -1,4 +1,5 @@
 // expect: pgflow: the handler cannot be called with this step's input
+// context: HandlerCall<<lambda\(int\)>, TypeList<std::(__cxx11::)?basic_string<char
 // `name` outputs a std::string, the handler takes an int.
 #include <optional>
 #include <string>

@@ -1,4 +1,5 @@
 // expect: pgflow: the handler's result type has no JSON conversion
+// context: Output = Opaque. Returned = absl::([a-z0-9_]+::)?StatusOr<Opaque>\]
 // absl::StatusOr<T> needs a JSON-convertible T.
 #include <optional>
 #include <string>

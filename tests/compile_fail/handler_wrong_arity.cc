@@ -1,4 +1,5 @@
 // expect: pgflow: the handler cannot be called with this step's input
+// context: HandlerCall<<lambda\(int\)>, TypeList<int, int> >
 // A dependent step takes one argument per dependency.
 #include <optional>
 #include <string>

@@ -1,4 +1,5 @@
 // expect: pgflow: .map\(\) iterates its source step's output, but that output type is not an array
+// context: Source = int\]
 // A map iterates an array; `count` returns an int.
 #include <optional>
 #include <string>

@@ -1,4 +1,5 @@
 // expect: pgflow: .map\(\) iterates its source step's output, but that output type is not an array
+// context: Source = std::(__cxx11::)?basic_string<char>\]
 // A string is a JSON string, not an array.
 #include <optional>
 #include <string>

@@ -1,4 +1,5 @@
 // expect: pgflow: the handler takes std::optional<T> for a dependency that always has a value
+// context: AfterTag<pgflow::detail::FixedString<1>{"a"}>
 // A dependency that cannot be skipped is never std::optional.
 #include <optional>
 #include <string>

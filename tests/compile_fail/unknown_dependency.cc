@@ -1,4 +1,5 @@
 // expect: pgflow: after<...> names a step that this flow does not define before this one
+// context: Deps = SlugList<FixedString<6>{"fetchh"}>. Steps = {StepTag<FixedString<5>{"fetch"}
 // Dependencies must be declared earlier (a typo here).
 #include <optional>
 #include <string>

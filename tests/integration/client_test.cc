@@ -3,7 +3,10 @@
 
 #include <atomic>
 #include <cctype>
+#include <condition_variable>
+#include <future>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -29,6 +32,7 @@ using pgflow::testing::query_text;
 using pgflow::testing::StatusIs;
 using pgflow::testing::test_worker_config;
 using pgflow::testing::TestDatabase;
+using pgflow::testing::wait_until;
 namespace wf = pgflow::testing::worker_flows;
 
 class ClientTest : public pgflow::testing::DatabaseTest {
@@ -96,15 +100,27 @@ TEST_F(ClientTest, UnknownRunIsNotFound) {
 TEST_F(ClientTest, WaitForRunReturnsTheFinalStateOnceAWorkerFinishesIt) {
   compile(wf::sequential);
   PGFLOW_ASSERT_OK_AND_ASSIGN(RunState started, client_->start_flow(wf::sequential, 1));
-  // The worker starts only after the client began waiting: the notification wakes it up.
-  std::jthread starter([this] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    auto w = EdgeWorker::start(wf::sequential, test_worker_config(db_->url()));
-    if (w.ok()) {
-      std::this_thread::sleep_for(std::chrono::seconds(2));
+  // The worker starts only once the client is waiting (its connection has read the run, after
+  // LISTEN), so the run's completion event is what ends the wait. The worker lives until the end
+  // of the test.
+  std::optional<absl::StatusOr<EdgeWorker>> worker;
+  std::jthread starter([&] {
+    absl::StatusOr<pg::Connection> watcher = pg::Connection::open(db_->url());
+    absl::Status waiting = watcher.ok() ? wait_until(*watcher,
+                                                     "select exists (select 1 from pg_stat_activity "
+                                                     "where datname = current_database() and pid <> pg_backend_pid() "
+                                                     "and query like 'select pgflow.get_run_with_states%')")
+                                        : watcher.status();
+    if (!waiting.ok()) {
+      worker.emplace(waiting);
+      return;
     }
+    worker.emplace(EdgeWorker::start(wf::sequential, test_worker_config(db_->url())));
   });
-  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState done, client_->wait_for_run(started.run_id, std::chrono::seconds(30)));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState done, client_->wait_for_run(started.run_id, std::chrono::seconds(60)));
+  starter.join();
+  ASSERT_TRUE(worker.has_value());
+  ASSERT_THAT(worker->status(), IsOk());
   EXPECT_EQ(done.status, "completed");
   EXPECT_EQ(done.output, json({{"c", 7}}));
   PGFLOW_ASSERT_OK_AND_ASSIGN(int c, done.step("c")->output_as<int>());
@@ -210,25 +226,28 @@ TEST_F(ClientTest, SubscribersReceiveARunsEvents) {
   PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker,
                               EdgeWorker::start(wf::sequential, test_worker_config(db_->url())));
   std::mutex mu;
+  std::condition_variable delivered;
   std::vector<RunEvent> events;
   std::optional<Subscription> sub;
   {
     PGFLOW_ASSERT_OK_AND_ASSIGN(Subscription s, client_->subscribe([&](const RunEvent& e) {
-      std::lock_guard<std::mutex> lock(mu);
-      events.push_back(e);
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        events.push_back(e);
+      }
+      delivered.notify_all();
     }));
     sub.emplace(std::move(s));
   }
   PGFLOW_ASSERT_OK_AND_ASSIGN(RunState run, client_->start_flow("wSequential", 1));
   ASSERT_THAT(client_->wait_for_run(run.run_id, std::chrono::seconds(30)), IsOk());
-  // run:completed is published in the same transaction that completes the run; give the
-  // subscriber thread a moment to deliver it.
-  for (int i = 0; i < 200; ++i) {
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      if (!events.empty() && events.back().event == "run:completed") break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  // run:completed is published in the same transaction that completes the run; the subscriber
+  // thread delivers it on its own schedule. (The 60 s only guards against hanging.)
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    EXPECT_TRUE(delivered.wait_for(lock, std::chrono::seconds(60), [&] {
+      return !events.empty() && events.back().event == "run:completed";
+    }));
   }
   sub.reset();
   std::vector<std::string> names;
@@ -249,10 +268,24 @@ TEST_F(ClientTest, ThePoolIsBounded) {
                                      .max_connections = 1,
                                      .acquire_timeout = std::chrono::milliseconds(200)}));
   PGFLOW_ASSERT_OK_AND_ASSIGN(RunState run, small.start_flow("wSequential", 1));
-  // One connection, held by a long wait: the next call cannot get one.
-  std::jthread waiter([&] { (void)small.wait_for_run(run.run_id, std::chrono::seconds(2)); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  EXPECT_THAT(small.get_run(run.run_id), StatusIs(absl::StatusCode::kResourceExhausted, ::testing::_));
+  // One connection, held by an open transaction until the check below is done: the next call
+  // waits acquire_timeout for one, then gives up.
+  std::promise<void> held;
+  std::promise<void> release;
+  std::jthread holder([&] {
+    (void)small.in_transaction([&](Transaction&) -> absl::Status {
+      held.set_value();
+      release.get_future().wait();
+      return absl::OkStatus();
+    });
+  });
+  held.get_future().wait();
+  EXPECT_THAT(small.get_run(run.run_id),
+              StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("all 1 pooled connections stayed busy")));
+  release.set_value();
+  holder.join();
+  // Released, the connection serves the next call.
+  EXPECT_THAT(small.get_run(run.run_id), IsOk());
 }
 
 TEST(ClientConnectTest, RefusesADatabaseWithoutPgflow) {

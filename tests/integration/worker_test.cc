@@ -54,6 +54,11 @@ class WorkerTest : public pgflow::testing::DatabaseTest {
     EXPECT_THAT(r, IsOk()) << q;
     return r.ok() ? *r : "";
   }
+  // The number of this database's worker connections.
+  static std::string worker_connections() {
+    return "select count(*) from pg_stat_activity where datname = current_database() "
+           "and application_name like 'pgflow-worker-%'";
+  }
   static json step(const json& run, const std::string& slug) {
     for (const auto& s : run["steps"]) {
       if (s["step_slug"] == slug) return s;
@@ -182,10 +187,12 @@ TEST_F(WorkerTest, StartDelayHoldsTheFirstMessage) {
 
 TEST_F(WorkerTest, ASlowHandlerPastItsTimeoutRunsOnceAndItsResultCounts) {
   std::atomic<int> calls{0};
-  auto slow = Flow<"wSlow", int>({.timeout = 3}).step<"slow">([&calls](int x, Context& ctx) {
+  std::atomic<bool> deferred{false};
+  auto slow = Flow<"wSlow", int>({.timeout = 3}).step<"slow">([&](int x, Context& ctx) {
     ++calls;
-    // Longer than the step timeout (tuned to 1 s below) plus the claim margin (2 s).
-    std::this_thread::sleep_for(std::chrono::milliseconds(5000));
+    // Runs until its message became visible again (the step timeout, tuned to 1 s below, plus
+    // the claim margin of 2 s) and a poll read it and deferred it instead of running it twice.
+    deferred = logs_.wait_for_text("outcome=deferred");
     return x + static_cast<int>(ctx.deadline() > std::chrono::system_clock::time_point{});
   });
   WorkerConfig c = config();
@@ -196,12 +203,7 @@ TEST_F(WorkerTest, ASlowHandlerPastItsTimeoutRunsOnceAndItsResultCounts) {
   EXPECT_EQ(run["run"]["status"], "completed");
   EXPECT_EQ(calls.load(), 1);
   EXPECT_EQ(sql("select attempts_count from pgflow.step_tasks where run_id = $1::uuid", {run_id}), "1");
-  // While it ran, its message became visible again and was deferred, not run twice.
-  bool deferred = false;
-  for (const auto& e : logs_.entries()) {
-    if (e.text().find("outcome=deferred") != std::string::npos) deferred = true;
-  }
-  EXPECT_TRUE(deferred);
+  EXPECT_TRUE(deferred.load());  // while it ran, its message was read and deferred
 }
 
 TEST_F(WorkerTest, SeveralWorkersCompleteEveryTaskExactlyOnce) {
@@ -339,17 +341,40 @@ TEST_F(WorkerTest, LocalDevelopmentRecompilesAChangedFlow) {
 }
 
 TEST_F(WorkerTest, ADeprecatedWorkerDrainsAndStops) {
-  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(wf::sequential, config()));
+  // The handler is in flight when the worker is deprecated; it returns only once its stop token
+  // fired (the worker is draining), and its result must still be reported.
+  std::atomic<bool> running{false};
+  std::atomic<bool> saw_drain{false};
+  auto flow = Flow<"wDrain", int>().step<"hold">([&](int x, Context& ctx) {
+    running = true;
+    const auto guard = std::chrono::steady_clock::now() + std::chrono::seconds(60);  // against hanging
+    while (!ctx.stop_token().stop_requested() && std::chrono::steady_clock::now() < guard) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    saw_drain = ctx.stop_token().stop_requested();
+    return x + 1;
+  });
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(flow, config()));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id, start_run(*conn_, "wDrain", 1));
+  ASSERT_THAT(wait_until(*conn_, "select status = 'started' from pgflow.step_tasks where run_id = $1::uuid", {run_id}),
+              IsOk());
   ASSERT_EQ(sql("update pgflow.workers set deprecated_at = now() where worker_id = $1::uuid returning 't'",
                 {worker.worker_id()}),
             "t");
   EXPECT_THAT(worker.wait(), IsOk());
+  EXPECT_TRUE(running.load());
+  EXPECT_TRUE(saw_drain.load());
+  EXPECT_TRUE(logs_.contains("worker deprecated by an operator"));
+  // The in-flight task's result was reported before the worker stopped.
+  json run = run_to_end(run_id);
+  EXPECT_EQ(run["run"]["status"], "completed");
+  EXPECT_EQ(run["run"]["output"], json({{"hold", 2}}));
   EXPECT_EQ(sql("select stopped_at is not null from pgflow.workers where worker_id = $1::uuid",
                 {worker.worker_id()}),
             "t");
 }
 
-TEST_F(WorkerTest, UsesAtMostFourConnectionsAndDoesNotSpinWhenIdle) {
+TEST_F(WorkerTest, UsesAtMostFourConnections) {
   // A root map gets no run input from the claim, so `total` loads it lazily: every one of the
   // worker's connections (poller, reporter, heartbeat, inputs) gets used.
   auto flow = Flow<"wConnections", std::vector<int>>()
@@ -358,28 +383,46 @@ TEST_F(WorkerTest, UsesAtMostFourConnectionsAndDoesNotSpinWhenIdle) {
                     absl::StatusOr<std::vector<int>> input = ctx.flow_input<std::vector<int>>();
                     return static_cast<int>(sq.size() + (input.ok() ? input->size() : 100));
                   });
-  std::atomic<int> polls{0};
-  WorkerConfig c = config();
-  c.metrics = [&polls](const WorkerMetric& m) {
-    if (m.kind == WorkerMetric::Kind::kClaimLatency) ++polls;
-  };
-  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(flow, c));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(flow, config()));
   PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id, start_run(*conn_, "wConnections", json{1, 2}));
   EXPECT_EQ(run_to_end(run_id)["run"]["output"], json({{"total", 4}}));
+  ASSERT_THAT(wait_until(*conn_, "select (" + worker_connections() + ") = 4"), IsOk());  // heartbeat too
+  // Another run reuses them.
+  PGFLOW_ASSERT_OK_AND_ASSIGN(std::string again, start_run(*conn_, "wConnections", json{3}));
+  EXPECT_EQ(run_to_end(again)["run"]["output"], json({{"total", 2}}));
+  EXPECT_EQ(sql(worker_connections()), "4");
+}
 
-  const std::string connections =
-      "select count(*) from pg_stat_activity where datname = current_database() "
-      "and application_name like 'pgflow-worker-%'";
-  ASSERT_THAT(wait_until(*conn_, "select (" + connections + ") = 4"), IsOk());  // heartbeat too
-
-  // Idle: one poll per poll_interval (200 ms), not a busy loop; no new connections.
-  const int before = polls.load();
-  const auto start = std::chrono::steady_clock::now();
-  std::this_thread::sleep_for(std::chrono::seconds(2));
-  const auto elapsed = std::chrono::steady_clock::now() - start;
-  const int bound = static_cast<int>(elapsed / c.poll_interval) + 3;
-  EXPECT_LE(polls.load() - before, bound);
-  EXPECT_EQ(sql(connections), "4");
+// Idle, a worker reads its queue once per new-work announcement and otherwise only every
+// poll_interval (here an hour): it does not spin. Each wake-up is sent only after the previous
+// read was counted, so the count is exact however fast the machine is.
+TEST_F(WorkerTest, AnIdleWorkerReadsOncePerWakeUp) {
+  std::atomic<int> reads{0};
+  WorkerConfig c = config();
+  c.poll_interval = std::chrono::hours(1);
+  c.metrics = [&reads](const WorkerMetric& m) {
+    if (m.kind == WorkerMetric::Kind::kClaimLatency) ++reads;
+  };
+  auto reads_reach = [&reads](int n) {
+    const auto guard = std::chrono::steady_clock::now() + std::chrono::seconds(60);  // against hanging
+    while (reads.load() < n && std::chrono::steady_clock::now() < guard) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return reads.load() >= n;
+  };
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(wf::sequential, c));
+  ASSERT_TRUE(reads_reach(1));  // the read at start found nothing
+  const std::string channel =
+      "pgflow_queue:" + sql("select queue_name from pgflow.steps where flow_slug = 'wSequential' limit 1");
+  for (int n = 2; n <= 4; ++n) {
+    ASSERT_THAT(conn_->exec("select pg_notify($1, '')", {channel}), IsOk());
+    ASSERT_TRUE(reads_reach(n)) << "wake-up " << n - 1 << " did not lead to a read";
+  }
+  // The one wall-clock wait: a spinning worker would read many more times in this window; a
+  // correct one reads no more however long it is.
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_EQ(reads.load(), 4);
+  EXPECT_EQ(sql("select (" + worker_connections() + ") <= 4"), "t");
 }
 
 TEST_F(WorkerTest, LogsCarryIdsButNeverInputsOrOutputs) {

@@ -1,5 +1,6 @@
 #include "testing/worker_harness.h"
 
+#include <algorithm>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -14,8 +15,11 @@ std::string LogRecorder::Entry::text() const {
 
 LogSink LogRecorder::sink() {
   return [this](const LogRecord& r) {
-    std::lock_guard<std::mutex> lock(mu_);
-    entries_.push_back({r.level, std::string(r.message), r.fields});
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      entries_.push_back({r.level, std::string(r.message), r.fields});
+    }
+    logged_.notify_all();
   };
 }
 
@@ -29,6 +33,14 @@ bool LogRecorder::contains(const std::string& needle) const {
     if (e.message.find(needle) != std::string::npos) return true;
   }
   return false;
+}
+
+bool LogRecorder::wait_for_text(const std::string& needle, std::chrono::seconds timeout) const {
+  std::unique_lock<std::mutex> lock(mu_);
+  return logged_.wait_for(lock, timeout, [&] {
+    return std::any_of(entries_.begin(), entries_.end(),
+                       [&](const Entry& e) { return e.text().find(needle) != std::string::npos; });
+  });
 }
 
 WorkerConfig test_worker_config(const std::string& url, LogRecorder* logs) {

@@ -3,6 +3,7 @@
 #define PGFLOW_TESTS_TESTING_WORKER_HARNESS_H_
 
 #include <chrono>
+#include <condition_variable>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -28,9 +29,14 @@ class LogRecorder {
   std::vector<Entry> entries() const;
   // True when some record's message contains `needle`.
   bool contains(const std::string& needle) const;
+  // Waits until some record's text (message and fields) contains `needle`; false when
+  // `timeout` passes first (a guard against hanging, not a speed bound).
+  bool wait_for_text(const std::string& needle,
+                     std::chrono::seconds timeout = std::chrono::seconds(60)) const;
 
  private:
   mutable std::mutex mu_;
+  mutable std::condition_variable logged_;
   std::vector<Entry> entries_;
 };
 

@@ -145,7 +145,9 @@ constexpr bool check_handler() {
   return callable && !TakesOptionalForValue;
 }
 
-template <StepKind Kind, typename Output>
+// Output: the stored result type; Returned: what the handler returns (e.g. absl::StatusOr<Output>),
+// a parameter only so that diagnostics show it.
+template <StepKind Kind, typename Output, typename Returned>
 constexpr bool check_output() {
   constexpr bool json = JsonConvertible<Output>;
   static_assert(json,

@@ -95,3 +95,27 @@ begin
   perform dblink_disconnect('race_b');
 end;
 $$;
+
+-- pgTAP's throws_like checks only the message and throws_ok only an exact one: this checks
+-- both the SQLSTATE and a LIKE pattern, for messages that carry a timestamp or generated id.
+create or replace function pgflow_tests.throws_like(sql text, errcode text, pattern text, description text)
+returns text
+language plpgsql
+as $$
+declare
+  v_state text;
+  v_message text;
+begin
+  begin
+    execute sql;
+  exception when others then
+    get stacked diagnostics v_state = returned_sqlstate, v_message = message_text;
+    if v_state = errcode and v_message like pattern then
+      return ok(true, description);
+    end if;
+    return ok(false, description) || E'\n' || diag(format(E'    caught: %s: %s\n    wanted: %s: like %s',
+                                                           v_state, v_message, errcode, pattern));
+  end;
+  return ok(false, description) || E'\n' || diag(format('    no exception; wanted: %s: like %s', errcode, pattern));
+end;
+$$;

@@ -34,9 +34,9 @@ select throws_ok($$select pgflow.add_step('f', 'x', when_unmet => 'ignore')$$, '
 select throws_ok($$select pgflow.add_step('f', 'x', when_exhausted => 'retry')$$, '23514',
   'new row for relation "steps" violates check constraint "when_exhausted_is_valid"',
   'an unknown when_exhausted');
-select throws_ok($$select pgflow.add_step('f', 'x', when_unmet => null)$$, '23502', null,
+select throws_ok($$select pgflow.add_step('f', 'x', when_unmet => null)$$, '23502', 'null value in column "when_unmet" of relation "steps" violates not-null constraint',
   'a NULL when_unmet is inserted as-is and violates NOT NULL (as upstream)');
-select throws_ok($$select pgflow.add_step('f', 'x', when_exhausted => null)$$, '23502', null,
+select throws_ok($$select pgflow.add_step('f', 'x', when_exhausted => null)$$, '23502', 'null value in column "when_exhausted" of relation "steps" violates not-null constraint',
   'a NULL when_exhausted violates NOT NULL');
 select is((select count(*) from pgflow.steps where step_slug = 'x'), 0::bigint, 'no invalid step stored');
 

@@ -13,16 +13,16 @@ select throws_ok($$select pgflow.add_step('f', 'a', array['b'])$$, '23505',
 select is((select count(*) from pgflow.deps where flow_slug = 'f'), 1::bigint, 'no edge was added');
 select is((select deps_count from pgflow.steps where step_slug = 'a'), 0, 'deps_count is unchanged');
 
-select throws_ok($$select pgflow.add_step('f', 'b')$$, '23505', null, 'removing a dependency fails');
-select throws_ok($$select pgflow.add_step('f', 'b', array['a'], step_type => 'map')$$, '23505', null,
+select throws_ok($$select pgflow.add_step('f', 'b')$$, '23505', 'Step "b" already exists in flow "f" with a different definition; flow definitions are immutable: create a new flow slug (e.g. a version suffix)', 'removing a dependency fails');
+select throws_ok($$select pgflow.add_step('f', 'b', array['a'], step_type => 'map')$$, '23505', 'Step "b" already exists in flow "f" with a different definition; flow definitions are immutable: create a new flow slug (e.g. a version suffix)',
                  'changing the step type fails');
-select throws_ok($$select pgflow.add_step('f', 'b', array['a'], required_input_pattern => '{"a": 1}')$$, '23505', null,
+select throws_ok($$select pgflow.add_step('f', 'b', array['a'], required_input_pattern => '{"a": 1}')$$, '23505', 'Step "b" already exists in flow "f" with a different definition; flow definitions are immutable: create a new flow slug (e.g. a version suffix)',
                  'adding a required pattern fails');
-select throws_ok($$select pgflow.add_step('f', 'b', array['a'], forbidden_input_pattern => '{"a": 1}')$$, '23505', null,
+select throws_ok($$select pgflow.add_step('f', 'b', array['a'], forbidden_input_pattern => '{"a": 1}')$$, '23505', 'Step "b" already exists in flow "f" with a different definition; flow definitions are immutable: create a new flow slug (e.g. a version suffix)',
                  'adding a forbidden pattern fails');
-select throws_ok($$select pgflow.add_step('f', 'b', array['a'], when_unmet => 'skip-cascade')$$, '23505', null,
+select throws_ok($$select pgflow.add_step('f', 'b', array['a'], when_unmet => 'skip-cascade')$$, '23505', 'Step "b" already exists in flow "f" with a different definition; flow definitions are immutable: create a new flow slug (e.g. a version suffix)',
                  'changing when_unmet fails');
-select throws_ok($$select pgflow.add_step('f', 'b', array['a'], when_exhausted => 'skip')$$, '23505', null,
+select throws_ok($$select pgflow.add_step('f', 'b', array['a'], when_exhausted => 'skip')$$, '23505', 'Step "b" already exists in flow "f" with a different definition; flow definitions are immutable: create a new flow slug (e.g. a version suffix)',
                  'changing when_exhausted fails');
 select results_eq(
   $$select step_slug, step_type, deps_count, when_unmet, when_exhausted, required_input_pattern

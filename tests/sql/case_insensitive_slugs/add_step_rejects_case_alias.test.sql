@@ -10,7 +10,7 @@ select pgflow.add_step('f', 'fetchUser');
 select throws_ok($$select pgflow.add_step('f', 'FetchUser')$$, '23505',
   'Step slug "FetchUser" differs only in case from step "fetchUser" of flow "f"; step slugs must be unique ignoring case',
   'add_step(FetchUser) is rejected');
-select throws_ok($$select pgflow.add_step('f', 'fetchuser', array['fetchUser'])$$, '23505', null,
+select throws_ok($$select pgflow.add_step('f', 'fetchuser', array['fetchUser'])$$, '23505', 'Step slug "fetchuser" differs only in case from step "fetchUser" of flow "f"; step slugs must be unique ignoring case',
   'add_step(fetchuser) is rejected (whatever its dependencies)');
 select results_eq($$select step_slug, step_index from pgflow.steps where flow_slug = 'f'$$,
                   $$values ('fetchUser'::text, 0)$$, 'one step, spelled exactly as added');

@@ -9,7 +9,7 @@ select pgflow.create_flow('Orders', timeout => 7);
 select throws_ok($$select pgflow.create_flow('orders')$$, '23505',
   'Flow slug "orders" differs only in case from existing flow "Orders"; flow slugs must be unique ignoring case',
   'create_flow(orders) is rejected');
-select throws_ok($$select pgflow.create_flow('ORDERS')$$, '23505', null, 'create_flow(ORDERS) is rejected');
+select throws_ok($$select pgflow.create_flow('ORDERS')$$, '23505', 'Flow slug "ORDERS" differs only in case from existing flow "Orders"; flow slugs must be unique ignoring case', 'create_flow(ORDERS) is rejected');
 select results_eq($$select flow_slug from pgflow.flows$$, $$values ('Orders'::text)$$,
                   'one flow, spelled exactly as created (not lowercased)');
 select is((select opt_timeout from pgflow.create_flow('Orders')), 7, 'create_flow(Orders) again returns the existing row');

@@ -17,9 +17,11 @@ select message_id as msg from pgflow.step_tasks \gset
 
 select dblink_connect('a', pgflow_tests.dblink_connstr());
 select dblink_connect('b', pgflow_tests.dblink_connstr());
+select clock_timestamp() as t0 \gset
 select dblink_exec('a', 'begin');
 select is((select x from dblink('a', format($$select outcome from pgflow.claim_tasks('f', 'f', array[%s]::bigint[], '11111111-1111-1111-1111-111111111111')$$, :msg)) as t(x text)),
           'claimed', 'worker 1 claims the task (its transaction stays open)');
+select clock_timestamp() as t1 \gset
 
 select dblink_exec('b', 'begin');
 select pid as b_pid from dblink('b', 'select pg_backend_pid()') as t(pid int) \gset
@@ -36,8 +38,8 @@ select dblink_exec('b', 'commit');
 select results_eq($$select status, attempts_count, last_worker_id from pgflow.step_tasks$$,
                   $$values ('started'::text, 1, '11111111-1111-1111-1111-111111111111'::uuid)$$,
                   'the task was started once, by worker 1');
-select ok((select extract(epoch from vt - clock_timestamp()) > 55 from pgmq.q_f),
-          'its message keeps worker 1''s visibility (timeout 60 + 2 s)');
+select ok(pgflow_tests.visible_after('a', 'f', 62, :'t0', :'t1'),
+          'its message keeps worker 1''s visibility (timeout 60 + 2 s from worker 1''s claim)');
 select is((select count(*) from pgmq.a_f), 0::bigint, 'nothing was archived');
 
 select dblink_disconnect('a');

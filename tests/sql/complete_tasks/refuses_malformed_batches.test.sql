@@ -22,7 +22,7 @@ select throws_ok(format($$select pgflow.complete_tasks(jsonb_build_array(
 select throws_ok($$select pgflow.complete_tasks('[42]')$$, '22023',
   'complete_tasks(): result 1 is not an object with a string run_id, a string step_slug and a numeric task_index',
   'a result that is not an object');
-select throws_ok($$select pgflow.complete_tasks('[{"run_id": "nope", "step_slug": "a", "task_index": 0}]')$$, '22P02', null,
+select throws_ok($$select pgflow.complete_tasks('[{"run_id": "nope", "step_slug": "a", "task_index": 0}]')$$, '22P02', 'invalid input syntax for type uuid: "nope"',
   'a run_id that is not a uuid');
 select throws_ok($$select pgflow.fail_tasks('[{"run_id": 1, "step_slug": "a", "task_index": 0}]')$$, '22023',
   'fail_tasks(): result 1 is not an object with a string run_id, a string step_slug and a numeric task_index',

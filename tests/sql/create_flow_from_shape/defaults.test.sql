@@ -24,7 +24,7 @@ select throws_ok(
   $$select pgflow._create_flow_from_shape('nomodes', '{"steps": [
     {"slug": "a", "stepType": "single", "dependencies": [],
      "requiredInputPattern": {"defined": false}, "forbiddenInputPattern": {"defined": false}}]}')$$,
-  '22023', null, 'a step without whenUnmet/whenExhausted is an invalid shape');
+  '22023', 'Invalid flow shape: step at index 0 needs string "slug", "stepType", "whenUnmet" and "whenExhausted", array "dependencies" and object "requiredInputPattern"/"forbiddenInputPattern"', 'a step without whenUnmet/whenExhausted is an invalid shape');
 
 select * from finish();
 rollback;

@@ -13,9 +13,9 @@ select throws_ok($$select pgflow._create_flow_from_shape('m', jsonb_build_object
   'Invalid flow shape: step at index 1 needs string "slug", "stepType", "whenUnmet" and "whenExhausted", array "dependencies" and object "requiredInputPattern"/"forbiddenInputPattern"',
   'a step without dependencies; the message names its index');
 select throws_ok($$select pgflow._create_flow_from_shape('m', jsonb_build_object('steps', jsonb_build_array(
-    pgflow_tests.step_shape('bad') || '{"slug": 5}')))$$, '22023', null, 'a non-string slug');
+    pgflow_tests.step_shape('bad') || '{"slug": 5}')))$$, '22023', 'Invalid flow shape: step at index 0 needs string "slug", "stepType", "whenUnmet" and "whenExhausted", array "dependencies" and object "requiredInputPattern"/"forbiddenInputPattern"', 'a non-string slug');
 select throws_ok($$select pgflow._create_flow_from_shape('m', jsonb_build_object('steps', jsonb_build_array(
-    pgflow_tests.step_shape('bad') - 'requiredInputPattern')))$$, '22023', null, 'a missing pattern wrapper');
+    pgflow_tests.step_shape('bad') - 'requiredInputPattern')))$$, '22023', 'Invalid flow shape: step at index 0 needs string "slug", "stepType", "whenUnmet" and "whenExhausted", array "dependencies" and object "requiredInputPattern"/"forbiddenInputPattern"', 'a missing pattern wrapper');
 select ok(not exists (select 1 from pgflow.flows where flow_slug = 'm')
           and not exists (select 1 from pgmq.list_queues() where queue_name = 'm'),
           'no flow and no queue were created');

@@ -49,7 +49,7 @@ select throws_ok($$select pgflow.delete_flow_and_data('stray')$$, '55006',
   'Flow "stray" has tasks in queue "elsewhere", which is not on its route; refusing to delete',
   'a task snapshot off the flow''s route: refused');
 select is(pg_temp.state(), (select s from before), 'off-route snapshot: nothing changed');
-select throws_ok($$select pgflow.delete_flow_and_data('borrower')$$, '55006', null,
+select throws_ok($$select pgflow.delete_flow_and_data('borrower')$$, '55006', 'Flow "borrower" has tasks in queue "shared", which is not on its route; refusing to delete',
   'the borrowing flow itself has a snapshot off its route: refused');
 select is(pg_temp.state(), (select s from before), 'nothing changed');
 

@@ -12,7 +12,7 @@ select throws_ok($$select pgflow.ensure_flow_compiled('sequential', '{"steps": [
   'a step without its keys');
 select is((select count(*) from pgflow.steps where flow_slug = 'sequential'), 3::bigint,
           'the existing flow was not recompiled');
-select throws_ok($$select pgflow.ensure_flow_compiled('newflow', '{}', pgflow.worker_protocol())$$, '22023', null,
+select throws_ok($$select pgflow.ensure_flow_compiled('newflow', '{}', pgflow.worker_protocol())$$, '22023', 'Invalid flow shape: expected an object with a "steps" array',
                  'a missing flow is not created from a malformed shape');
 
 select * from finish();

@@ -34,18 +34,18 @@ select throws_ok($$select * from pgflow.fail_task('c0000000-0000-0000-0000-00000
 select throws_ok($$select pgflow.requeue_stalled_tasks()$$,
                  '42501', 'permission denied for function requeue_stalled_tasks', 'cannot run stall recovery');
 select throws_ok($$select pgflow.register_worker('b0000000-0000-0000-0000-000000000032', 'x', 'grants_refuse', 'grants_refuse', pgflow.worker_protocol())$$,
-                 '42501', null, 'cannot register a worker');
+                 '42501', 'permission denied for table flows', 'cannot register a worker');
 select throws_ok($$select pgflow.worker_heartbeat('b0000000-0000-0000-0000-000000000031')$$,
-                 '42501', null, 'cannot touch a worker');
+                 '42501', 'permission denied for table workers', 'cannot touch a worker');
 select throws_ok($$select pgflow.ensure_flow_compiled('grants_other', '{"steps": []}', pgflow.worker_protocol())$$,
-                 '42501', null, 'cannot compile flows');
+                 '42501', 'permission denied for table flows', 'cannot compile flows');
 select throws_ok($$select pgflow.setup_requeue_stalled_tasks_cron()$$,
                  '42501', 'permission denied for function setup_requeue_stalled_tasks_cron',
                  'cannot call the owner''s other SECURITY DEFINER function');
 -- tables and queues
 select throws_ok($$select input from pgflow.runs$$, '42501', 'permission denied for table runs',
                  'cannot read run inputs directly');
-select throws_ok($$select * from pgflow.start_flow('grants_refuse', '{}')$$, '42501', null,
+select throws_ok($$select * from pgflow.start_flow('grants_refuse', '{}')$$, '42501', 'permission denied for table flow_aliases',
                  'the invoker start_flow is not granted (start_flow_with_states is)');
 select throws_ok($$delete from pgflow.runs$$, '42501', 'permission denied for table runs', 'cannot delete runs');
 select throws_ok($$select * from pgmq.read('grants_refuse', 30, 1)$$, '42501', 'permission denied for schema pgmq',

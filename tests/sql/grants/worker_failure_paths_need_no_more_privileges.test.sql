@@ -11,6 +11,8 @@ set role grants_owner;
 \i ../../../sql/contrib/grants.sql
 reset role;
 create role grants_worker_login nologin in role pgflow_worker;
+-- (the test-only helpers; nothing of pgflow's)
+grant usage on schema pgflow_tests to grants_worker_login;
 create role grants_app_login nologin in role pgflow_starter;
 
 -- a, b, list: roots (one attempt each); items maps over list.
@@ -84,9 +86,10 @@ select pgmq.send('grants_failing', '{"run_id": "c0000000-0000-0000-0000-00000000
 set session authorization grants_worker_login;
 select is(array(select outcome from pg_temp.read_and_claim('grants_failing', 'grants_failing', 'b0000000-0000-0000-0000-000000000002')),
           array['fatal'], 'pgflow-shaped work without a task is a fatal claim');
-select throws_ok($$select pgflow.register_worker('b0000000-0000-0000-0000-000000000003', 'grants-failing-worker',
+select pgflow_tests.throws_like($$select pgflow.register_worker('b0000000-0000-0000-0000-000000000003', 'grants-failing-worker',
                                                  'grants_failing', 'grants_failing', pgflow.worker_protocol())$$,
-                 '55000', null, 'the fatal claim paused the worker function: it cannot register again');
+  '55000', 'Worker function "grants-failing-worker" is paused since % (fatal claim on queue "grants_failing": unsupported message(s) %)%',
+  'the fatal claim paused the worker function: it cannot register again');
 reset session authorization;
 select isnt((select paused_at from pgflow.worker_functions where function_name = 'grants-failing-worker'), null,
             'the function is paused');

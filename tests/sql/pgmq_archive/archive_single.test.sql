@@ -20,7 +20,7 @@ select is(pgmq.archive('jobs', :id::bigint), false, 'archiving it again returns 
 select is(pgmq.archive('jobs', 999::bigint), false, 'an id that never existed returns false');
 select is(pgmq.archive(queue_name => 'jobs', msg_id => :delayed::bigint), true,
           'vt is not checked: an invisible message can be archived (named arguments work)');
-select throws_ok($$select pgmq.archive('missing', 1::bigint)$$, '42P01', null, 'a missing queue fails');
+select throws_ok($$select pgmq.archive('missing', 1::bigint)$$, '42P01', 'relation "pgmq.q_missing" does not exist', 'a missing queue fails');
 
 select * from finish();
 rollback;

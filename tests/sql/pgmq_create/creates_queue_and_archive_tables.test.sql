@@ -64,9 +64,9 @@ select results_eq(
   $$values ('a_jobs', 'p'), ('meta', 'p'), ('q_jobs', 'p')$$,
   'both tables are regular logged tables and nothing else was created');
 
-select throws_ok($$insert into pgmq.q_jobs (msg_id, vt) values (1, now())$$, '428C9', null,
+select throws_ok($$insert into pgmq.q_jobs (msg_id, vt) values (1, now())$$, '428C9', 'cannot insert a non-DEFAULT value into column "msg_id"',
                  'msg_id cannot be supplied by hand (GENERATED ALWAYS)');
-select throws_ok($$insert into pgmq.q_jobs (message) values ('{}')$$, '23502', null,
+select throws_ok($$insert into pgmq.q_jobs (message) values ('{}')$$, '23502', 'null value in column "vt" of relation "q_jobs" violates not-null constraint',
                  'vt has no default: every insert must supply it');
 
 select * from finish();

@@ -17,8 +17,8 @@ select set_eq($$select * from pgmq.delete('jobs', array[2, 3, 1, 99]::bigint[])$
 select set_eq($$select msg_id from pgmq.q_jobs$$, array[4, 5]::bigint[], 'the others remain');
 select is_empty($$select * from pgmq.delete(queue_name => 'jobs', msg_ids => array[]::bigint[])$$,
                 'an empty array deletes nothing');
-select throws_ok($$select pgmq.delete('jobs', 1, 2)$$, '42883', null, 'there is no three-argument delete');
-select throws_ok($$select pgmq.delete('missing', 1::bigint)$$, '42P01', null, 'a missing queue fails');
+select throws_ok($$select pgmq.delete('jobs', 1, 2)$$, '42883', 'function pgmq.delete(unknown, integer, integer) does not exist', 'there is no three-argument delete');
+select throws_ok($$select pgmq.delete('missing', 1::bigint)$$, '42P01', 'relation "pgmq.q_missing" does not exist', 'a missing queue fails');
 
 select * from finish();
 rollback;

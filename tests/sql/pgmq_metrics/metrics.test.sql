@@ -31,7 +31,7 @@ select pgmq.purge_queue('jobs') \g /dev/null
 select results_eq($$select queue_length, total_messages from pgmq.metrics('jobs')$$,
                   $$values (0::bigint, 4::bigint)$$, 'total_messages survives a purge');
 select is((select queue_name from pgmq.metrics('JOBS')), 'JOBS', 'the name is echoed as passed');
-select throws_ok($$select pgmq.metrics('missing')$$, '42P01', null, 'a missing queue fails');
+select throws_ok($$select pgmq.metrics('missing')$$, '42P01', 'relation "pgmq.q_missing" does not exist', 'a missing queue fails');
 
 select * from finish();
 rollback;

@@ -18,7 +18,7 @@ select is((select count(*) from pgmq.a_jobs), 0::bigint, 'and not archived');
 select results_eq($$select msg_id, read_ct from pgmq.pop('jobs')$$, format('values (%s::bigint, 0)', :second),
                   'one message per call');
 select is_empty($$select * from pgmq.pop('jobs')$$, 'only the delayed message is left, and it is invisible');
-select throws_ok($$select * from pgmq.pop('missing')$$, '42P01', null, 'popping a missing queue fails');
+select throws_ok($$select * from pgmq.pop('missing')$$, '42P01', 'relation "pgmq.q_missing" does not exist', 'popping a missing queue fails');
 
 select * from finish();
 rollback;

@@ -15,7 +15,7 @@ select is(pgmq.purge_queue('jobs'), 4::bigint, 'returns the number of queued mes
 select is((select count(*) from pgmq.q_jobs), 0::bigint, 'the queue is empty');
 select is((select count(*) from pgmq.a_jobs), 1::bigint, 'the archive is untouched');
 select is((select * from pgmq.send('jobs', '{"n": 6}')), 6::bigint, 'msg_ids continue: the sequence is not reset');
-select throws_ok($$select pgmq.purge_queue('missing')$$, '42P01', null, 'a missing queue fails');
+select throws_ok($$select pgmq.purge_queue('missing')$$, '42P01', 'relation "pgmq.q_missing" does not exist', 'a missing queue fails');
 
 select * from finish();
 rollback;

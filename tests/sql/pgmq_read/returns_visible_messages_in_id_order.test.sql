@@ -38,7 +38,7 @@ select results_eq($$select msg_id from pgmq.read('jobs', 30, 3)$$, $$values (2::
                   'order is by msg_id');
 select is((select read_ct from pgmq.q_jobs where msg_id = 2), 2, 'read_ct counts every read');
 
-select throws_ok($$select * from pgmq.read('missing', 30, 1)$$, '42P01', null,
+select throws_ok($$select * from pgmq.read('missing', 30, 1)$$, '42P01', 'relation "pgmq.q_missing" does not exist',
                  'reading a queue that does not exist fails');
 
 select * from finish();

@@ -54,9 +54,9 @@ select is((select * from pgmq.send(queue_name => 'jobs', msg => '{"named": true}
 select is((select * from pgmq.send('jobs', null)), 8::bigint, 'a NULL message is accepted');
 select is((select message from pgmq.q_jobs where msg_id = 8), null, 'and stored as NULL');
 
-select throws_ok($$select pgmq.send('jobs', '{}', '{}')$$, '42725', null,
+select throws_ok($$select pgmq.send('jobs', '{}', '{}')$$, '42725', 'function pgmq.send(unknown, unknown, unknown) is not unique',
                  'untyped third argument is ambiguous between headers and delay, as in 1.5.1');
-select throws_ok($$select pgmq.send('missing', '{}')$$, '42P01', null,
+select throws_ok($$select pgmq.send('missing', '{}')$$, '42P01', 'relation "pgmq.q_missing" does not exist',
                  'sending to a queue that does not exist fails');
 
 select * from finish();

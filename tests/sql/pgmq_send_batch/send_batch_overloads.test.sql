@@ -64,7 +64,7 @@ select is_empty($$select * from pgmq.send_batch('batch', array[]::jsonb[])$$, 'a
 select is((select count(*) from pgmq.send_batch(queue_name => 'batch', msgs => array['{}']::jsonb[],
                                                 headers => array['{}']::jsonb[], delay => 0)), 1::bigint,
           'named arguments use the documented parameter names');
-select throws_ok($$select pgmq.send_batch('missing', array['{}']::jsonb[])$$, '42P01', null,
+select throws_ok($$select pgmq.send_batch('missing', array['{}']::jsonb[])$$, '42P01', 'relation "pgmq.q_missing" does not exist',
                  'a queue that does not exist fails');
 
 select * from finish();

@@ -26,7 +26,7 @@ select results_eq($$select msg_id from pgmq.set_vt(queue_name => 'jobs', msg_id 
                   format('values (%s::bigint)', :id), 'negative offsets are allowed (named arguments work)');
 
 select is_empty($$select * from pgmq.set_vt('jobs', 999, 10)$$, 'an unknown id returns nothing');
-select throws_ok($$select * from pgmq.set_vt('missing', 1, 10)$$, '42P01', null, 'a missing queue fails');
+select throws_ok($$select * from pgmq.set_vt('missing', 1, 10)$$, '42P01', 'relation "pgmq.q_missing" does not exist', 'a missing queue fails');
 
 select * from finish();
 rollback;

@@ -40,7 +40,7 @@ select lives_ok(format($$insert into pgflow.step_tasks (flow_slug, run_id, step_
   'several tasks of one queue may have no message');
 select is((select count(*) from pgflow.step_tasks where message_id is null), 2::bigint, '(both stored)');
 select throws_ok(format($$update pgflow.step_tasks set message_id = %s where task_index = 2$$, :'msg'),
-  '23505', null, 'giving a message-less task an id already used in its queue is rejected');
+  '23505', 'duplicate key value violates unique constraint "step_tasks_queue_message_key"', 'giving a message-less task an id already used in its queue is rejected');
 
 select * from finish();
 rollback;

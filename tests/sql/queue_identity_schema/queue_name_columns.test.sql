@@ -22,23 +22,23 @@ select run_id as run from pgflow.start_flow('f', '{}') \gset
 
 -- steps: the canonical-name check.
 select throws_ok($$insert into pgflow.steps (flow_slug, step_slug, step_index, queue_name) values ('f', 'b', 1, 'F')$$,
-  '23514', null, 'steps: an uppercase queue name is rejected');
+  '23514', 'new row for relation "steps" violates check constraint "queue_name_is_canonical"', 'steps: an uppercase queue name is rejected');
 select throws_ok($$insert into pgflow.steps (flow_slug, step_slug, step_index, queue_name) values ('f', 'b', 1, repeat('q', 48))$$,
-  '23514', null, 'steps: a 48-character queue name is rejected');
+  '23514', 'new row for relation "steps" violates check constraint "queue_name_is_canonical"', 'steps: a 48-character queue name is rejected');
 select throws_ok($$insert into pgflow.steps (flow_slug, step_slug, step_index, queue_name) values ('f', 'b', 1, '')$$,
-  '23514', null, 'steps: an empty queue name is rejected');
+  '23514', 'new row for relation "steps" violates check constraint "queue_name_is_canonical"', 'steps: an empty queue name is rejected');
 select throws_ok($$insert into pgflow.steps (flow_slug, step_slug, step_index) values ('f', 'b', 1)$$,
-  '23502', null, 'steps: a missing queue name is rejected');
+  '23502', 'null value in column "queue_name" of relation "steps" violates not-null constraint', 'steps: a missing queue name is rejected');
 select lives_ok($$insert into pgflow.steps (flow_slug, step_slug, step_index, queue_name) values ('f', 'b', 1, repeat('q', 47))$$,
   'steps: a lowercase 47-character queue name is accepted');
 
 -- step_tasks: the same check.
 select throws_ok(format($$insert into pgflow.step_tasks (flow_slug, run_id, step_slug, task_index, queue_name, message_id)
                           values ('f', %L, 'a', 5, 'Alt', 1000)$$, :'run'),
-  '23514', null, 'step_tasks: an uppercase queue name is rejected');
+  '23514', 'new row for relation "step_tasks" violates check constraint "queue_name_is_canonical"', 'step_tasks: an uppercase queue name is rejected');
 select throws_ok(format($$insert into pgflow.step_tasks (flow_slug, run_id, step_slug, task_index, message_id)
                           values ('f', %L, 'a', 5, 1000)$$, :'run'),
-  '23502', null, 'step_tasks: a missing queue name is rejected');
+  '23502', 'null value in column "queue_name" of relation "step_tasks" violates not-null constraint', 'step_tasks: a missing queue name is rejected');
 select lives_ok(format($$insert into pgflow.step_tasks (flow_slug, run_id, step_slug, task_index, queue_name, message_id)
                          values ('f', %L, 'a', 5, 'f', null)$$, :'run'),
   'step_tasks: a task without a queue message (message_id NULL) is allowed');

@@ -12,9 +12,9 @@ select has_column('pgflow', 'worker_functions', 'pause_reason', 'worker_function
 select col_type_is('pgflow', 'worker_functions', 'pause_reason', 'text', 'pause_reason is text');
 
 insert into pgflow.worker_functions (function_name) values ('fn');
-select throws_ok($$update pgflow.worker_functions set paused_at = now()$$, '23514', null,
+select throws_ok($$update pgflow.worker_functions set paused_at = now()$$, '23514', 'new row for relation "worker_functions" violates check constraint "pause_has_reason"',
                  'a pause without a reason is rejected (pause_has_reason)');
-select throws_ok($$update pgflow.worker_functions set pause_reason = 'why'$$, '23514', null,
+select throws_ok($$update pgflow.worker_functions set pause_reason = 'why'$$, '23514', 'new row for relation "worker_functions" violates check constraint "pause_has_reason"',
                  'a reason without a pause time is rejected');
 
 select * from finish();

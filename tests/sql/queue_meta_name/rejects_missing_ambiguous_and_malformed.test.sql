@@ -24,7 +24,7 @@ select throws_ok($$select pgflow._queue_meta_name('noa')$$, '42P01',
 
 select pgmq.create('ghost');
 delete from pgmq.meta where queue_name = 'ghost';
-select throws_ok($$select pgflow._queue_meta_name('ghost')$$, '42704', null, 'tables without a meta row: no match');
+select throws_ok($$select pgflow._queue_meta_name('ghost')$$, '42704', 'PGMQ queue "ghost" does not exist (no pgmq.meta row)', 'tables without a meta row: no match');
 
 select * from finish();
 rollback;

@@ -12,7 +12,7 @@ select dblink_disconnect('other');
 select throws_ok($$select pgflow.add_step('late', 'a')$$, '42710',
   'PGMQ queue "late" already exists but flow "late" did not create it; pgflow never adopts an existing queue. Drop or rename that queue, or use another flow slug',
   'add_step refuses the foreign queue');
-select throws_ok($$select pgflow.ensure_flow_compiled('late', '{"steps": []}', pgflow.worker_protocol())$$, '42710', null,
+select throws_ok($$select pgflow.ensure_flow_compiled('late', '{"steps": []}', pgflow.worker_protocol())$$, '42710', 'PGMQ queue "late" already exists but flow "late" did not create it; pgflow never adopts an existing queue. Drop or rename that queue, or use another flow slug',
   'verifying the (stepless) flow refuses it too');
 select is((select count(*) from pgflow.steps), 0::bigint, 'no step was added');
 select is((pgflow_tests.queue_counts('late')).active, 1::bigint, 'the foreign queue keeps its message');

@@ -12,7 +12,7 @@ select pgmq.drop_queue('f');
 select throws_ok($$select pgflow.ensure_flow_compiled('f', jsonb_build_object('steps', jsonb_build_array(pgflow_tests.step_shape('a'))), pgflow.worker_protocol())$$,
   '42704', 'PGMQ queue "f" of flow "f" is missing although its steps route to it; pgflow does not recreate it under existing tasks. Restore it deliberately (pgmq.create) or use another flow slug',
   'verifying the flow refuses');
-select throws_ok($$select pgflow.add_step('f', 'b')$$, '42704', null, 'add_step refuses');
+select throws_ok($$select pgflow.add_step('f', 'b')$$, '42704', 'PGMQ queue "f" of flow "f" is missing although its steps route to it; pgflow does not recreate it under existing tasks. Restore it deliberately (pgmq.create) or use another flow slug', 'add_step refuses');
 select is((select count(*) from pgmq.meta), 0::bigint, 'no queue was recreated');
 
 -- Restored deliberately by an operator: the route owns it again.

@@ -7,7 +7,7 @@ select plan(10);
 select pgmq.create('taken');
 select pgmq.send('taken', '{"theirs": true}');
 
-select throws_ok($$select pgflow.create_flow('taken')$$, '42710', null, 'create_flow refuses an existing queue');
+select throws_ok($$select pgflow.create_flow('taken')$$, '42710', 'PGMQ queue "taken" already exists; pgflow never adopts an existing queue for a new flow "taken". Drop or rename that queue, or use another flow slug', 'create_flow refuses an existing queue');
 select throws_ok($$select pgflow.ensure_flow_compiled('taken', jsonb_build_object('steps', jsonb_build_array(pgflow_tests.step_shape('a'))),
                                                        pgflow.worker_protocol())$$,
   '42710', 'PGMQ queue "taken" already exists; pgflow never adopts an existing queue for a new flow "taken". Drop or rename that queue, or use another flow slug',
@@ -31,7 +31,7 @@ select throws_ok($$select pgflow.ensure_flow_compiled('bare', jsonb_build_object
   'the compiler refuses bare tables with the generated name');
 select is((select count(*) from pgflow.flows), 0::bigint, 'the compilation left nothing behind');
 select pgflow.create_flow('bare');
-select throws_ok($$select pgflow.add_step('bare', 'a')$$, '42710', null, 'add_step refuses them too');
+select throws_ok($$select pgflow.add_step('bare', 'a')$$, '42710', 'PGMQ tables pgmq.q_bare / pgmq.a_bare exist without a pgmq.meta row; refusing to reuse them', 'add_step refuses them too');
 select is((select count(*) from pgmq.meta where lower(queue_name) = 'bare'), 0::bigint, 'no meta row was added for them');
 
 select * from finish();

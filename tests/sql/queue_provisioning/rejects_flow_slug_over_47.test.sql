@@ -8,7 +8,7 @@ select throws_ok(format('select pgflow.create_flow(%L)', repeat('a', 48)), '2351
   format('Flow slug "%s" is too long: its queue name must be at most 47 characters', repeat('a', 48)),
   'create_flow rejects 48 characters');
 select throws_ok(format($$select pgflow.ensure_flow_compiled(%L, '{"steps": []}', pgflow.worker_protocol())$$, repeat('a', 48)),
-  '23514', null, 'the compiler rejects 48 characters');
+  '23514', 'Flow slug "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" is too long: its queue name must be at most 47 characters', 'the compiler rejects 48 characters');
 select throws_ok(format('insert into pgflow.flows (flow_slug, flow_alias) values (%L, ''x'')', repeat('a', 48)), '23514',
   'new row for relation "flows" violates check constraint "flow_slug_fits_queue_name"', 'a direct INSERT too');
 select is((select count(*) from pgflow.flows) + (select count(*) from pgmq.meta), 0::bigint, 'nothing was created');

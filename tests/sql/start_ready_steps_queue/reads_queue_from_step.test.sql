@@ -25,7 +25,7 @@ select is_empty($$select 1 from pgflow.step_tasks where step_slug = 'b' and queu
                 'the snapshot does not follow a later route change');
 
 update pgflow.steps set queue_name = 'nowhere' where step_slug = 'c';
-select throws_ok(format($$select pgflow_tests.complete_step_task(%L, 'a')$$, :'run'), '42P01', null,
+select throws_ok(format($$select pgflow_tests.complete_step_task(%L, 'a')$$, :'run'), '42P01', 'relation "pgmq.q_nowhere" does not exist',
                  'a step routed to a missing queue cannot start (pgmq.send fails)');
 select is((select count(*) from pgmq.meta where queue_name = 'nowhere'), 0::bigint, 'no queue was created for it');
 select hasnt_table('pgmq', 'q_nowhere', '(no table either)');

@@ -7,7 +7,7 @@ select pgflow_tests.compile_step_flow('whole', jsonb_build_array(pgflow_tests.st
 select throws_ok($$select pgflow.add_step('whole', 'b', array['a'])$$, '0A000',
                  'Flow "whole" has one queue per step (queue mode step): its workers compile it whole, so add_step cannot change it. Deploy a new flow version instead',
                  'a new step is refused');
-select throws_ok($$select pgflow.add_step('whole', 'a')$$, '0A000', null, 'so is an identical re-call');
+select throws_ok($$select pgflow.add_step('whole', 'a')$$, '0A000', 'Flow "whole" has one queue per step (queue mode step): its workers compile it whole, so add_step cannot change it. Deploy a new flow version instead', 'so is an identical re-call');
 select is((select count(*) from pgflow.steps where flow_slug = 'whole'), 1::bigint, 'nothing was added');
 
 select pgflow.create_flow('handmade');

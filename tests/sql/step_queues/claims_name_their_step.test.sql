@@ -28,7 +28,7 @@ select throws_ok($$select * from pgflow.claim_tasks('plain', 'plain', '{1}', '33
                  '22023', 'Flow "plain" has one queue for all its steps: a claim names no step (got "only")',
                  'flow mode: a step selector is refused');
 select throws_ok($$select * from pgflow.start_tasks('relay', '{1}', '11111111-1111-1111-1111-111111111111')$$,
-                 '22023', null, 'the 0.16.0 signature cannot claim from a step-queued flow');
+                 '22023', 'Worker 11111111-1111-1111-1111-111111111111 is registered for queue "relay__first", not "relay"', 'the 0.16.0 signature cannot claim from a step-queued flow');
 
 select results_eq($$select outcome, step_slug, input, flow_input
                     from pgflow.claim_tasks('relay__first', 'relay',

@@ -14,7 +14,7 @@ select pgmq.drop_queue('gone__b');
 select pgmq.create('gone__b');
 insert into pgmq.meta (queue_name, is_partitioned, is_unlogged, created_at)
   values ('Gone__B', false, false, now());
-select throws_ok($$select pgflow.delete_flow_and_data('gone')$$, '21000', null,
+select throws_ok($$select pgflow.delete_flow_and_data('gone')$$, '21000', 'PGMQ queue "gone__b" is ambiguous: pgmq.meta has 2 rows for the same tables (Gone__B, gone__b); keep one',
                  'an ambiguous queue on the route fails the deletion');
 select is((select count(*) from pgflow.runs) + (select count(*) from pgflow.flows), 2::bigint,
           'and nothing was deleted');

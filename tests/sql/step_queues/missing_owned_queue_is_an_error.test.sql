@@ -25,7 +25,7 @@ insert into pgmq.meta (queue_name, is_partitioned, is_unlogged, created_at)
   values ('Keeper__A', false, false, now());
 select throws_ok($$select pgflow_tests.compile_step_flow('keeper', jsonb_build_array(
                      pgflow_tests.step_shape('a'), pgflow_tests.step_shape('b', array['a'])))$$,
-                 '21000', null, 'a case alias of an owned queue fails verification');
+                 '21000', 'PGMQ queue "keeper__a" is ambiguous: pgmq.meta has 2 rows for the same tables (Keeper__A, keeper__a); keep one', 'a case alias of an owned queue fails verification');
 select is((select count(*) from pgflow.steps where flow_slug = 'keeper'), 2::bigint, 'the definition is unchanged');
 
 select * from finish();

@@ -17,7 +17,9 @@ select throws_ok($$update pgflow.step_states set failed_at = now() where step_sl
   'step both completed and failed');
 select throws_ok($$update pgflow.step_tasks set started_at = queued_at - interval '1 s'$$, '23514',
   'new row for relation "step_tasks" violates check constraint "started_at_is_after_queued_at"', 'task started before queued');
-select throws_ok($$update pgflow.step_tasks set completed_at = started_at - interval '1 s'$$, '23514', null,
+-- (after it was queued, so only the started_at check can refuse it)
+select throws_ok($$update pgflow.step_tasks set started_at = queued_at + interval '10 s', completed_at = queued_at + interval '5 s'$$,
+  '23514', 'new row for relation "step_tasks" violates check constraint "completed_at_is_after_started_at"',
   'task completed before it started');
 select throws_ok($$update pgflow.step_tasks set failed_at = now()$$, '23514',
   'new row for relation "step_tasks" violates check constraint "completed_at_or_failed_at"', 'task both completed and failed');

@@ -26,7 +26,7 @@ select throws_ok($$select pgflow.register_worker('11111111-1111-1111-1111-111111
 select throws_ok($$select pgflow.register_worker('11111111-1111-1111-1111-111111111111', 'fn', 'myFlow', 'myflow', 6)$$, '0A000',
   'pgflow: worker protocol 6 is not supported by this database (it speaks protocol 5): upgrade the database with `pgflow migrate`',
   'register_worker with protocol 6 is refused');
-select throws_ok($$select pgflow.register_worker('11111111-1111-1111-1111-111111111111', 'fn', 'myFlow', 'myflow', null)$$, '0A000', null,
+select throws_ok($$select pgflow.register_worker('11111111-1111-1111-1111-111111111111', 'fn', 'myFlow', 'myflow', null)$$, '0A000', 'pgflow: worker protocol none is not supported by this database (it speaks protocol 5): upgrade the worker (workers of pgflow 0.16.0 and older cannot run against queue identity)',
   'register_worker without a protocol is refused');
 select is((select count(*) from pgflow.workers) + (select count(*) from pgflow.worker_functions), 0::bigint,
           'the refused registrations wrote nothing');
@@ -35,7 +35,7 @@ select throws_ok($$select pgflow.register_worker('11111111-1111-1111-1111-111111
   'Flow "nope" does not exist; compile it first (ensure_flow_compiled)', 'an unknown flow is refused');
 select throws_ok($$select pgflow.register_worker('11111111-1111-1111-1111-111111111111', 'fn', 'myFlow', 'other', 4)$$, '22023',
   'Queue "other" is not on the route of flow "myFlow" (its queue is "myflow")', 'a queue off the flow''s route is refused');
-select throws_ok($$select pgflow.register_worker('11111111-1111-1111-1111-111111111111', 'fn', 'myFlow', 'myFlow', 4)$$, '22023', null,
+select throws_ok($$select pgflow.register_worker('11111111-1111-1111-1111-111111111111', 'fn', 'myFlow', 'myFlow', 4)$$, '22023', 'Queue "myFlow" is not on the route of flow "myFlow" (its queue is "myflow")',
   'the queue must be given canonically (lowercase)');
 
 select results_eq($$select worker_id, queue_name, function_name, protocol

@@ -19,7 +19,7 @@ select throws_ok($$insert into pgflow.workers (queue_name, worker_id, function_n
   'INSERT INTO pgflow.workers (queue_name, worker_id, function_name) ... RETURNING * is refused');
 select throws_ok($$insert into pgflow.workers (queue_name, worker_id, function_name, protocol)
                    values ('legacy', '11111111-1111-1111-1111-111111111111', 'legacy_fn', 1)$$,
-  '0A000', null, 'a plain INSERT claiming protocol 1 is refused too');
+  '0A000', 'pgflow: worker protocol 1 is not supported by this database (it speaks protocol 5): upgrade the worker (workers of pgflow 0.16.0 and older cannot run against queue identity)', 'a plain INSERT claiming protocol 1 is refused too');
 
 select is((select count(*) from pgflow.workers), 0::bigint, 'no workers row');
 select is((select count(*) from pgflow.worker_functions), 0::bigint, 'no worker_functions row');
