@@ -1,8 +1,11 @@
 #include "pgflow/log.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <mutex>
 #include <utility>
+
+#include "absl/strings/str_format.h"
 
 namespace pgflow {
 
@@ -20,19 +23,68 @@ std::string_view to_string(LogLevel level) {
   return "unknown";
 }
 
+namespace {
+
+bool is_control(char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }
+
+// Appends `text` with control characters (and, when `quoted`, '"' and '\\') escaped.
+void append_escaped(std::string& out, std::string_view text, bool quoted) {
+  for (char c : text) {
+    switch (c) {
+      case '\n':
+        out.append("\\n");
+        break;
+      case '\r':
+        out.append("\\r");
+        break;
+      case '\t':
+        out.append("\\t");
+        break;
+      case '"':
+      case '\\':
+        if (quoted) out.push_back('\\');
+        out.push_back(c);
+        break;
+      default:
+        if (is_control(c)) {
+          out.append(absl::StrFormat("\\x%02x", static_cast<unsigned char>(c)));
+        } else {
+          out.push_back(c);
+        }
+    }
+  }
+}
+
+bool needs_quotes(std::string_view value) {
+  return value.empty() || std::any_of(value.begin(), value.end(), [](char c) {
+           return c == ' ' || c == '"' || c == '=' || c == '\\' || is_control(c);
+         });
+}
+
+}  // namespace
+
+std::string to_log_line(const LogRecord& record) {
+  std::string line(to_string(record.level));
+  line.push_back(' ');
+  append_escaped(line, record.message, /*quoted=*/false);
+  for (const LogField& field : record.fields) {
+    line.append(" ").append(field.key).append("=");
+    if (needs_quotes(field.value)) {
+      line.push_back('"');
+      append_escaped(line, field.value, /*quoted=*/true);
+      line.push_back('"');
+    } else {
+      line.append(field.value);
+    }
+  }
+  return line;
+}
+
 LogSink stderr_log_sink() {
   static std::mutex mu;  // one line at a time across threads
   return [](const LogRecord& record) {
-    std::string line;
-    line.append(to_string(record.level)).append(" ").append(record.message);
-    for (const LogField& field : record.fields) {
-      line.append(" ").append(field.key).append("=");
-      const bool quote = field.value.empty() || field.value.find(' ') != std::string::npos;
-      if (quote) line.append("\"");
-      line.append(field.value);
-      if (quote) line.append("\"");
-    }
-    line.append("\n");
+    std::string line = to_log_line(record);
+    line.push_back('\n');
     std::lock_guard<std::mutex> lock(mu);
     std::fwrite(line.data(), 1, line.size(), stderr);
   };

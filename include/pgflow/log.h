@@ -42,8 +42,15 @@ struct LogRecord {
 // concurrently: a sink must be thread-safe and should not block for long.
 using LogSink = std::function<void(const LogRecord&)>;
 
-// A thread-safe sink that writes one `level message key=value ...` line per record to stderr.
+// A thread-safe sink that writes one to_log_line(record) line per record to stderr.
 LogSink stderr_log_sink();
+
+// `level message key=value ...` on one line, for sinks that write text. A value is quoted when
+// it is empty or holds a space, '"', '=', '\\' or a control character; inside the quotes '"', '\\'
+// and control characters are escaped (\", \\, \n, \r, \t, \xHH). Control characters in the
+// message are escaped the same way. So a slug or a handler's error text can never start a new
+// line or pose as another field.
+std::string to_log_line(const LogRecord& record);
 
 // A cheap, copyable handle over a sink, a minimum level and fields added to every record.
 // A default-constructed Logger discards everything.

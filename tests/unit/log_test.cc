@@ -1,5 +1,7 @@
 #include "pgflow/log.h"
 
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -37,6 +39,40 @@ TEST(Logger, DefaultLoggerDiscards) {
   Logger log;
   EXPECT_FALSE(log.enabled(LogLevel::kError));
   log.error("nobody hears this");
+}
+
+// The line of a record, for the tests below.
+std::string line_of(LogLevel level, std::string_view message, std::vector<LogField> fields) {
+  return to_log_line(LogRecord{level, message, fields});
+}
+
+TEST(LogLine, PlainValuesStayBareAndOthersAreQuoted) {
+  EXPECT_EQ(line_of(LogLevel::kInfo, "worker started", {{"queue", "orders"}, {"msg_id", "42"}}),
+            "info worker started queue=orders msg_id=42");
+  EXPECT_EQ(line_of(LogLevel::kWarn, "w", {{"error", "no route"}, {"empty", ""}}),
+            R"(warn w error="no route" empty="")");
+}
+
+TEST(LogLine, AValueCannotStartALineOrPoseAsAField) {
+  // A handler's error text that tries to end the record and forge another one.
+  const std::string forged = "boom\nerror worker stopped run_id=\"x\" a\\b";
+  const std::string line = line_of(LogLevel::kError, "handler failed", {{"error", forged}});
+  EXPECT_EQ(line, R"(error handler failed error="boom\nerror worker stopped run_id=\"x\" a\\b")");
+  EXPECT_EQ(line.find('\n'), std::string::npos);
+  // '=' alone is enough to quote: key=value inside a value stays inside it.
+  EXPECT_EQ(line_of(LogLevel::kInfo, "m", {{"slug", "a=b"}}), R"(info m slug="a=b")");
+}
+
+TEST(LogLine, ControlCharactersAreEscapedInValuesAndMessages) {
+  EXPECT_EQ(line_of(LogLevel::kDebug, "two\nlines\r", {{"v", std::string("a\tb\x01" "c\x7f")}}),
+            R"(debug two\nlines\r v="a\tb\x01c\x7f")");
+}
+
+TEST(LogLine, TheStderrSinkWritesOneLinePerRecord) {
+  std::vector<LogField> fields = {{"error", "x\ny"}};
+  ::testing::internal::CaptureStderr();
+  stderr_log_sink()(LogRecord{LogLevel::kError, "failed", fields});
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), R"(error failed error="x\ny")" "\n");
 }
 
 TEST(Logger, LevelNames) {
