@@ -34,6 +34,7 @@ using pgflow::testing::start_run;
 using pgflow::testing::StatusIs;
 using pgflow::testing::test_worker_config;
 using pgflow::testing::TestDatabase;
+using pgflow::testing::wait_for;
 using pgflow::testing::wait_for_run;
 using pgflow::testing::wait_until;
 namespace wf = pgflow::testing::worker_flows;
@@ -347,11 +348,7 @@ TEST_F(WorkerTest, ADeprecatedWorkerDrainsAndStops) {
   std::atomic<bool> saw_drain{false};
   auto flow = Flow<"wDrain", int>().step<"hold">([&](int x, Context& ctx) {
     running = true;
-    const auto guard = std::chrono::steady_clock::now() + std::chrono::seconds(60);  // against hanging
-    while (!ctx.stop_token().stop_requested() && std::chrono::steady_clock::now() < guard) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    saw_drain = ctx.stop_token().stop_requested();
+    saw_drain = wait_for([&ctx] { return ctx.stop_token().stop_requested(); });
     return x + 1;
   });
   PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(flow, config()));
@@ -403,13 +400,7 @@ TEST_F(WorkerTest, AnIdleWorkerReadsOncePerWakeUp) {
   c.metrics = [&reads](const WorkerMetric& m) {
     if (m.kind == WorkerMetric::Kind::kClaimLatency) ++reads;
   };
-  auto reads_reach = [&reads](int n) {
-    const auto guard = std::chrono::steady_clock::now() + std::chrono::seconds(60);  // against hanging
-    while (reads.load() < n && std::chrono::steady_clock::now() < guard) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    return reads.load() >= n;
-  };
+  auto reads_reach = [&reads](int n) { return wait_for([&reads, n] { return reads.load() >= n; }); };
   PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(wf::sequential, c));
   ASSERT_TRUE(reads_reach(1));  // the read at start found nothing
   const std::string channel =

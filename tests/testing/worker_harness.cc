@@ -64,17 +64,26 @@ absl::StatusOr<std::string> query_text(pg::Connection& conn, const std::string& 
   return std::string(r->scalar());
 }
 
+bool wait_for(const std::function<bool()>& condition, std::chrono::seconds timeout,
+              std::chrono::milliseconds poll) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(poll);
+  }
+  return true;
+}
+
 absl::Status wait_until(pg::Connection& conn, const std::string& sql,
                         const std::vector<pg::Param>& params, std::chrono::seconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (true) {
-    absl::StatusOr<std::string> v = query_text(conn, sql, params);
-    if (v.ok() && *v == "t") return absl::OkStatus();
-    if (std::chrono::steady_clock::now() > deadline) {
-      return absl::DeadlineExceededError(absl::StrCat("condition never held: ", sql));
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  const bool held = wait_for(
+      [&] {
+        absl::StatusOr<std::string> v = query_text(conn, sql, params);
+        return v.ok() && *v == "t";
+      },
+      timeout, std::chrono::milliseconds(20));
+  if (held) return absl::OkStatus();
+  return absl::DeadlineExceededError(absl::StrCat("condition never held: ", sql));
 }
 
 absl::StatusOr<nlohmann::json> wait_for_run(pg::Connection& conn, const std::string& run_id,

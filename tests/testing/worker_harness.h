@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -55,6 +56,11 @@ absl::StatusOr<std::string> query_text(pg::Connection& conn, const std::string& 
 // Starts a run and returns its id.
 absl::StatusOr<std::string> start_run(pg::Connection& conn, const std::string& flow_slug,
                                       const nlohmann::json& input);
+
+// Polls `condition` every `poll` until it holds (true) or `timeout` passes (false). The
+// timeout only keeps a broken build from hanging; a passing test never relies on it.
+bool wait_for(const std::function<bool()>& condition, std::chrono::seconds timeout = std::chrono::seconds(60),
+              std::chrono::milliseconds poll = std::chrono::milliseconds(5));
 
 // Polls `sql` (a boolean query) until it returns true or `timeout` passes.
 absl::Status wait_until(pg::Connection& conn, const std::string& sql,
