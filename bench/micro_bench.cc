@@ -7,7 +7,8 @@
 //   BM_Json_*           nlohmann round trips of a user struct
 //   BM_ShapeOf_*        shape_of() of a 30-step flow (done once per worker start)
 //   BM_Sql_*, BM_Client_*  SQL call overheads against DATABASE_URL: a `select 1` round trip,
-//                       pgflow.start_flow, pgflow.get_run_with_states (raw and through Client).
+//                       pgflow.start_flow, pgflow.get_run_with_states (raw and through Client),
+//                       Client::start_flow against the lean Client::start_run.
 //                       Skipped, with a message, when DATABASE_URL is not set.
 //
 // The SQL benchmarks need a pgflow schema: the program runs pgflow::migrate on DATABASE_URL,
@@ -223,6 +224,15 @@ void BM_Client_StartFlow(benchmark::State& state) {
   }
 }
 
+void BM_Client_StartRun(benchmark::State& state) {
+  // Client::start_run: pgflow.start_run, only the run id back (the lean start).
+  for (auto _ : state) {
+    absl::StatusOr<std::string> run_id = db->client->start_run(db->slug, nlohmann::json(kSignup));
+    if (!ok(run_id, state)) break;
+    benchmark::DoNotOptimize(run_id);
+  }
+}
+
 void BM_Sql_GetRunWithStates(benchmark::State& state) {
   for (auto _ : state) {
     absl::StatusOr<pg::Result> r = db->conn->exec("select pgflow.get_run_with_states($1::uuid)::text", {db->run_id});
@@ -304,6 +314,7 @@ int main(int argc, char** argv) {
     real_time(benchmark::RegisterBenchmark("BM_Sql_Select1", BM_Sql_Select1));
     real_time(benchmark::RegisterBenchmark("BM_Sql_StartFlow", BM_Sql_StartFlow));
     real_time(benchmark::RegisterBenchmark("BM_Client_StartFlow", BM_Client_StartFlow));
+    real_time(benchmark::RegisterBenchmark("BM_Client_StartRun", BM_Client_StartRun));
     real_time(benchmark::RegisterBenchmark("BM_Sql_GetRunWithStates", BM_Sql_GetRunWithStates));
     real_time(benchmark::RegisterBenchmark("BM_Client_GetRun", BM_Client_GetRun));
   }

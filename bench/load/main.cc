@@ -136,6 +136,7 @@ int bench_main(int argc, char** argv) {
     if (ctx.flags.runs('e') || ctx.flags.runs('g')) run_latency_and_idle(ctx);
     if (ctx.flags.runs('f')) run_map_scaling(ctx);
     if (ctx.flags.runs('h')) run_step_queues(ctx);
+    if (ctx.flags.runs('i')) run_cancellation(ctx);
 
     if (worker_problems() > 0) {
       ctx.report.note(absl::StrFormat("the workers logged %d warning/error records (on stderr above)",

@@ -43,8 +43,8 @@ void progress(const std::string& line) {
 
 const std::vector<Flags::Spec>& Flags::specs() {
   static const std::vector<Spec> kSpecs = {
-      {"only", "abcdefgh", "sections to run, e.g. --only=ab (a raw PGMQ, b backlog, c producers, "
-                           "d DAG, e latency, f map scaling, g idle, h step queues)"},
+      {"only", "abcdefghi", "sections to run, e.g. --only=ab (a raw PGMQ, b backlog, c producers, "
+                            "d DAG, e latency, f map scaling, g idle, h step queues, i cancellation)"},
       {"scale", "1", "multiplies every run/task count (e.g. 0.2 for a quick run, 5 for a long one)"},
       {"concurrency", "10", "worker max_concurrent"},
       {"batch", "10", "worker batch_size, and the raw cycle's send/read/archive batch"},
@@ -56,6 +56,7 @@ const std::vector<Flags::Spec>& Flags::specs() {
       {"dag_runs", "30", "d: runs of the 5-step DAG"},
       {"dag_map", "100", "d: elements of the DAG's map step"},
       {"latency_runs", "200", "e: runs measured (after 10 warm-up runs)"},
+      {"cancel_runs", "50", "i: runs cancelled while their handlers run (after 3 warm-up runs)"},
       {"map_small", "1000", "f: elements of the small map"},
       {"map_large", "10000", "f: elements of the large map"},
       {"map_small_repeats", "3", "f: small-map runs (the median is used)"},

@@ -231,6 +231,7 @@ void run_dag(BenchContext& ctx);              // d
 void run_latency_and_idle(BenchContext& ctx); // e, g
 void run_map_scaling(BenchContext& ctx);      // f
 void run_step_queues(BenchContext& ctx);      // h
+void run_cancellation(BenchContext& ctx);     // i
 
 // ---- the machine ----
 

@@ -65,9 +65,18 @@ std::string claim_note(const TaskCounter& c, std::int64_t tasks) {
                          c.mean_claim_size(), c.mean_claim_ms());
 }
 
-// `producers` threads call Client::start_flow (each start its own transaction) for `runs` runs
-// in all; returns when every run is started (throws BenchError when a start fails).
-void start_runs(const Client& client, const std::string& slug, int producers, std::int64_t runs) {
+// How producers start runs: Client::start_flow (the run's state read back and parsed) or the
+// lean Client::start_run (only the run id).
+enum class StartCall { kStartFlow, kStartRun };
+
+absl::Status start_one(const Client& client, StartCall call, const std::string& slug, std::int64_t i) {
+  if (call == StartCall::kStartRun) return client.start_run(slug, nlohmann::json(i)).status();
+  return client.start_flow(slug, nlohmann::json(i)).status();
+}
+
+// `producers` threads start `runs` runs in all with `call` (each start its own transaction);
+// returns when every run is started (throws BenchError when a start fails).
+void start_runs(const Client& client, StartCall call, const std::string& slug, int producers, std::int64_t runs) {
   std::mutex error_mu;
   std::string error;
   {
@@ -75,24 +84,38 @@ void start_runs(const Client& client, const std::string& slug, int producers, st
     for (int p = 0; p < producers; ++p) {
       threads.emplace_back([&, p] {
         for (std::int64_t i = p; i < runs; i += producers) {
-          absl::StatusOr<RunState> run = client.start_flow(slug, nlohmann::json(i));
-          if (!run.ok()) {
+          absl::Status started = start_one(client, call, slug, i);
+          if (!started.ok()) {
             std::lock_guard<std::mutex> lock(error_mu);
-            error = std::string(run.status().message());
+            error = std::string(started.message());
             return;
           }
         }
       });
     }
   }
-  if (!error.empty()) throw BenchError("c: start_flow failed: " + error);
+  if (!error.empty()) throw BenchError("c: starting a run failed: " + error);
 }
 
-// Runs started per second by start_runs, with no worker running.
-double start_rate(const Client& client, const std::string& slug, int producers, std::int64_t runs) {
-  const Clock::time_point t0 = Clock::now();
-  start_runs(client, slug, producers, runs);
-  return static_cast<double>(runs) / seconds_between(t0, Clock::now());
+// Runs started per second by start_runs with no worker running, full starts and lean starts
+// (`runs` each). They alternate in 10 rounds, so both see the run tables at the same sizes and
+// the server in the same moods (commit latency on a VM drifts within seconds).
+struct StartRates {
+  double full = 0;
+  double lean = 0;
+};
+StartRates start_rates(const Client& client, const std::string& slug, int producers, std::int64_t runs) {
+  constexpr int kRounds = 10;
+  double full_seconds = 0, lean_seconds = 0;
+  for (int round = 0; round < kRounds; ++round) {
+    const std::int64_t chunk = runs / kRounds + (round < runs % kRounds ? 1 : 0);
+    for (StartCall call : {StartCall::kStartFlow, StartCall::kStartRun}) {
+      const Clock::time_point t0 = Clock::now();
+      start_runs(client, call, slug, producers, chunk);
+      (call == StartCall::kStartFlow ? full_seconds : lean_seconds) += seconds_between(t0, Clock::now());
+    }
+  }
+  return {static_cast<double>(runs) / full_seconds, static_cast<double>(runs) / lean_seconds};
 }
 
 }  // namespace
@@ -179,9 +202,9 @@ std::string with_session_setting(const std::string& url, const std::string& sett
 }
 
 // One end-to-end measurement: `producers` threads start `runs` runs of a fresh 1-step flow
-// while a worker drains them; producers and worker connect with `url`.
-void end_to_end(BenchContext& ctx, const std::string& url, const std::string& id, const std::string& what,
-                std::int64_t runs, int producers) {
+// with `call` while a worker drains them; producers and worker connect with `url`.
+void end_to_end(BenchContext& ctx, const std::string& url, StartCall call, const std::string& id,
+                const std::string& what, std::int64_t runs, int producers) {
   Db db = Db::open(ctx.url);
   const FlowDefinition def = renamed(one_step_flow(), unique_slug("bench_e2e"));
   compile_flow(db, def);
@@ -201,7 +224,7 @@ void end_to_end(BenchContext& ctx, const std::string& url, const std::string& id
     EdgeWorker worker = start_worker(def, std::move(config));
     cpu0 = meter.sample();
     t0 = Clock::now();
-    start_runs(*client, def.slug, producers, runs);  // a failure throws; the worker drains
+    start_runs(*client, call, def.slug, producers, runs);  // a failure throws; the worker drains
     produced = Clock::now();
     done = counter.wait(ctx.timeout);
     cpu1 = meter.sample();
@@ -241,20 +264,30 @@ void run_producers(BenchContext& ctx) {
     absl::StatusOr<Client> client = Client::connect({.connection_string = ctx.url, .max_connections = 2});
     if (!client.ok()) throw BenchError(absl::StrCat("Client::connect: ", client.status().message()));
     const std::int64_t start_runs = std::max<std::int64_t>(runs / 3, 20);
-    const double one = start_rate(*client, def.slug, 1, start_runs);
-    const double two = start_rate(*client, def.slug, 2, start_runs);
+    const StartRates one_thread = start_rates(*client, def.slug, 1, start_runs);
+    const StartRates two_threads = start_rates(*client, def.slug, 2, start_runs);
+    const double one = one_thread.full, lean_one = one_thread.lean;
+    const double two = two_threads.full, lean_two = two_threads.lean;
     ctx.report.add({.id = "c2", .name = "producers alone: Client::start_flow, 1 / 2 threads", .value = two,
                     .unit = "runs/s",
                     .note = absl::StrFormat("%.0f runs/s with 1 thread, %.0f with 2 (%d runs each, no worker "
                                             "running; each start its own transaction)",
                                             one, two, start_runs)});
     ctx.report.add({.id = "c3", .name = "producers 2 vs 1 (target >= 1.8)", .value = two / one, .unit = "x"});
+    ctx.report.add({.id = "c5", .name = "producers alone: Client::start_run (lean), 1 / 2 threads", .value = lean_two,
+                    .unit = "runs/s",
+                    .note = absl::StrFormat("%.0f runs/s with 1 thread, %.0f with 2 (as c2, returning only the run "
+                                            "id)",
+                                            lean_one, lean_two)});
+    ctx.report.add({.id = "c6", .name = "lean vs full start, 1 thread (c5 / c2)", .value = lean_one / one,
+                    .unit = "x"});
     drop_flow(db, def.slug);
     vacuum_run_tables(db);
   }
-  end_to_end(ctx, ctx.url, "c1", "", runs, producers);
-  end_to_end(ctx, with_session_setting(ctx.url, "pgflow.notify_events%3Doff"), "c4",
+  end_to_end(ctx, ctx.url, StartCall::kStartFlow, "c1", "", runs, producers);
+  end_to_end(ctx, with_session_setting(ctx.url, "pgflow.notify_events%3Doff"), StartCall::kStartFlow, "c4",
              ", pgflow.notify_events off", runs, producers);
+  end_to_end(ctx, ctx.url, StartCall::kStartRun, "c7", ", lean starts (Client::start_run)", runs, producers);
 }
 
 void run_dag(BenchContext& ctx) {

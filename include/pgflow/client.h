@@ -21,6 +21,10 @@
 //
 // (Other drivers: `select * from pgflow.start_flow($1, $2::jsonb)` in their own transaction.)
 //
+// A producer that only needs the run id uses the lean start, which does not read the run back:
+//
+//   absl::StatusOr<std::string> run_id = client->start_run(onboard, Signup{"a@b.c"});
+//
 // Aliases. start_flow starts an alias: the active version of a flow deployed with
 // define_deployed_flow (docs/deploying.md), or a plain flow, which is its own alias.
 // start_flow_by_slug pins one concrete version. activate_flow_version switches an alias to
@@ -90,15 +94,19 @@ struct RunState {
   std::string run_id;
   std::string flow_slug;   // the concrete version that runs (also after starting an alias)
   std::string flow_alias;  // the alias that version belongs to (its own slug for a plain flow)
-  std::string status;  // started | completed | failed
+  std::string status;  // started | completed | failed (a cancelled run is failed, cancelled_at set)
   nlohmann::json input;
   std::optional<nlohmann::json> output;  // {leaf_slug: output} once completed
   int remaining_steps = 0;
   std::string started_at;
   std::optional<std::string> completed_at, failed_at;
+  std::optional<std::string> cancelled_at;       // set when Client::cancel_run ended the run
+  std::optional<std::string> cancel_reason;      // the reason given to cancel_run, if any
+  std::optional<std::string> restart_of_run_id;  // the run this one retried (Client::retry_run)
   std::vector<StepState> steps;  // in step order
 
   bool finished() const { return status == "completed" || status == "failed"; }
+  bool cancelled() const { return cancelled_at.has_value(); }
   // The step called `slug`, or nullptr.
   const StepState* step(std::string_view slug) const;
   // The run output converted to T (e.g. pgflow::FlowOutput<decltype(flow)>).
@@ -145,18 +153,37 @@ class Transaction {
   virtual absl::StatusOr<RunState> start_flow_by_slug(std::string_view flow_slug, const nlohmann::json& input,
                                                       std::optional<std::string> run_id = std::nullopt) = 0;
   // Typed, as Client's typed overloads.
-  template <typename F>
-    requires requires { typename std::remove_cvref_t<F>::input_type; }
+  template <TypedFlow F>
   absl::StatusOr<RunState> start_flow(const F& flow, const FlowInput<F>& input,
                                       std::optional<std::string> run_id = std::nullopt) {
     return start_flow(alias_of(flow.definition()), nlohmann::json(input), std::move(run_id));
   }
-  template <typename F>
-    requires requires { typename std::remove_cvref_t<F>::input_type; }
+  template <TypedFlow F>
   absl::StatusOr<RunState> start_flow_by_slug(const F& flow, const FlowInput<F>& input,
                                               std::optional<std::string> run_id = std::nullopt) {
     return start_flow_by_slug(flow.definition().slug, nlohmann::json(input), std::move(run_id));
   }
+  // The lean starts in the transaction, as Client::start_run and start_run_by_slug.
+  virtual absl::StatusOr<std::string> start_run(std::string_view flow_alias, const nlohmann::json& input,
+                                                std::optional<std::string> run_id = std::nullopt) = 0;
+  virtual absl::StatusOr<std::string> start_run_by_slug(std::string_view flow_slug, const nlohmann::json& input,
+                                                        std::optional<std::string> run_id = std::nullopt) = 0;
+  template <TypedFlow F>
+  absl::StatusOr<std::string> start_run(const F& flow, const FlowInput<F>& input,
+                                        std::optional<std::string> run_id = std::nullopt) {
+    return start_run(alias_of(flow.definition()), nlohmann::json(input), std::move(run_id));
+  }
+  template <TypedFlow F>
+  absl::StatusOr<std::string> start_run_by_slug(const F& flow, const FlowInput<F>& input,
+                                                std::optional<std::string> run_id = std::nullopt) {
+    return start_run_by_slug(flow.definition().slug, nlohmann::json(input), std::move(run_id));
+  }
+  // Run control in the transaction, as Client::cancel_run, retry_run and resume_run.
+  virtual absl::StatusOr<bool> cancel_run(std::string_view run_id,
+                                          std::optional<std::string> reason = std::nullopt) = 0;
+  virtual absl::StatusOr<std::string> retry_run(std::string_view run_id,
+                                                std::optional<std::string> new_run_id = std::nullopt) = 0;
+  virtual absl::StatusOr<RunState> resume_run(std::string_view run_id) = 0;
 };
 
 // Stops delivering events when destroyed.
@@ -194,24 +221,58 @@ class Client {
   // Typed: the input must be the flow's input type. start_flow and start_flow_by_alias start
   // the flow's alias (a DeployedFlow's alias, a plain flow's slug), start_flow_by_slug its own
   // version.
-  template <typename F>
-    requires requires { typename std::remove_cvref_t<F>::input_type; }
+  template <TypedFlow F>
   absl::StatusOr<RunState> start_flow(const F& flow, const FlowInput<F>& input,
                                       std::optional<std::string> run_id = std::nullopt) const {
     return start_flow(alias_of(flow.definition()), nlohmann::json(input), std::move(run_id));
   }
-  template <typename F>
-    requires requires { typename std::remove_cvref_t<F>::input_type; }
+  template <TypedFlow F>
   absl::StatusOr<RunState> start_flow_by_alias(const F& flow, const FlowInput<F>& input,
                                                std::optional<std::string> run_id = std::nullopt) const {
     return start_flow_by_alias(alias_of(flow.definition()), nlohmann::json(input), std::move(run_id));
   }
-  template <typename F>
-    requires requires { typename std::remove_cvref_t<F>::input_type; }
+  template <TypedFlow F>
   absl::StatusOr<RunState> start_flow_by_slug(const F& flow, const FlowInput<F>& input,
                                               std::optional<std::string> run_id = std::nullopt) const {
     return start_flow_by_slug(flow.definition().slug, nlohmann::json(input), std::move(run_id));
   }
+
+  // The lean starts: as start_flow and start_flow_by_slug (same names, errors and run_id
+  // rule), but they return only the new run's id and do not read the run back
+  // (pgflow.start_run / start_run_by_slug, schema 0007). For producers that start many runs
+  // and look at few of them; get_run reads one later.
+  absl::StatusOr<std::string> start_run(std::string_view flow_alias, const nlohmann::json& input,
+                                        std::optional<std::string> run_id = std::nullopt) const;
+  absl::StatusOr<std::string> start_run_by_slug(std::string_view flow_slug, const nlohmann::json& input,
+                                                std::optional<std::string> run_id = std::nullopt) const;
+  template <TypedFlow F>
+  absl::StatusOr<std::string> start_run(const F& flow, const FlowInput<F>& input,
+                                        std::optional<std::string> run_id = std::nullopt) const {
+    return start_run(alias_of(flow.definition()), nlohmann::json(input), std::move(run_id));
+  }
+  template <TypedFlow F>
+  absl::StatusOr<std::string> start_run_by_slug(const F& flow, const FlowInput<F>& input,
+                                                std::optional<std::string> run_id = std::nullopt) const {
+    return start_run_by_slug(flow.definition().slug, nlohmann::json(input), std::move(run_id));
+  }
+
+  // Run control (docs/client.md, "Cancelling, retrying and resuming runs").
+  // Cancels a started run: it fails with cancelled_at and `reason`, its unfinished tasks are
+  // cancelled and workers running them see their stop tokens fire. Returns true when this call
+  // cancelled the run, false when it had already finished (nothing changed); kNotFound for an
+  // unknown run.
+  absl::StatusOr<bool> cancel_run(std::string_view run_id, std::optional<std::string> reason = std::nullopt) const;
+  // Starts a new run of a failed or cancelled run's flow version with the same input, linked
+  // by restart_of_run_id, and returns its id. `new_run_id` (a UUID) makes a retry safe to
+  // repeat (kAlreadyExists the second time). A started or completed run is
+  // kFailedPrecondition.
+  absl::StatusOr<std::string> retry_run(std::string_view run_id,
+                                        std::optional<std::string> new_run_id = std::nullopt) const;
+  // Continues a failed or cancelled run where it stopped: completed steps keep their outputs,
+  // failed and cancelled tasks run again with fresh attempts. Returns the run's state right
+  // after. A started or completed run, or one whose flow was redefined since it started, is
+  // kFailedPrecondition.
+  absl::StatusOr<RunState> resume_run(std::string_view run_id) const;
 
   // Makes `flow_slug` the active version of `flow_alias` if the alias still points to
   // `expected_current` (std::nullopt: if it has no active version). A compare-and-swap: on a

@@ -8,8 +8,8 @@
 //                       ctx.log().info("notifying", {{"friend", f.id}});
 //                       absl::StatusOr<Signup> signup = ctx.flow_input<Signup>();
 //                       if (!signup.ok()) return signup.status();
-//                       if (ctx.stop_token().stop_requested()) {
-//                         return absl::CancelledError("worker is stopping");
+//                       if (ctx.stop_token().stop_requested()) {  // worker stop, or run cancelled
+//                         return absl::CancelledError("stopping");
 //                       }
 //                       return notify(f, signup->email, ctx.deadline());
 //                     })
@@ -59,7 +59,7 @@ class Context {
     std::optional<nlohmann::json> flow_input = {};
     // Used on the first flow_input() call when `flow_input` is empty.
     FlowInputProvider flow_input_provider = {};
-    // Signalled when the worker stops; long handlers should poll it and give up early.
+    // Signalled when the worker stops, or when the task is no longer wanted (see stop_token()).
     std::stop_token stop_token = {};
     // When the task's visibility timeout (the step's timeout) runs out; after it another
     // worker may claim the task again. Default: no deadline.
@@ -92,6 +92,12 @@ class Context {
   template <typename T>
   absl::StatusOr<T> flow_input();
 
+  // Fires when the worker stops, and when the database no longer wants this task: its run was
+  // cancelled (Client::cancel_run) or failed (e.g. another element of the same map exhausted
+  // its attempts), or its step was skipped. Long handlers should poll it (or register a
+  // std::stop_callback) and return early. After a stop because the task is no longer wanted,
+  // whatever the handler returns is dropped, not reported (docs/worker.md, "Handlers that stop
+  // when asked").
   const std::stop_token& stop_token() const { return init_.stop_token; }
   std::chrono::system_clock::time_point deadline() const { return init_.deadline; }
   const Logger& log() const { return init_.logger; }

@@ -86,6 +86,8 @@ struct WorkerMetric {
     kRetried,       // value: 1 per failed attempt that the database will retry
     kClaimLatency,  // value: milliseconds of one read-and-claim round trip
     kHandlerTime,   // value: milliseconds one handler call took
+    kDropped,       // value: 1 per handler result not reported because the database no longer
+                    // wanted the task (its run was cancelled or failed, or its step skipped)
   };
   Kind kind;
   std::string_view step_slug;  // empty for kClaimed and kClaimLatency

@@ -47,8 +47,10 @@
 --   script; pgflow_worker verifies existing flows and works their queues.
 --
 -- pgflow_starter: start_flow_with_states (a run of an alias's active version),
---   start_flow_with_states_by_slug (a pinned version) and get_run_with_states (all SECURITY
---   DEFINER) and nothing else: no table, no queue. They run inside the caller's transaction, so
+--   start_flow_with_states_by_slug (a pinned version), their lean forms start_run and
+--   start_run_by_slug (returning only the run id), run control (cancel_run, retry_run,
+--   resume_run) and get_run_with_states (all SECURITY DEFINER) and nothing else: no table,
+--   no queue. They run inside the caller's transaction, so
 --   `select pgflow.start_flow_with_states($1, $2::jsonb)` in your own transaction starts a run
 --   exactly when your data commits (Client::in_transaction does this). The invoker
 --   pgflow.start_flow is deliberately not granted: it would need INSERT/UPDATE on runs,
@@ -167,7 +169,7 @@ begin
   if not exists (select 1 from pg_catalog.pg_roles r where r.rolname = 'pgflow_starter') then
     create role pgflow_starter nologin;
     comment on role pgflow_starter is
-      'pgflow: starts runs and reads their state (start_flow_with_states[_by_slug], get_run_with_states). Grant it to application logins. See sql/contrib/grants.sql.';
+      'pgflow: starts, cancels, retries and resumes runs and reads their state (start_flow_with_states[_by_slug], start_run[_by_slug], cancel_run, retry_run, resume_run, get_run_with_states). Grant it to application logins. See sql/contrib/grants.sql.';
   end if;
   -- Existing roles are left as they are, but a group role that can log in is a mistake.
   if exists (select 1 from pg_catalog.pg_roles r
@@ -185,6 +187,11 @@ begin
   grant usage on schema pgflow to pgflow_starter;
   grant execute on function pgflow.start_flow_with_states(text, jsonb, uuid),
                             pgflow.start_flow_with_states_by_slug(text, jsonb, uuid),
+                            pgflow.start_run(text, jsonb, uuid),
+                            pgflow.start_run_by_slug(text, jsonb, uuid),
+                            pgflow.cancel_run(uuid, text),
+                            pgflow.retry_run(uuid, uuid),
+                            pgflow.resume_run(uuid),
                             pgflow.get_run_with_states(uuid) to pgflow_starter;
 
   -- ---- pgflow_worker: pgflow ------------------------------------------------------------------

@@ -2,24 +2,33 @@
 --
 -- Column order is the order the migrations added the columns (later columns at the end).
 
--- Run statuses: started -> completed | failed.
+-- Run statuses: started -> completed | failed; resume_run takes a failed run back to started.
+-- A cancelled run is failed with cancelled_at set (and the caller's cancel_reason, if any), so
+-- clients that know only started/completed/failed see it end. restart_of_run_id links a
+-- retry_run's new run to the run it retried (unset if that run is deleted).
 create table pgflow.runs (
-  run_id          uuid primary key not null default gen_random_uuid(),
-  flow_slug       text not null references pgflow.flows (flow_slug),
-  status          text not null default 'started',
-  input           jsonb not null,
-  output          jsonb,
-  remaining_steps int not null default 0 check (remaining_steps >= 0),
-  started_at      timestamptz not null default now(),
-  completed_at    timestamptz,
-  failed_at       timestamptz,
+  run_id            uuid primary key not null default gen_random_uuid(),
+  flow_slug         text not null references pgflow.flows (flow_slug),
+  status            text not null default 'started',
+  input             jsonb not null,
+  output            jsonb,
+  remaining_steps   int not null default 0 check (remaining_steps >= 0),
+  started_at        timestamptz not null default now(),
+  completed_at      timestamptz,
+  failed_at         timestamptz,
+  cancelled_at      timestamptz,
+  cancel_reason     text,
+  restart_of_run_id uuid references pgflow.runs (run_id) on delete set null,
   constraint status_is_valid check (status in ('started', 'failed', 'completed')),
   constraint completed_at_or_failed_at check (not (completed_at is not null and failed_at is not null)),
   constraint completed_at_is_after_started_at check (completed_at is null or completed_at >= started_at),
-  constraint failed_at_is_after_started_at check (failed_at is null or failed_at >= started_at)
+  constraint failed_at_is_after_started_at check (failed_at is null or failed_at >= started_at),
+  constraint cancelled_runs_are_failed check (cancelled_at is null or (status = 'failed' and failed_at is not null)),
+  constraint cancel_reason_only_when_cancelled check (cancel_reason is null or cancelled_at is not null)
 );
 create index idx_runs_flow_slug on pgflow.runs (flow_slug);
 create index idx_runs_status on pgflow.runs (status);
+create index idx_runs_restart_of_run_id on pgflow.runs (restart_of_run_id) where restart_of_run_id is not null;
 
 -- Step statuses: created -> started -> completed | failed | skipped (taskless steps go
 -- created -> completed; unmet conditions created -> skipped | failed).

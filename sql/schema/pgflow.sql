@@ -47,6 +47,7 @@ set client_min_messages = warning;
 \ir functions/queues/_verify_step_queues.sql
 \ir functions/queues/_create_queue.sql
 \ir functions/queues/_announce_work.sql
+\ir functions/queues/_announce_stopped_tasks.sql
 \ir functions/queues/_archive_task_message.sql
 \ir functions/queues/_set_task_message_vt.sql
 \ir functions/queues/_terminate_tasks.sql
@@ -66,6 +67,12 @@ set client_min_messages = warning;
 \ir functions/runtime/_resolve_flow_alias.sql
 \ir functions/runtime/start_flow_with_states.sql
 \ir functions/runtime/start_flow_with_states_by_slug.sql
+\ir functions/runtime/start_run_by_slug.sql
+\ir functions/runtime/start_run.sql
+\ir functions/runtime/_lock_run_for_control.sql
+\ir functions/runtime/cancel_run.sql
+\ir functions/runtime/retry_run.sql
+\ir functions/runtime/resume_run.sql
 \ir functions/runtime/get_run_with_states.sql
 \ir functions/runtime/_advance_run.sql
 \ir functions/runtime/start_ready_steps.sql

@@ -7,6 +7,9 @@
 //   pgflow aliases --database URL [--json]   each alias's active version and its versions
 //   pgflow activate ALIAS SLUG --expected CURRENT | --expected-none
 //                                            switch an alias's active version (compare-and-swap)
+//   pgflow run cancel RUN_ID [--reason TEXT]  cancel a started run
+//   pgflow run retry RUN_ID [--new-run-id UUID]  a new run of a failed run, same input
+//   pgflow run resume RUN_ID                 continue a failed or cancelled run
 //
 // --database defaults to $DATABASE_URL. Exit status: 0 on success, 1 on failure, 2 on
 // bad usage.
@@ -52,6 +55,14 @@ constexpr char kUsage[] =
     "                     make SLUG the active version of ALIAS if ALIAS still points to\n"
     "                     CURRENT (--expected-none: if it has no active version); on a\n"
     "                     conflict nothing changes and the actual version is named\n"
+    "  run cancel RUN_ID [--reason TEXT]\n"
+    "                     cancel a started run: it fails as cancelled, its tasks are cancelled\n"
+    "                     and the workers running them stop them (a finished run: no change)\n"
+    "  run retry RUN_ID [--new-run-id UUID]\n"
+    "                     start a new run of a failed or cancelled run's flow version with the\n"
+    "                     same input, linked to it; prints the new run id\n"
+    "  run resume RUN_ID  continue a failed or cancelled run where it stopped: completed steps\n"
+    "                     are kept, failed and cancelled tasks run again\n"
     "\n"
     "--database defaults to the DATABASE_URL environment variable.\n";
 
@@ -209,6 +220,38 @@ int run_activate(const std::string& database, const Args& args) {
   return 0;
 }
 
+// pgflow run cancel|retry|resume RUN_ID: Client's run control.
+int run_control(const std::string& database, const Args& args) {
+  if (args.positional.size() != 2) return usage_error("run needs an action (cancel, retry or resume) and a RUN_ID");
+  const std::string& action = args.positional[0];
+  const std::string& run_id = args.positional[1];
+  if (action != "cancel" && action != "retry" && action != "resume") {
+    return usage_error("unknown run action " + action + " (cancel, retry or resume)");
+  }
+  if (args.flags.contains("reason") && action != "cancel") return usage_error("--reason is for run cancel");
+  if (args.flags.contains("new-run-id") && action != "retry") return usage_error("--new-run-id is for run retry");
+  auto option = [&args](const char* name) -> std::optional<std::string> {
+    auto it = args.flags.find(name);
+    return it == args.flags.end() ? std::nullopt : std::optional<std::string>(it->second);
+  };
+  auto client = pgflow::Client::connect({.connection_string = database, .max_connections = 1});
+  if (!client.ok()) return fail(client.status());
+  if (action == "cancel") {
+    auto cancelled = client->cancel_run(run_id, option("reason"));
+    if (!cancelled.ok()) return fail(cancelled.status());
+    std::printf(*cancelled ? "run %s cancelled\n" : "run %s had already finished: nothing changed\n", run_id.c_str());
+  } else if (action == "retry") {
+    auto retry = client->retry_run(run_id, option("new-run-id"));
+    if (!retry.ok()) return fail(retry.status());
+    std::printf("run %s retried as run %s\n", run_id.c_str(), retry->c_str());
+  } else {
+    auto resumed = client->resume_run(run_id);
+    if (!resumed.ok()) return fail(resumed.status());
+    std::printf("run %s resumed: %s\n", run_id.c_str(), resumed->status.c_str());
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -259,6 +302,7 @@ int main(int argc, char** argv) {
       {"flows", {run_flows, {"json"}}},
       {"aliases", {run_aliases, {"json"}}},
       {"activate", {run_activate, {"expected", "expected-none"}, 2}},
+      {"run", {run_control, {"reason", "new-run-id"}, 2}},
   };
   auto it = commands.find(command);
   if (it == commands.end()) return usage_error("unknown command " + command);

@@ -64,19 +64,61 @@ constexpr char kGetRun[] = "select pgflow.get_run_with_states($1::uuid)::text";
 // What a start names: an alias (resolved to its active version in the same call) or a
 // concrete flow.
 enum class StartBy { kAlias, kSlug };
+// What a start returns: the new run's state as JSON, or only its id (the lean start).
+enum class StartReturns { kState, kRunId };
 
-absl::StatusOr<RunState> start_on(pg::Connection& conn, StartBy by, std::string_view name,
-                                  const nlohmann::json& input, const std::optional<std::string>& run_id) {
-  const char* sql = by == StartBy::kAlias
-                        ? "select pgflow.start_flow_with_states($1, $2::jsonb, $3::uuid)::text"
-                        : "select pgflow.start_flow_with_states_by_slug($1, $2::jsonb, $3::uuid)::text";
+// Starts a run; returns the entry point's one text value.
+absl::StatusOr<std::string> exec_start(pg::Connection& conn, StartBy by, StartReturns returns,
+                                       std::string_view name, const nlohmann::json& input,
+                                       const std::optional<std::string>& run_id) {
+  const bool by_alias = by == StartBy::kAlias;
+  const char* sql =
+      returns == StartReturns::kState
+          ? (by_alias ? "select pgflow.start_flow_with_states($1, $2::jsonb, $3::uuid)::text"
+                      : "select pgflow.start_flow_with_states_by_slug($1, $2::jsonb, $3::uuid)::text")
+          : (by_alias ? "select pgflow.start_run($1, $2::jsonb, $3::uuid)::text"
+                      : "select pgflow.start_run_by_slug($1, $2::jsonb, $3::uuid)::text");
   absl::StatusOr<pg::Result> r = conn.exec(
       sql, {std::string(name), input.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), run_id});
   if (!r.ok()) {
-    return start_error(r.status(), absl::StrCat(by == StartBy::kAlias ? "flow alias \"" : "flow \"",
-                                                internal::av(name), "\""));
+    return start_error(r.status(), absl::StrCat(by_alias ? "flow alias \"" : "flow \"", internal::av(name), "\""));
   }
-  return parse_run(r->scalar(), run_id.value_or(""));
+  return std::string(r->scalar());
+}
+
+absl::StatusOr<RunState> start_on(pg::Connection& conn, StartBy by, std::string_view name,
+                                  const nlohmann::json& input, const std::optional<std::string>& run_id) {
+  PGFLOW_ASSIGN_OR_RETURN(std::string state, exec_start(conn, by, StartReturns::kState, name, input, run_id));
+  return parse_run(state, run_id.value_or(""));
+}
+
+// ---- run control: the same calls for Client and Transaction ----
+
+// The database's error, prefixed with what was asked ("cancelling run X failed: ...").
+absl::Status run_control_error(const absl::Status& s, std::string_view verb, std::string_view run_id) {
+  return with_message(s, absl::StrCat("pgflow: ", internal::av(verb), " run ", internal::av(run_id), " failed: ", s.message()));
+}
+
+absl::StatusOr<bool> cancel_on(pg::Connection& conn, std::string_view run_id, const std::optional<std::string>& reason) {
+  absl::StatusOr<pg::Result> r = conn.exec("select pgflow.cancel_run($1::uuid, $2)", {std::string(run_id), reason});
+  if (!r.ok()) return run_control_error(r.status(), "cancelling", run_id);
+  return r->scalar() == "t";
+}
+
+absl::StatusOr<std::string> retry_on(pg::Connection& conn, std::string_view run_id,
+                                     const std::optional<std::string>& new_run_id) {
+  absl::StatusOr<pg::Result> r =
+      conn.exec("select pgflow.retry_run($1::uuid, $2::uuid)::text", {std::string(run_id), new_run_id});
+  if (!r.ok()) return run_control_error(r.status(), "retrying", run_id);
+  return std::string(r->scalar());
+}
+
+absl::StatusOr<RunState> resume_on(pg::Connection& conn, std::string_view run_id) {
+  absl::StatusOr<pg::Result> r = conn.exec("select (pgflow.resume_run($1::uuid)).run_id", {std::string(run_id)});
+  if (!r.ok()) return run_control_error(r.status(), "resuming", run_id);
+  // A second statement: the resumption's changes are visible to it (not to a nested call).
+  PGFLOW_ASSIGN_OR_RETURN(pg::Result state, conn.exec(kGetRun, {std::string(run_id)}));
+  return parse_run(state.is_null(0, 0) ? std::string_view() : state.scalar(), run_id);
 }
 
 // FlowAlias JSON of one alias: `a` its flow_aliases row (or NULLs), `m` its members.
@@ -140,6 +182,21 @@ class TransactionImpl : public Transaction {
                                               std::optional<std::string> run_id) override {
     return start_on(conn_, StartBy::kSlug, flow_slug, input, run_id);
   }
+  absl::StatusOr<std::string> start_run(std::string_view flow_alias, const nlohmann::json& input,
+                                        std::optional<std::string> run_id) override {
+    return exec_start(conn_, StartBy::kAlias, StartReturns::kRunId, flow_alias, input, run_id);
+  }
+  absl::StatusOr<std::string> start_run_by_slug(std::string_view flow_slug, const nlohmann::json& input,
+                                                std::optional<std::string> run_id) override {
+    return exec_start(conn_, StartBy::kSlug, StartReturns::kRunId, flow_slug, input, run_id);
+  }
+  absl::StatusOr<bool> cancel_run(std::string_view run_id, std::optional<std::string> reason) override {
+    return cancel_on(conn_, run_id, reason);
+  }
+  absl::StatusOr<std::string> retry_run(std::string_view run_id, std::optional<std::string> new_run_id) override {
+    return retry_on(conn_, run_id, new_run_id);
+  }
+  absl::StatusOr<RunState> resume_run(std::string_view run_id) override { return resume_on(conn_, run_id); }
 
  private:
   pg::Connection& conn_;
@@ -191,6 +248,9 @@ absl::StatusOr<RunState> RunState::from_json(const nlohmann::json& j) {
   run.started_at = r.value("started_at", "");
   run.completed_at = opt_string(r, "completed_at");
   run.failed_at = opt_string(r, "failed_at");
+  run.cancelled_at = opt_string(r, "cancelled_at");  // (absent before 0008)
+  run.cancel_reason = opt_string(r, "cancel_reason");
+  run.restart_of_run_id = opt_string(r, "restart_of_run_id");
   for (const nlohmann::json& s : j.value("steps", nlohmann::json::array())) {
     StepState step;
     step.step_slug = s.value("step_slug", "");
@@ -259,6 +319,33 @@ absl::StatusOr<RunState> Client::start_flow_by_slug(std::string_view flow_slug, 
                                                     std::optional<std::string> run_id) const {
   PGFLOW_ASSIGN_OR_RETURN(pg::Pool::Lease conn, impl_->pool.acquire());
   return start_on(*conn, StartBy::kSlug, flow_slug, input, run_id);
+}
+
+absl::StatusOr<std::string> Client::start_run(std::string_view flow_alias, const nlohmann::json& input,
+                                              std::optional<std::string> run_id) const {
+  PGFLOW_ASSIGN_OR_RETURN(pg::Pool::Lease conn, impl_->pool.acquire());
+  return exec_start(*conn, StartBy::kAlias, StartReturns::kRunId, flow_alias, input, run_id);
+}
+
+absl::StatusOr<std::string> Client::start_run_by_slug(std::string_view flow_slug, const nlohmann::json& input,
+                                                      std::optional<std::string> run_id) const {
+  PGFLOW_ASSIGN_OR_RETURN(pg::Pool::Lease conn, impl_->pool.acquire());
+  return exec_start(*conn, StartBy::kSlug, StartReturns::kRunId, flow_slug, input, run_id);
+}
+
+absl::StatusOr<bool> Client::cancel_run(std::string_view run_id, std::optional<std::string> reason) const {
+  PGFLOW_ASSIGN_OR_RETURN(pg::Pool::Lease conn, impl_->pool.acquire());
+  return cancel_on(*conn, run_id, reason);
+}
+
+absl::StatusOr<std::string> Client::retry_run(std::string_view run_id, std::optional<std::string> new_run_id) const {
+  PGFLOW_ASSIGN_OR_RETURN(pg::Pool::Lease conn, impl_->pool.acquire());
+  return retry_on(*conn, run_id, new_run_id);
+}
+
+absl::StatusOr<RunState> Client::resume_run(std::string_view run_id) const {
+  PGFLOW_ASSIGN_OR_RETURN(pg::Pool::Lease conn, impl_->pool.acquire());
+  return resume_on(*conn, run_id);
 }
 
 absl::StatusOr<FlowAlias> Client::activate_flow_version(std::string_view flow_alias, std::string_view flow_slug,

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <random>
@@ -47,6 +48,16 @@ select c.outcome, c.msg_id::text, c.run_id::text, c.step_slug, c.task_index, c.a
 from pgflow.claim_tasks($1, $2,
                         array(select m.msg_id from pgmq.read($1, $3::int, $4::int) m),
                         $5::uuid, $6) c
+)sql";
+
+// Which of the tasks this worker runs ($1: [{"id", "run_id", "step_slug", "task_index"}]) the
+// database no longer wants from it: cancelled or skipped, finished, claimed again by another
+// worker, or gone.
+constexpr char kUnwantedTasks[] = R"sql(
+select k.id
+from jsonb_to_recordset($1::jsonb) as k(id bigint, run_id uuid, step_slug text, task_index int)
+left join pgflow.step_tasks t on t.run_id = k.run_id and t.step_slug = k.step_slug and t.task_index = k.task_index
+where t.status is distinct from 'started' or t.last_worker_id is distinct from $2::uuid
 )sql";
 
 std::string new_uuid() {
@@ -130,6 +141,16 @@ struct ClaimedTask {
   int timeout_seconds = 60;
 };
 
+// A task a handler is running: its stop source (fired when the worker stops, or when the
+// database says the task is no longer wanted) and which of the two happened.
+struct RunningTask {
+  std::string run_id;
+  std::string step_slug;
+  int task_index = 0;
+  std::stop_source stop;
+  std::atomic<bool> unwanted{false};
+};
+
 std::optional<nlohmann::json> parse_json(std::string_view text) {
   nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return std::nullopt;
@@ -197,6 +218,11 @@ class EdgeWorker::Impl {
   absl::Status claim_batch(pg::Connection& conn, int slots, bool& queue_may_have_more);
   void execute(ClaimedTask task);
   void heartbeat_loop(std::stop_token stop);
+  // Waits on the heartbeat connection until `until`, stopping running tasks the database
+  // announces as no longer wanted meanwhile; false when the worker is stopping.
+  bool wait_for_stop_announcements(Session& db, Clock::time_point until, const std::stop_token& stop);
+  void stop_unwanted_tasks(pg::Connection& conn);
+  void finish_task();  // a handler call is over: frees its slot
   void supervise();
 
   FlowDefinition flow_;
@@ -216,6 +242,12 @@ class EdgeWorker::Impl {
   absl::Status stop_reason_;
   bool stop_reason_set_ = false;
   std::atomic<bool> stopped_{false};
+
+  // The tasks handlers are running, by a sequence number (a task claimed again by this worker
+  // after its timeout runs twice).
+  std::mutex running_mu_;
+  std::map<std::uint64_t, std::shared_ptr<RunningTask>> running_;  // guarded by running_mu_
+  std::uint64_t next_running_id_ = 0;                               // guarded by running_mu_
 
   std::unique_ptr<internal::FlowInputCache> inputs_;
   std::unique_ptr<internal::Reporter> reporter_;
@@ -462,6 +494,18 @@ void EdgeWorker::Impl::execute(ClaimedTask task) {
                                  {"task_index", std::to_string(task.task_index)},
                                  {"msg_id", task.message_id}});
     if (task.flow_input) inputs_->put(task.run_id, *task.flow_input);
+    auto running = std::make_shared<RunningTask>();
+    running->run_id = task.run_id;
+    running->step_slug = task.step->slug;
+    running->task_index = task.task_index;
+    std::uint64_t running_id;
+    {
+      std::lock_guard<std::mutex> lock(running_mu_);
+      running_id = next_running_id_++;
+      running_.emplace(running_id, running);
+    }
+    // Worker stop still stops every handler.
+    std::stop_callback stop_with_worker(stop_.get_token(), [&running] { running->stop.request_stop(); });
     Context ctx(Context::Init{
         .flow_slug = flow_.slug,
         .run_id = task.run_id,
@@ -472,7 +516,7 @@ void EdgeWorker::Impl::execute(ClaimedTask task) {
         .flow_input = task.flow_input,
         .flow_input_provider =
             [this, run_id = task.run_id] { return inputs_->get(run_id, stop_.get_token()); },
-        .stop_token = stop_.get_token(),
+        .stop_token = running->stop.get_token(),
         .deadline = std::chrono::system_clock::now() + std::chrono::seconds(task.timeout_seconds),
         .logger = task_log,
     });
@@ -488,6 +532,19 @@ void EdgeWorker::Impl::execute(ClaimedTask task) {
     }
     const double millis = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
     metric(WorkerMetric::Kind::kHandlerTime, task.step->slug, millis);
+    {
+      std::lock_guard<std::mutex> lock(running_mu_);
+      running_.erase(running_id);
+    }
+    if (running->unwanted.load()) {
+      // The database already ended the task (its run was cancelled or failed, its step
+      // skipped): whatever the handler returned changes nothing, so it is not reported.
+      task_log.debug("task no longer wanted: result dropped",
+                     {{"duration_ms", std::to_string(static_cast<long>(millis))}});
+      metric(WorkerMetric::Kind::kDropped, task.step->slug, 1);
+      finish_task();
+      return;
+    }
     if (output.ok()) {
       result.ok = true;
       result.output = std::move(*output);
@@ -502,6 +559,10 @@ void EdgeWorker::Impl::execute(ClaimedTask task) {
     }
   }
   reporter_->submit(std::move(result));
+  finish_task();
+}
+
+void EdgeWorker::Impl::finish_task() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     --in_flight_;
@@ -509,10 +570,66 @@ void EdgeWorker::Impl::execute(ClaimedTask task) {
   changed_.notify_all();
 }
 
+// ---- tasks the database no longer wants ----
+
+bool EdgeWorker::Impl::wait_for_stop_announcements(Session& db, Clock::time_point until,
+                                                   const std::stop_token& stop) {
+  while (!stop.stop_requested() && Clock::now() < until) {
+    absl::StatusOr<pg::Connection*> conn = db.connection();
+    if (!conn.ok()) {
+      // Unreachable database: wait as before; the heartbeat's retry loop logs the outage.
+      return internal::sleep_unless_stopped(
+          std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now()), stop);
+    }
+    auto announced = (*conn)->wait_notification(until, stop);
+    if (!announced.ok()) {
+      db.reset();
+      continue;
+    }
+    if (!announced->has_value()) break;  // deadline or stop
+    // One check for a burst of announcements.
+    while (announced.ok() && announced->has_value()) announced = (*conn)->wait_notification(Clock::now(), stop);
+    stop_unwanted_tasks(**conn);
+  }
+  return !stop.stop_requested();
+}
+
+void EdgeWorker::Impl::stop_unwanted_tasks(pg::Connection& conn) {
+  nlohmann::json tasks = nlohmann::json::array();
+  std::map<std::uint64_t, std::shared_ptr<RunningTask>> running;
+  {
+    std::lock_guard<std::mutex> lock(running_mu_);
+    running = running_;
+  }
+  for (const auto& [id, task] : running) {
+    tasks.push_back({{"id", id}, {"run_id", task->run_id}, {"step_slug", task->step_slug},
+                     {"task_index", task->task_index}});
+  }
+  if (tasks.empty()) return;
+  absl::StatusOr<pg::Result> unwanted = conn.exec(kUnwantedTasks, {tasks.dump(), worker_id_});
+  if (!unwanted.ok()) {
+    // The next announcement checks again; worker stop and the task deadline still apply.
+    log_.warn("could not check which running tasks are still wanted",
+              {{"error", std::string(unwanted.status().message())}});
+    return;
+  }
+  for (int i = 0; i < unwanted->rows(); ++i) {
+    auto it = running.find(static_cast<std::uint64_t>(unwanted->int64(i, 0).value_or(-1)));
+    if (it == running.end()) continue;
+    it->second->unwanted.store(true);
+    it->second->stop.request_stop();
+    log_.debug("task no longer wanted: stop requested",
+               {{"run_id", it->second->run_id}, {"step", it->second->step_slug},
+                {"task_index", std::to_string(it->second->task_index)}});
+  }
+}
+
 // ---- heartbeats and stall recovery ----
 
 void EdgeWorker::Impl::heartbeat_loop(std::stop_token stop) {
-  Session db = session("heartbeat");
+  // Also hears which running tasks the database stopped (cancelled runs, skipped steps).
+  const std::string stop_channel = "pgflow_stop:" + queue_;
+  Session db = session("heartbeat", [&](pg::Connection& c) { return c.listen(stop_channel); });
   auto next_beat = Clock::now() + config_.heartbeat_interval;
   const bool recovery = config_.stall_recovery_interval.count() > 0;
   // A random first offset spreads recovery attempts of workers started together.
@@ -522,10 +639,7 @@ void EdgeWorker::Impl::heartbeat_loop(std::stop_token stop) {
                          0, std::max<long long>(config_.stall_recovery_interval.count(), 1))(random));
   while (!stop.stop_requested()) {
     auto wake = recovery ? std::min(next_beat, next_recovery) : next_beat;
-    if (!internal::sleep_unless_stopped(
-            std::chrono::duration_cast<std::chrono::milliseconds>(wake - Clock::now()), stop)) {
-      break;
-    }
+    if (!wait_for_stop_announcements(db, wake, stop)) break;
     if (Clock::now() >= next_beat) {
       next_beat += config_.heartbeat_interval;
       absl::StatusOr<bool> deprecated = db.retry<bool>(

@@ -1,7 +1,7 @@
 // The `pgflow` program against the real embedded PostgreSQL: `pgflow flows` lists every flow's
 // alias, queue mode and route with the live workers of each queue (the post-deploy coverage
 // check); `pgflow aliases` lists aliases with their versions; `pgflow activate` switches an
-// alias by compare-and-swap.
+// alias by compare-and-swap; `pgflow run cancel|retry|resume` controls runs.
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -130,6 +130,47 @@ TEST_F(CliTest, ActivateChecksItsArguments) {
   }
   EXPECT_THAT(pgflow("activate greet greetV2").err, HasSubstr("exactly one of --expected CURRENT"));
   EXPECT_THAT(pgflow("activate greet greetV2 extra --expected x").err, HasSubstr("unexpected argument extra"));
+}
+
+TEST_F(CliTest, RunCancelRetryAndResume) {
+  deploy("greet", "greet");
+  const std::string run = sql("select pgflow.start_run('greet', '{}')::text");
+  CommandResult cancelled = pgflow("run cancel " + run + " --reason 'operator says so'");
+  ASSERT_EQ(cancelled.exit_code, 0) << cancelled.err;
+  EXPECT_EQ(cancelled.out, "run " + run + " cancelled\n");
+  EXPECT_EQ(sql("select cancel_reason from pgflow.runs where run_id = $1::uuid", {run}), "operator says so");
+  CommandResult again = pgflow("run cancel " + run);
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(again.out, "run " + run + " had already finished: nothing changed\n");
+
+  const std::string new_id = "00000000-0000-0000-0000-0000000000b1";
+  CommandResult retried = pgflow("run retry " + run + " --new-run-id " + new_id);
+  ASSERT_EQ(retried.exit_code, 0) << retried.err;
+  EXPECT_EQ(retried.out, "run " + run + " retried as run " + new_id + "\n");
+  EXPECT_EQ(sql("select restart_of_run_id from pgflow.runs where run_id = $1::uuid", {new_id}), run);
+
+  CommandResult resumed = pgflow("run resume " + run);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_EQ(resumed.out, "run " + run + " resumed: started\n");
+  CommandResult refused = pgflow("run resume " + run);
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_THAT(refused.err, HasSubstr("only a failed or cancelled run can be resumed"));
+}
+
+TEST_F(CliTest, RunChecksItsArguments) {
+  for (const char* args : {"run", "run cancel", "run stop 00000000-0000-0000-0000-000000000001",
+                           "run retry 00000000-0000-0000-0000-000000000001 --reason x",
+                           "run cancel 00000000-0000-0000-0000-000000000001 --new-run-id x"}) {
+    CommandResult r = pgflow(args);
+    EXPECT_EQ(r.exit_code, 2) << args;
+    EXPECT_THAT(r.err, HasSubstr("usage: pgflow")) << args;
+  }
+  EXPECT_THAT(pgflow("run stop 00000000-0000-0000-0000-000000000001").err, HasSubstr("unknown run action stop"));
+  EXPECT_THAT(pgflow("run retry 00000000-0000-0000-0000-000000000001 --reason x").err,
+              HasSubstr("--reason is for run cancel"));
+  CommandResult unknown = pgflow("run cancel 00000000-0000-0000-0000-000000000001");
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_THAT(unknown.err, HasSubstr("Run \"00000000-0000-0000-0000-000000000001\" does not exist"));
 }
 
 TEST_F(CliTest, FlowsRefusesAValueForTheJsonSwitch) {

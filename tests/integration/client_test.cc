@@ -15,6 +15,7 @@
 #include "pg/connection.h"
 #include "pgflow/status.h"
 #include "pgflow/worker.h"
+#include "testing/client_test_base.h"
 #include "testing/database_test.h"
 #include "testing/pg_fixture.h"
 #include "testing/status_matchers.h"
@@ -28,6 +29,7 @@ using ::nlohmann::json;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 using pgflow::testing::IsOk;
+using pgflow::testing::IsOkAndHolds;
 using pgflow::testing::query_text;
 using pgflow::testing::StatusIs;
 using pgflow::testing::test_worker_config;
@@ -35,26 +37,7 @@ using pgflow::testing::TestDatabase;
 using pgflow::testing::wait_until;
 namespace wf = pgflow::testing::worker_flows;
 
-class ClientTest : public pgflow::testing::DatabaseTest {
- protected:
-  void SetUp() override {
-    DatabaseTest::SetUp();
-    if (HasFatalFailure()) return;
-    auto client = Client::connect({.connection_string = db_->url()});
-    ASSERT_TRUE(client.ok()) << client.status();
-    client_.emplace(std::move(*client));
-  }
-  // Compiles `flow` by starting and stopping a worker, so runs can be started without one.
-  template <typename F>
-  void compile(const F& flow) {
-    auto w = EdgeWorker::start(flow, test_worker_config(db_->url()));
-    ASSERT_TRUE(w.ok()) << w.status();
-    w->stop();
-    ASSERT_THAT(w->wait(), IsOk());
-  }
-
-  std::optional<Client> client_;
-};
+using ClientTest = pgflow::testing::ClientTestBase;
 
 TEST_F(ClientTest, StartsARunAndReturnsItsInitialState) {
   compile(wf::sequential);
@@ -90,6 +73,67 @@ TEST_F(ClientTest, BadInputForARootMapIsRefusedWithTheDatabaseMessage) {
   auto run = client_->start_flow("wMaps", json{{"not", "an array"}});
   EXPECT_THAT(run, StatusIs(absl::StatusCode::kFailedPrecondition,
                             AllOf(HasSubstr("wMaps"), HasSubstr("not an array"))));
+}
+
+// The lean start returns only the id of a run start_flow would have started, with the same
+// errors, the same run_id rule, typed and inside a transaction.
+TEST_F(ClientTest, TheLeanStartReturnsTheIdOfTheStartedRun) {
+  compile(wf::sequential);
+  PGFLOW_ASSERT_OK_AND_ASSIGN(std::string id, client_->start_run("wSequential", 5));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState run, client_->get_run(id));
+  EXPECT_EQ(run.flow_slug, "wSequential");
+  EXPECT_EQ(run.status, "started");
+  EXPECT_EQ(run.input, 5);
+  ASSERT_EQ(run.steps.size(), 3u);
+  EXPECT_EQ(run.step("a")->status, "started");
+
+  const std::string chosen = "0b0e0c6e-9c4b-4f5e-8d2a-222222222222";
+  EXPECT_THAT(client_->start_run("wSequential", 1, chosen), IsOkAndHolds(chosen));
+  EXPECT_THAT(client_->start_run("wSequential", 1, chosen),
+              StatusIs(absl::StatusCode::kAlreadyExists, HasSubstr("wSequential")));
+  EXPECT_THAT(client_->start_run("noSuchFlow", 1), StatusIs(absl::StatusCode::kNotFound, HasSubstr("noSuchFlow")));
+  EXPECT_THAT(client_->start_run_by_slug("noSuchFlow", 1),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("Flow \"noSuchFlow\" does not exist")));
+
+  compile(wf::maps);
+  EXPECT_THAT(client_->start_run("wMaps", json{{"not", "an array"}}),
+              StatusIs(absl::StatusCode::kFailedPrecondition, AllOf(HasSubstr("wMaps"), HasSubstr("not an array"))));
+  EXPECT_EQ(sql("select count(*) from pgflow.runs"), "2") << "the failed starts left no run";
+}
+
+TEST_F(ClientTest, TheLeanStartIsTypedAndJoinsTheCallersTransaction) {
+  compile(wf::conditional);
+  PGFLOW_ASSERT_OK_AND_ASSIGN(std::string typed, client_->start_run(wf::conditional, json{{"vip", true}}));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(std::string pinned, client_->start_run_by_slug(wf::conditional, json{{"vip", false}}));
+  EXPECT_EQ(sql("select string_agg(input::text, ',' order by input::text) from pgflow.runs "
+                "where run_id in ($1::uuid, $2::uuid) and flow_slug = 'wConditional'",
+                {typed, pinned}),
+            "{\"vip\": false},{\"vip\": true}");
+
+  std::string in_tx;
+  absl::Status rolled_back = client_->in_transaction([&](Transaction& tx) -> absl::Status {
+    absl::StatusOr<std::string> a = tx.start_run(wf::conditional, json{{"vip", true}});
+    if (!a.ok()) return a.status();
+    absl::StatusOr<std::string> b = tx.start_run_by_slug("wConditional", json{{"vip", true}});
+    if (!b.ok()) return b.status();
+    in_tx = *a;
+    absl::StatusOr<Rows> both = tx.exec("select count(*) from pgflow.runs where run_id in ($1::uuid, $2::uuid)", {*a, *b});
+    if (!both.ok()) return both.status();
+    EXPECT_EQ((*both)[0][0], "2") << "both runs exist inside the transaction";
+    return absl::AbortedError("changed my mind");
+  });
+  EXPECT_THAT(rolled_back, StatusIs(absl::StatusCode::kAborted, HasSubstr("changed my mind")));
+  EXPECT_EQ(sql("select count(*) from pgflow.runs where run_id = $1::uuid", {in_tx}), "0")
+      << "and neither survives the rollback";
+}
+
+// A database migrated before 0007 has no lean start: the error says what to do.
+TEST_F(ClientTest, TheLeanStartOnAnOlderSchemaSaysToMigrate) {
+  compile(wf::sequential);
+  ASSERT_THAT(conn_->exec("drop function pgflow.start_run(text, jsonb, uuid)"), IsOk());
+  EXPECT_THAT(client_->start_run("wSequential", 1),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       AllOf(HasSubstr("pgflow.start_run"), HasSubstr("run `pgflow migrate`"))));
 }
 
 TEST_F(ClientTest, UnknownRunIsNotFound) {

@@ -278,6 +278,22 @@ TEST_F(DeployedFlowTest, ClientStartsAliasesAndPinnedVersionsAndShowsTheConcrete
   EXPECT_EQ(sql("select count(*) from pgflow.runs where input = '\"Tx\"'"), "5");
 }
 
+TEST_F(DeployedFlowTest, TheLeanStartFollowsTheSameAliasRules) {
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker a, EdgeWorker::start(v1, config("greet")));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker b, EdgeWorker::start(v2, config("greet")));
+  auto slug_of = [&](const absl::StatusOr<std::string>& run_id) {
+    return run_id.ok() ? sql("select flow_slug from pgflow.runs where run_id = $1::uuid", {*run_id})
+                       : run_id.status().ToString();
+  };
+  EXPECT_EQ(slug_of(client_->start_run("dGreet", "Ada")), "dGreetV1") << "an alias starts its active version";
+  EXPECT_EQ(slug_of(client_->start_run(v2, "Ada")), "dGreetV1") << "a DeployedFlow starts its alias";
+  EXPECT_EQ(slug_of(client_->start_run_by_slug(v2, "Ada")), "dGreetV2") << "a pinned start runs that version";
+  EXPECT_EQ(slug_of(client_->start_run_by_slug("dGreetV2", "Ada")), "dGreetV2");
+  EXPECT_THAT(client_->start_run("dGreetV1", "Ada"),
+              StatusIs(absl::StatusCode::kNotFound,
+                       AllOf(HasSubstr("Flow alias \"dGreetV1\" does not exist"), HasSubstr("under alias \"dGreet\""))));
+}
+
 TEST_F(DeployedFlowTest, ClientNeverFallsBackFromAMissingAliasToASlug) {
   PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker a, EdgeWorker::start(v1, config("greet")));
   EXPECT_THAT(client_->start_flow("dGreetV1", "Ada").status(),

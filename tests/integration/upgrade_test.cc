@@ -408,7 +408,10 @@ TEST_F(Upgrade0002, BackfillsQueueNameOnEveryStepAndTaskIncludingNullMessageIds)
             "fanout,fragile,orderflow");
   // Nothing else changed: tasks (but for the new column), runs and the pgmq.meta spellings.
   EXPECT_EQ(scalar(tasks_sql), tasks_before);
-  EXPECT_EQ(scalar(runs_sql), runs_before);
+  // (0008's run control columns come on top, all NULL: section 13 checks them.)
+  EXPECT_EQ(scalar("select string_agg((to_jsonb(r) - 'cancelled_at' - 'cancel_reason' - 'restart_of_run_id')::text, "
+                   "e'\\n' order by run_id) from pgflow.runs r"),
+            runs_before);
   EXPECT_EQ(scalar("select string_agg(queue_name, ',' order by queue_name) from pgmq.meta"),
             "fanout,fragile,greet,orderFlow");
   // 0.16.0 worker rows are marked as protocol 1 (they can never claim with protocol 2).
@@ -1551,7 +1554,7 @@ TEST_F(Upgrade0005, TasksInFlightFinishThroughBatchesAndProtocol4WorkersStillSta
             "1");
   const std::string data_before = runtime_and_queues();
 
-  ASSERT_THAT(migrate(url()), IsOk());
+  ASSERT_THAT(migrate(url(), {.target_version = 6}), IsOk());
   EXPECT_EQ(schema_version(), 6);
   EXPECT_SAME_TEXT(data_before, runtime_and_queues(), "the upgrade changed runtime rows or queues");
   EXPECT_EQ(scalar("select pgflow.worker_protocol()::text"), "5");
@@ -1575,6 +1578,84 @@ TEST_F(Upgrade0005, TasksInFlightFinishThroughBatchesAndProtocol4WorkersStillSta
             "1");
   ASSERT_THAT(exec("select pgflow.complete_task($1::uuid, 's', 0, '1')", {run}), IsOk());
   EXPECT_EQ(run_status(run), "completed");
+}
+
+// =============================================================================================
+// 12. 0006 -> 0007: lean starts
+// =============================================================================================
+
+// 0007 only adds start_run / start_run_by_slug: runs in flight are untouched and finish; the
+// new entry points start runs of flows compiled before the upgrade and return their ids.
+TEST_F(Upgrade0005, LeanStartsArriveAndRunsInFlightAreUntouched) {
+  ASSERT_NO_FATAL_FAILURE(populated_0004());
+  ASSERT_THAT(migrate(url(), {.target_version = 6}), IsOk());
+  const std::string data_before = runtime_and_queues();
+
+  ASSERT_THAT(migrate(url(), {.target_version = 7}), IsOk());
+  EXPECT_EQ(schema_version(), 7);
+  EXPECT_SAME_TEXT(data_before, runtime_and_queues(), "the upgrade changed runtime rows or queues");
+
+  const std::string by_alias = scalar("select pgflow.start_run('stepped', '{}')::text");
+  EXPECT_EQ(run_status(by_alias), "started");
+  const std::string by_slug = scalar("select pgflow.start_run_by_slug('stepped', '{}')::text");
+  EXPECT_EQ(run_status(by_slug), "started");
+  EXPECT_NE(by_alias, by_slug);
+
+  ASSERT_THAT(exec("select pgflow.register_worker('aaaaaaaa-0000-0000-0000-0000000000e3', 'stepped-s-worker', "
+                   "'stepped', 'stepped__s', 5)"),
+              IsOk());
+  ASSERT_EQ(scalar("select count(*)::text from pgflow.claim_tasks('stepped__s', 'stepped', "
+                   "array(select msg_id from pgmq.read('stepped__s', 30, 10)), "
+                   "'aaaaaaaa-0000-0000-0000-0000000000e3', 's')"),
+            "3")
+      << "the run from before the upgrade and the two new ones are claimed together";
+  ASSERT_THAT(exec("select pgflow.complete_task($1::uuid, 's', 0, '1')", {stepped_run_}), IsOk());
+  EXPECT_EQ(run_status(stepped_run_), "completed");
+}
+
+// =============================================================================================
+// 13. 0007 -> 0008: run control
+// =============================================================================================
+
+// 0008 adds three nullable columns to pgflow.runs (no rewrite) and the run control functions:
+// every other row and message is untouched, existing runs keep their values with the new
+// columns empty, and a run in flight from before can be cancelled, resumed and finished.
+TEST_F(Upgrade0005, RunControlArrivesWithEmptyColumnsAndRunsInFlightCanBeCancelledAndResumed) {
+  ASSERT_NO_FATAL_FAILURE(populated_0004());
+  ASSERT_THAT(migrate(url(), {.target_version = 7}), IsOk());
+  // The dump without pgflow.runs, whose COPY gains the new columns.
+  const auto without_runs = [](std::string dump) {
+    const size_t start = dump.find("COPY pgflow.runs (");
+    if (start != std::string::npos) dump.erase(start, dump.find("\\.\n", start) + 3 - start);
+    return dump;
+  };
+  constexpr char kRunsQuery[] =
+      "select string_agg(concat_ws('|', run_id, flow_slug, status, input, output, remaining_steps, started_at, "
+      "completed_at, failed_at), ';' order by run_id) from pgflow.runs";
+  const std::string data_before = without_runs(runtime_and_queues());
+  const std::string runs_before = scalar(kRunsQuery);
+  ASSERT_NE(data_before.find("COPY pgflow.step_tasks"), std::string::npos);
+
+  ASSERT_THAT(migrate(url(), {.target_version = 8}), IsOk());
+  EXPECT_EQ(schema_version(), 8);
+  EXPECT_SAME_TEXT(data_before, without_runs(runtime_and_queues()), "the upgrade changed runtime rows or queues");
+  EXPECT_EQ(runs_before, scalar(kRunsQuery));
+  EXPECT_EQ(scalar("select count(*)::text from pgflow.runs where cancelled_at is not null or cancel_reason is not null "
+                   "or restart_of_run_id is not null"),
+            "0");
+
+  EXPECT_EQ(scalar("select pgflow.cancel_run($1::uuid, 'upgrade test')::text", {stepped_run_}), "true");
+  EXPECT_EQ(run_status(stepped_run_), "failed");
+  EXPECT_EQ(scalar("select (pgflow.resume_run($1::uuid)).status", {stepped_run_}), "started");
+  ASSERT_THAT(exec("select pgflow.register_worker('aaaaaaaa-0000-0000-0000-0000000000e4', 'stepped-s-worker', "
+                   "'stepped', 'stepped__s', 5)"),
+              IsOk());
+  ASSERT_EQ(scalar("select count(*)::text from pgflow.claim_tasks('stepped__s', 'stepped', "
+                   "array(select msg_id from pgmq.read('stepped__s', 30, 10)), "
+                   "'aaaaaaaa-0000-0000-0000-0000000000e4', 's')"),
+            "1");
+  ASSERT_THAT(exec("select pgflow.complete_task($1::uuid, 's', 0, '1')", {stepped_run_}), IsOk());
+  EXPECT_EQ(run_status(stepped_run_), "completed");
 }
 
 }  // namespace

@@ -32,6 +32,15 @@ MATCHER_P2(StatusIs, code_matcher, message_matcher, "") {
          ::testing::ExplainMatchResult(message_matcher, std::string(s.message()), result_listener);
 }
 
+// An OK StatusOr whose value matches `value_matcher`.
+MATCHER_P(IsOkAndHolds, value_matcher, "") {
+  if (!arg.ok()) {
+    *result_listener << "status is " << arg.status().ToString();
+    return false;
+  }
+  return ::testing::ExplainMatchResult(value_matcher, *arg, result_listener);
+}
+
 }  // namespace pgflow::testing
 
 // Fails the test (not a skip) with the status when `expr` is not OK; else yields its value.

@@ -92,11 +92,16 @@ select is(array(select s from unnest(array['pgflow', 'pgmq', 'public']) s
 -- pgflow_starter
 select is(array(select pg_temp.table_privileges('pgflow_starter')), '{}'::text[], 'the starter has no table privilege');
 select is(array(select pg_temp.other_privileges('pgflow_starter')), array[
+  'function pgflow.cancel_run(uuid,text): EXECUTE',
   'function pgflow.get_run_with_states(uuid): EXECUTE',
+  'function pgflow.resume_run(uuid): EXECUTE',
+  'function pgflow.retry_run(uuid,uuid): EXECUTE',
   'function pgflow.start_flow_with_states(text,jsonb,uuid): EXECUTE',
   'function pgflow.start_flow_with_states_by_slug(text,jsonb,uuid): EXECUTE',
+  'function pgflow.start_run(text,jsonb,uuid): EXECUTE',
+  'function pgflow.start_run_by_slug(text,jsonb,uuid): EXECUTE',
   'schema pgflow: USAGE'],
-  'only the three SECURITY DEFINER entry points');
+  'only the eight SECURITY DEFINER entry points');
 select is(has_schema_privilege('pgflow_starter', 'pgmq', 'USAGE'), false, 'and no access to PGMQ');
 
 -- PUBLIC and the SECURITY DEFINER functions
@@ -106,8 +111,9 @@ select is(array(select p.oid::regprocedure::text from pg_proc p
           '{}'::text[], 'PUBLIC executes no SECURITY DEFINER function of pgflow');
 select is(array(select p.proname::text from pg_proc p
                 where p.pronamespace = 'pgflow'::regnamespace and p.prosecdef order by 1),
-          array['get_run_with_states', 'requeue_stalled_tasks', 'setup_requeue_stalled_tasks_cron',
-                'start_flow_with_states', 'start_flow_with_states_by_slug'],
+          array['cancel_run', 'get_run_with_states', 'requeue_stalled_tasks', 'resume_run', 'retry_run',
+                'setup_requeue_stalled_tasks_cron', 'start_flow_with_states', 'start_flow_with_states_by_slug',
+                'start_run', 'start_run_by_slug'],
           '(the migrations'' SECURITY DEFINER set is unchanged)');
 select is(has_function_privilege('grants_owner', 'pgflow.setup_requeue_stalled_tasks_cron(text)', 'EXECUTE'), true,
           'the owner keeps all of them');

@@ -1,9 +1,10 @@
 -- A login whose only privilege is membership in pgflow_starter does what pgflow::Client does:
 -- the schema check, start_flow_with_states (also inside its own transaction), the pinned
--- start_flow_with_states_by_slug, get_run_with_states, LISTEN pgflow_events. Runs go to a queue the worker created; the SECURITY DEFINER functions
+-- start_flow_with_states_by_slug, the lean start_run / start_run_by_slug, get_run_with_states,
+-- LISTEN pgflow_events. Runs go to a queue the worker created; the SECURITY DEFINER functions
 -- run as the (non-superuser) pgflow owner.
 begin;
-select plan(15);
+select plan(18);
 
 \i _install_as_owner.sql
 set role grants_owner;
@@ -36,6 +37,13 @@ select is(pgflow.start_flow_with_states_by_slug('grants_start', '{"x": 4}')->'ru
           'start_flow_by_slug: starts a run of the concrete version');
 select throws_ok($$select pgflow.start_flow_with_states_by_slug('no_such_flow', '{}')$$,
                  'P0002', 'Flow "no_such_flow" does not exist', 'an unknown concrete flow is reported');
+select is(pgflow.start_run('grants_start', '{"x": 5}', 'c0000000-0000-0000-0000-000000000025'),
+          'c0000000-0000-0000-0000-000000000025'::uuid, 'start_run: starts a run and returns its id');
+select pgflow.start_run_by_slug('grants_start', '{"x": 6}') as pinned_run \gset
+select is(pgflow.get_run_with_states(:'pinned_run')->'run'->'input',
+          '{"x": 6}'::jsonb, 'start_run_by_slug: starts a run of the concrete version');
+select throws_ok($$select pgflow.start_run('no_such_flow', '{}')$$,
+                 'P0002', 'Flow alias "no_such_flow" does not exist', 'start_run: an unknown alias is reported');
 select is(pgflow.get_run_with_states('c0000000-0000-0000-0000-000000000021')->'run'->'input', '{"x": 1}'::jsonb,
           'get_run: reads the run');
 select is(jsonb_array_length(pgflow.get_run_with_states('c0000000-0000-0000-0000-000000000021')->'steps'), 2,
@@ -51,7 +59,7 @@ select is(pgflow.get_run_with_states('c0000000-0000-0000-0000-000000000023'), nu
           'is gone with it when that transaction rolls back');
 reset session authorization;
 
-select is((select (active, archived) from pgflow_tests.queue_counts('grants_start'))::text, '(3,0)',
+select is((select (active, archived) from pgflow_tests.queue_counts('grants_start'))::text, '(5,0)',
           'the runs'' messages are in the worker-created queue');
 
 select * from finish();

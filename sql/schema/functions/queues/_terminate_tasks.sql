@@ -1,8 +1,9 @@
 -- Moves every queued or started task of the run (or of the given steps) to a terminal status
 -- (`skipped` or `cancelled`) and archives their messages, one batch per task queue snapshot
--- (_archive_messages): task rows first, then queue rows.
+-- (_archive_messages): task rows first, then queue rows. The queues of tasks that were started
+-- (a worker may be running them) are told to stop them (_announce_stopped_tasks).
 -- Locks: the caller holds the run.
--- Called by: _fail_run, _cascade_force_skip_steps, _fail_task.
+-- Called by: _fail_run (and so cancel_run), _cascade_force_skip_steps, _fail_task.
 create or replace function pgflow._terminate_tasks(p_run_id uuid, p_step_slugs text[], p_status text)
 returns void
 language plpgsql volatile
@@ -12,7 +13,18 @@ as $$
 declare
   v_queues text[];
   v_ids bigint[];
+  v_queue text;
 begin
+  -- (Read before the update: the update's RETURNING sees only the new status.)
+  for v_queue in
+    select distinct t.queue_name from pgflow.step_tasks t
+    where t.run_id = p_run_id
+      and (p_step_slugs is null or t.step_slug = any(p_step_slugs))
+      and t.status = 'started'
+    order by 1
+  loop
+    perform pgflow._announce_stopped_tasks(v_queue);
+  end loop;
   with terminated as (
     update pgflow.step_tasks t
     set status = p_status

@@ -1,0 +1,31 @@
+-- The run cancel_run, retry_run or resume_run acts on, locked FOR UPDATE (FOR SHARE when
+-- `p_for_share`: retry_run only copies it); an unknown run is P0002. With `p_verb` ('retried',
+-- 'resumed'), a run that has not failed is refused (55000) naming its status.
+-- Locks: the run (lock order position 2).
+-- Called by: cancel_run, retry_run, resume_run.
+create or replace function pgflow._lock_run_for_control(p_run_id uuid, p_verb text default null,
+                                                        p_for_share boolean default false)
+returns pgflow.runs
+language plpgsql volatile
+set search_path = ''
+as $$
+declare
+  v_run pgflow.runs;
+begin
+  if p_for_share then
+    select * into v_run from pgflow.runs r where r.run_id = p_run_id for share;
+  else
+    select * into v_run from pgflow.runs r where r.run_id = p_run_id for update;
+  end if;
+  if not found then
+    raise exception 'Run "%" does not exist', p_run_id using errcode = 'no_data_found';
+  end if;
+  if p_verb is not null and v_run.status <> 'failed' then
+    raise exception 'Run "%" is %: only a failed or cancelled run can be %', v_run.run_id, v_run.status, p_verb
+      using errcode = 'object_not_in_prerequisite_state',
+            hint = case when v_run.status = 'started' then 'Cancel it first (pgflow.cancel_run).'
+                        else 'Start a new run (pgflow.start_flow) if it should run again.' end;
+  end if;
+  return v_run;
+end;
+$$;

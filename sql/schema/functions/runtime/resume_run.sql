@@ -1,0 +1,102 @@
+-- Continues a failed (or cancelled) run where it stopped, in one transaction: completed steps
+-- and tasks keep their outputs; every failed or cancelled task of a started or failed step is
+-- queued again with fresh attempts and a new message (visible at once); failed steps with tasks
+-- are started again, failed steps without tasks (a condition failed them) created again; the
+-- run is started again (run:started, step:started) and advanced as usual, so steps that never
+-- started start when ready. Skipped steps stay skipped: a skip (an unmet condition, or
+-- when_exhausted skip / skip-cascade) is an outcome the run had continued past, not where it
+-- stopped. Returns the run as the resumption left it (it may fail again at once, e.g. on the
+-- same unmet condition).
+-- Refused (55000) for a run that is started or completed, or whose flow was redefined after
+-- it started (a step added, the flow recreated): retry_run starts a new run instead. An
+-- unknown run is P0002. Results of the tasks' earlier attempts that arrive late change nothing
+-- unless the task has been claimed again (then the first result of that task wins, as after
+-- stall recovery). SECURITY DEFINER: only granted roles may call it.
+-- Locks: run FOR UPDATE -> step states -> tasks -> messages.
+-- Called by: Client::resume_run, `pgflow run resume`; SQL users.
+create or replace function pgflow.resume_run(run_id uuid) returns pgflow.runs
+language plpgsql volatile security definer
+set search_path = ''
+as $$
+#variable_conflict use_column
+declare
+  v_run pgflow.runs;
+  v_state pgflow.step_states;
+  v_batch record;
+begin
+  v_run := pgflow._lock_run_for_control(resume_run.run_id, 'resumed');
+  if exists (select 1 from pgflow.flows f where f.flow_slug = v_run.flow_slug and f.created_at > v_run.started_at)
+     or exists (select 1 from pgflow.steps s where s.flow_slug = v_run.flow_slug and s.created_at > v_run.started_at)
+     or (select count(*) from pgflow.steps s where s.flow_slug = v_run.flow_slug)
+        <> (select count(*) from pgflow.step_states ss where ss.run_id = v_run.run_id) then
+    raise exception 'Run "%" cannot be resumed: flow "%" was redefined after the run started', v_run.run_id, v_run.flow_slug
+      using errcode = 'object_not_in_prerequisite_state',
+            hint = 'Start a new run of the current definition (pgflow.retry_run starts one with the same input).';
+  end if;
+
+  -- The run first (run:started before its steps' events), then tasks (the step counts below
+  -- are taken from them), then step states.
+  update pgflow.runs r
+  set status = 'started', failed_at = null, cancelled_at = null, cancel_reason = null
+  where r.run_id = v_run.run_id
+  returning * into v_run;
+  perform pgflow._emit_run_event(v_run);
+  perform 1 from pgflow.step_states ss where ss.run_id = v_run.run_id order by ss.step_slug for update;
+  update pgflow.step_tasks t
+  set status = 'queued', attempts_count = 0, error_message = null, output = null, message_id = null,
+      queued_at = now(), started_at = null, failed_at = null, last_worker_id = null,
+      requeued_count = 0, last_requeued_at = null, permanently_stalled_at = null
+  from pgflow.step_states ss
+  where t.run_id = v_run.run_id and ss.run_id = t.run_id and ss.step_slug = t.step_slug
+    and ss.status in ('started', 'failed') and t.status in ('failed', 'cancelled');
+
+  for v_state in
+    update pgflow.step_states ss
+    set status = case when c.tasks > 0 then 'started' else 'created' end,
+        started_at = case when c.tasks > 0 then ss.started_at end,
+        remaining_tasks = case when c.tasks > 0 then c.tasks - c.completed end,
+        failed_at = null, error_message = null
+    from (select ss2.step_slug, count(t.task_index)::int as tasks,
+                 (count(*) filter (where t.status = 'completed'))::int as completed
+          from pgflow.step_states ss2
+          left join pgflow.step_tasks t on t.run_id = ss2.run_id and t.step_slug = ss2.step_slug
+          where ss2.run_id = v_run.run_id and ss2.status = 'failed'
+          group by ss2.step_slug) c
+    where ss.run_id = v_run.run_id and ss.step_slug = c.step_slug
+    returning ss.*
+  loop
+    if v_state.status = 'started' then
+      perform pgflow._emit_step_event(v_state);
+    end if;
+  end loop;
+
+  -- New messages, one batch per task queue snapshot; send_batch returns ids in message order.
+  for v_batch in
+    select t.queue_name, array_agg(t.step_slug order by t.step_slug, t.task_index) as slugs,
+           array_agg(t.task_index order by t.step_slug, t.task_index) as indexes
+    from pgflow.step_tasks t
+    where t.run_id = v_run.run_id and t.status = 'queued' and t.message_id is null
+    group by t.queue_name
+    order by t.queue_name
+  loop
+    update pgflow.step_tasks t set message_id = m.msg_id
+    from pgmq.send_batch(
+           v_batch.queue_name,
+           array(select jsonb_build_object('flow_slug', v_run.flow_slug, 'run_id', v_run.run_id,
+                                           'step_slug', x.step_slug, 'task_index', x.task_index)
+                 from unnest(v_batch.slugs, v_batch.indexes) with ordinality x(step_slug, task_index, n)
+                 order by x.n),
+           0) with ordinality as m(msg_id, n)
+    where t.run_id = v_run.run_id and t.step_slug = v_batch.slugs[m.n] and t.task_index = v_batch.indexes[m.n];
+    perform pgflow._announce_work(v_batch.queue_name);
+  end loop;
+
+  perform pgflow._advance_run(v_run.run_id);
+  select * into v_run from pgflow.runs r where r.run_id = v_run.run_id;
+  return v_run;
+end;
+$$;
+
+-- SECURITY DEFINER: runs as the schema owner, so nobody calls it unless granted
+-- (sql/contrib/grants.sql grants the starter role what it needs).
+revoke execute on function pgflow.resume_run(uuid) from public;
