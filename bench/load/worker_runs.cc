@@ -103,19 +103,33 @@ void start_runs(const Client& client, StartCall call, const std::string& slug, i
 struct StartRates {
   double full = 0;
   double lean = 0;
+  std::string full_cpu, lean_cpu;  // CPU per start of each kind's rounds (CpuMeter::per_task)
 };
-StartRates start_rates(const Client& client, const std::string& slug, int producers, std::int64_t runs) {
+StartRates start_rates(const Client& client, const CpuMeter& meter, const std::string& slug, int producers,
+                       std::int64_t runs) {
   constexpr int kRounds = 10;
-  double full_seconds = 0, lean_seconds = 0;
+  double seconds[2] = {0, 0};
+  CpuSample used[2] = {{.process = 0, .server = 0.0}, {.process = 0, .server = 0.0}};
   for (int round = 0; round < kRounds; ++round) {
     const std::int64_t chunk = runs / kRounds + (round < runs % kRounds ? 1 : 0);
     for (StartCall call : {StartCall::kStartFlow, StartCall::kStartRun}) {
+      const int kind = call == StartCall::kStartFlow ? 0 : 1;
+      const CpuSample cpu0 = meter.sample();
       const Clock::time_point t0 = Clock::now();
       start_runs(client, call, slug, producers, chunk);
-      (call == StartCall::kStartFlow ? full_seconds : lean_seconds) += seconds_between(t0, Clock::now());
+      seconds[kind] += seconds_between(t0, Clock::now());
+      const CpuSample cpu1 = meter.sample();
+      used[kind].process += cpu1.process - cpu0.process;
+      if (cpu0.server && cpu1.server && used[kind].server) {
+        *used[kind].server += *cpu1.server - *cpu0.server;
+      } else {
+        used[kind].server.reset();
+      }
     }
   }
-  return {static_cast<double>(runs) / full_seconds, static_cast<double>(runs) / lean_seconds};
+  const CpuSample zero{.process = 0, .server = 0.0};
+  return {static_cast<double>(runs) / seconds[0], static_cast<double>(runs) / seconds[1],
+          CpuMeter::per_task(zero, used[0], runs, seconds[0]), CpuMeter::per_task(zero, used[1], runs, seconds[1])};
 }
 
 }  // namespace
@@ -264,23 +278,35 @@ void run_producers(BenchContext& ctx) {
     absl::StatusOr<Client> client = Client::connect({.connection_string = ctx.url, .max_connections = 2});
     if (!client.ok()) throw BenchError(absl::StrCat("Client::connect: ", client.status().message()));
     const std::int64_t start_runs = std::max<std::int64_t>(runs / 3, 20);
-    const StartRates one_thread = start_rates(*client, def.slug, 1, start_runs);
-    const StartRates two_threads = start_rates(*client, def.slug, 2, start_runs);
+    const CpuMeter meter(db);
+    const StartRates one_thread = start_rates(*client, meter, def.slug, 1, start_runs);
+    const StartRates two_threads = start_rates(*client, meter, def.slug, 2, start_runs);
     const double one = one_thread.full, lean_one = one_thread.lean;
     const double two = two_threads.full, lean_two = two_threads.lean;
     ctx.report.add({.id = "c2", .name = "producers alone: Client::start_flow, 1 / 2 threads", .value = two,
                     .unit = "runs/s",
                     .note = absl::StrFormat("%.0f runs/s with 1 thread, %.0f with 2 (%d runs each, no worker "
-                                            "running; each start its own transaction)",
-                                            one, two, start_runs)});
+                                            "running; each start its own transaction); 1 thread: %s; 2 threads: %s",
+                                            one, two, start_runs, one_thread.full_cpu, two_threads.full_cpu)});
     ctx.report.add({.id = "c3", .name = "producers 2 vs 1 (target >= 1.8)", .value = two / one, .unit = "x"});
     ctx.report.add({.id = "c5", .name = "producers alone: Client::start_run (lean), 1 / 2 threads", .value = lean_two,
                     .unit = "runs/s",
                     .note = absl::StrFormat("%.0f runs/s with 1 thread, %.0f with 2 (as c2, returning only the run "
-                                            "id)",
-                                            lean_one, lean_two)});
+                                            "id); 1 thread: %s; 2 threads: %s",
+                                            lean_one, lean_two, one_thread.lean_cpu, two_threads.lean_cpu)});
     ctx.report.add({.id = "c6", .name = "lean vs full start, 1 thread (c5 / c2)", .value = lean_one / one,
                     .unit = "x"});
+    // c8: c3 with the producers' sessions not notifying pgflow_events (worker wake-ups stay),
+    // to show how much of the producers' scaling the notify-at-commit lock takes.
+    absl::StatusOr<Client> quiet = Client::connect(
+        {.connection_string = with_session_setting(ctx.url, "pgflow.notify_events%3Doff"), .max_connections = 2});
+    if (!quiet.ok()) throw BenchError(absl::StrCat("Client::connect: ", quiet.status().message()));
+    const StartRates quiet_one = start_rates(*quiet, meter, def.slug, 1, start_runs);
+    const StartRates quiet_two = start_rates(*quiet, meter, def.slug, 2, start_runs);
+    ctx.report.add({.id = "c8", .name = "producers 2 vs 1, pgflow.notify_events off", .value = quiet_two.full / quiet_one.full,
+                    .unit = "x",
+                    .note = absl::StrFormat("Client::start_flow %.0f -> %.0f runs/s; 1 thread: %s; 2 threads: %s",
+                                            quiet_one.full, quiet_two.full, quiet_one.full_cpu, quiet_two.full_cpu)});
     drop_flow(db, def.slug);
     vacuum_run_tables(db);
   }

@@ -69,6 +69,10 @@ struct ClientConfig {
   int max_connections = 4;
   // How long a call waits for a free pooled connection. Default: 30 s.
   std::chrono::milliseconds acquire_timeout{30000};
+  // How long Client::connect keeps retrying while the database is unreachable (connection
+  // refused, server starting or shutting down, too many connections); other errors (no
+  // schema, bad credentials, unknown database) fail at once. Zero: fail at once. Default: 60 s.
+  std::chrono::milliseconds connect_timeout{60000};
 };
 
 // One step of a run (a pgflow.step_states row).
@@ -202,7 +206,8 @@ class Subscription {
 // pgflow::Client
 class Client {
  public:
-  // Checks the configuration and that the database is reachable with a pgflow schema.
+  // Checks the configuration and that the database is reachable with a pgflow schema,
+  // retrying for up to ClientConfig::connect_timeout while it is unreachable.
   static absl::StatusOr<Client> connect(ClientConfig config = {});
 
   // Starts a run of the active version of alias `flow_alias` (a plain flow's alias is its

@@ -127,6 +127,13 @@ struct WorkerConfig {
   std::chrono::milliseconds stop_grace_period{30000};
   // Results reported per round trip. 1 disables batching. Default: 64.
   int report_batch_size = 64;
+  // How long EdgeWorker::start keeps retrying while the database is unreachable (a restart,
+  // a failover, a worker started before its database): transient errors (connection refused,
+  // server starting or shutting down, too many connections, deadlocks) are retried with
+  // backoff and logged once per attempt; anything else (no schema, a protocol or definition
+  // mismatch, a paused worker function, bad credentials) fails at once. Zero: fail at once.
+  // Default: 60 s.
+  std::chrono::milliseconds startup_timeout{60000};
   // Where log records go. Default: stderr_log_sink().
   LogSink log_sink = {};
   // Default: kInfo. Per-task lines are at kDebug.

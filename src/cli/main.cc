@@ -14,6 +14,7 @@
 // --database defaults to $DATABASE_URL. Exit status: 0 on success, 1 on failure, 2 on
 // bad usage.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -76,6 +77,13 @@ int fail(const absl::Status& status) {
   if (message.rfind("pgflow: ", 0) == 0) message.erase(0, 8);  // (library messages carry it)
   std::fprintf(stderr, "pgflow: %s\n", message.c_str());
   return 1;
+}
+
+// A one-connection client that fails at once when the database is unreachable (an operator
+// at a terminal wants the error, not a minute of retries).
+absl::StatusOr<pgflow::Client> connect_client(const std::string& database) {
+  return pgflow::Client::connect(
+      {.connection_string = database, .max_connections = 1, .connect_timeout = std::chrono::milliseconds(0)});
 }
 
 // The value of switch --`name`: absent is false; `--name` or `--name=true` true,
@@ -181,7 +189,7 @@ nlohmann::json alias_json(const pgflow::FlowAlias& alias) {
 int run_aliases(const std::string& database, const Args& args) {
   const std::optional<bool> as_json = switch_value(args, "json");
   if (!as_json) return usage_error("--json takes no value");
-  auto client = pgflow::Client::connect({.connection_string = database, .max_connections = 1});
+  auto client = connect_client(database);
   if (!client.ok()) return fail(client.status());
   auto aliases = client->flow_aliases();
   if (!aliases.ok()) return fail(aliases.status());
@@ -208,7 +216,7 @@ int run_activate(const std::string& database, const Args& args) {
     return usage_error("activate needs exactly one of --expected CURRENT (the version the alias points to now) "
                        "and --expected-none (the alias has no active version yet)");
   }
-  auto client = pgflow::Client::connect({.connection_string = database, .max_connections = 1});
+  auto client = connect_client(database);
   if (!client.ok()) return fail(client.status());
   auto activated = client->activate_flow_version(
       args.positional[0], args.positional[1],
@@ -234,7 +242,7 @@ int run_control(const std::string& database, const Args& args) {
     auto it = args.flags.find(name);
     return it == args.flags.end() ? std::nullopt : std::optional<std::string>(it->second);
   };
-  auto client = pgflow::Client::connect({.connection_string = database, .max_connections = 1});
+  auto client = connect_client(database);
   if (!client.ok()) return fail(client.status());
   if (action == "cancel") {
     auto cancelled = client->cancel_run(run_id, option("reason"));

@@ -13,6 +13,7 @@
 #include "pg/connection.h"
 #include "pg/pool.h"
 #include "pg/session.h"
+#include "pg/startup_retry.h"
 #include "pgflow/status.h"
 
 namespace pgflow {
@@ -293,14 +294,20 @@ absl::StatusOr<Client> Client::connect(ClientConfig config) {
   if (config.max_connections < 1 || config.max_connections > 100) {
     return absl::InvalidArgumentError("invalid ClientConfig: max_connections must be 1..100");
   }
-  auto impl = std::make_shared<Impl>(std::move(config));
-  PGFLOW_ASSIGN_OR_RETURN(pg::Pool::Lease conn, impl->pool.acquire());
-  PGFLOW_ASSIGN_OR_RETURN(pg::Result schema,
-                          conn->exec("select to_regprocedure('pgflow.start_flow_with_states(text,jsonb,uuid)') is not null"));
-  if (schema.scalar() != "t") {
-    return absl::FailedPreconditionError(
-        "pgflow: the database has no pgflow schema: run `pgflow migrate`");
+  if (config.connect_timeout.count() < 0) {
+    return absl::InvalidArgumentError("invalid ClientConfig: connect_timeout must not be negative");
   }
+  const std::chrono::milliseconds connect_timeout = config.connect_timeout;
+  auto impl = std::make_shared<Impl>(std::move(config));
+  PGFLOW_RETURN_IF_ERROR(pg::retry_while_unreachable(connect_timeout, "connect_timeout", [&impl](int) -> absl::Status {
+    PGFLOW_ASSIGN_OR_RETURN(pg::Pool::Lease conn, impl->pool.acquire());
+    PGFLOW_ASSIGN_OR_RETURN(
+        pg::Result schema, conn->exec("select to_regprocedure('pgflow.start_flow_with_states(text,jsonb,uuid)') is not null"));
+    if (schema.scalar() != "t") {
+      return absl::FailedPreconditionError("pgflow: the database has no pgflow schema: run `pgflow migrate`");
+    }
+    return absl::OkStatus();
+  }));
   return Client(std::move(impl));
 }
 

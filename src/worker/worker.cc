@@ -29,6 +29,7 @@
 #include "worker/flow_input_cache.h"
 #include "worker/reporter.h"
 #include "pg/session.h"
+#include "pg/startup_retry.h"
 
 namespace pgflow {
 namespace {
@@ -121,6 +122,7 @@ absl::Status validate(WorkerConfig& c, const FlowDefinition& flow) {
   if (c.heartbeat_interval < std::chrono::milliseconds(100)) problems.push_back("heartbeat_interval must be at least 100 ms");
   if (c.stall_recovery_interval.count() < 0) problems.push_back("stall_recovery_interval must not be negative");
   if (c.stop_grace_period.count() < 0) problems.push_back("stop_grace_period must not be negative");
+  if (c.startup_timeout.count() < 0) problems.push_back("startup_timeout must not be negative");
   if (c.report_batch_size < 1) problems.push_back("report_batch_size must be at least 1");
   if (!c.log_sink) c.log_sink = stderr_log_sink();
   if (!problems.empty()) {
@@ -213,7 +215,9 @@ class EdgeWorker::Impl {
     if (config_.metrics) config_.metrics(WorkerMetric{kind, step, value});
   }
 
-  absl::Status handshake_compile_register();
+  // `attempt` counts from 1; a later attempt tolerates its own registration from an earlier
+  // one whose reply was lost.
+  absl::Status handshake_compile_register(int attempt);
   void poll_loop(std::stop_token stop);
   absl::Status claim_batch(pg::Connection& conn, int slots, bool& queue_may_have_more);
   void execute(ClaimedTask task);
@@ -256,7 +260,13 @@ class EdgeWorker::Impl {
 };
 
 absl::Status EdgeWorker::Impl::start() {
-  PGFLOW_RETURN_IF_ERROR(handshake_compile_register());
+  PGFLOW_RETURN_IF_ERROR(pg::retry_while_unreachable(
+      config_.startup_timeout, "startup_timeout", [this](int attempt) { return handshake_compile_register(attempt); },
+      [this](const absl::Status& error, int attempt, std::chrono::milliseconds delay) {
+        log_.warn("database unreachable at startup; retrying",
+                  {{"attempt", std::to_string(attempt)}, {"retry_in_ms", std::to_string(delay.count())},
+                   {"error", std::string(error.message())}});
+      }));
   inputs_ = std::make_unique<internal::FlowInputCache>(session("inputs"), 1024);
   reporter_ = std::make_unique<internal::Reporter>(session("reporter"), log_,
                                                    config_.report_batch_size, config_.metrics);
@@ -269,8 +279,9 @@ absl::Status EdgeWorker::Impl::start() {
 }
 
 // Handshake, compile-or-verify, register: in this order, and nothing is registered unless the
-// first two succeed.
-absl::Status EdgeWorker::Impl::handshake_compile_register() {
+// first two succeed. Each step is safe to repeat (start retries it while the database is
+// unreachable).
+absl::Status EdgeWorker::Impl::handshake_compile_register(int attempt) {
   PGFLOW_ASSIGN_OR_RETURN(pg::Connection conn,
                           pg::Connection::open(config_.connection_string, "pgflow-worker-startup"));
 
@@ -326,6 +337,13 @@ absl::Status EdgeWorker::Impl::handshake_compile_register() {
   absl::StatusOr<pg::Result> registered =
       conn.exec("select worker_id from pgflow.register_worker($1::uuid, $2, $3, $4, $5::int)",
                 {worker_id_, config_.function_name, flow_.slug, queue_, std::to_string(kWorkerProtocol)});
+  if (!registered.ok() && attempt > 1 && sql_state(registered.status()) == "23505") {
+    // An earlier attempt registered this worker and lost the reply: that registration stands.
+    PGFLOW_ASSIGN_OR_RETURN(pg::Result mine, conn.exec("select count(*) from pgflow.workers where worker_id = $1::uuid "
+                                                       "and function_name = $2",
+                                                       {worker_id_, config_.function_name}));
+    if (mine.scalar() == "1") registered = std::move(mine);
+  }
   if (!registered.ok()) return registered.status();
 
   std::vector<std::string> route;

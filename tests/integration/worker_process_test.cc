@@ -17,6 +17,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "pg/connection.h"
+#include "pgflow/client.h"
 #include "pgflow/migrate.h"
 #include "pgflow/worker.h"
 #include "testing/child_flow.h"
@@ -32,10 +33,13 @@ namespace pgflow {
 namespace {
 
 using ::nlohmann::json;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
 using pgflow::testing::IsOk;
 using pgflow::testing::LogRecorder;
 using pgflow::testing::query_text;
 using pgflow::testing::start_run;
+using pgflow::testing::StatusIs;
 using pgflow::testing::test_worker_config;
 using pgflow::testing::TestDatabase;
 using pgflow::testing::wait_for_run;
@@ -317,6 +321,74 @@ TEST(WorkerRestartTest, StopsWithinTheGracePeriodWhileTheDatabaseIsDown) {
   EXPECT_LT(stop_took, std::max<std::chrono::milliseconds>(config.stop_grace_period, std::chrono::seconds(1)) +
                            std::chrono::seconds(5) + std::chrono::seconds(10));
   EXPECT_TRUE(ran.load());
+}
+
+// A worker (or client) started while PostgreSQL is down waits for it, within its startup
+// timeout, instead of exiting: a worker restarted during a database restart or failover.
+TEST(WorkerRestartTest, AWorkerAndAClientStartedWhileTheDatabaseIsDownStartOnceItIsBack) {
+  OwnCluster cluster;
+  ASSERT_TRUE(cluster.start());
+  const std::string url = cluster.url();
+  ASSERT_THAT(migrate(url), IsOk());
+  ASSERT_TRUE(cluster.stop());
+
+  auto flow = Flow<"wLateDatabase", int>().step<"twice">([](int x) { return 2 * x; });
+  LogRecorder logs;
+  std::optional<absl::StatusOr<EdgeWorker>> worker;
+  std::optional<absl::StatusOr<Client>> client;
+  std::thread worker_starter([&] { worker.emplace(EdgeWorker::start(flow, test_worker_config(url, &logs))); });
+  const bool retried = logs.wait_for_text("database unreachable at startup; retrying");
+  std::thread client_starter([&] { client.emplace(Client::connect({.connection_string = url})); });
+  EXPECT_TRUE(cluster.start());
+  worker_starter.join();
+  client_starter.join();
+  EXPECT_TRUE(retried) << "the worker's first attempt failed and was retried";
+  ASSERT_TRUE(worker.has_value() && client.has_value());
+  ASSERT_THAT(*worker, IsOk());
+  ASSERT_THAT(*client, IsOk());
+
+  PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id, (*client)->start_run(flow, 21));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState run, (*client)->wait_for_run(run_id, std::chrono::seconds(60)));
+  EXPECT_EQ(run.output, json({{"twice", 42}}));
+  (*worker)->stop();
+  EXPECT_THAT((*worker)->wait(), IsOk());
+}
+
+TEST(WorkerRestartTest, StartupRetriesOnlyWhileTheDatabaseIsUnreachableAndOnlyUntilItsTimeout) {
+  OwnCluster cluster;
+  ASSERT_TRUE(cluster.start());
+  const std::string url = cluster.url();
+  auto flow = Flow<"wStartupTimeout", int>().step<"once">([](int x) { return x; });
+
+  // Reachable, but no schema: not transient, so it fails at once.
+  LogRecorder no_schema_logs;
+  EXPECT_THAT(EdgeWorker::start(flow, test_worker_config(url, &no_schema_logs)),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("run `pgflow migrate`")));
+  EXPECT_THAT(Client::connect({.connection_string = url}),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("run `pgflow migrate`")));
+  EXPECT_FALSE(no_schema_logs.contains("retrying"));
+
+  ASSERT_THAT(migrate(url), IsOk());
+  ASSERT_TRUE(cluster.stop());
+  // Unreachable with a zero timeout: one attempt.
+  LogRecorder once_logs;
+  WorkerConfig once = test_worker_config(url, &once_logs);
+  once.startup_timeout = std::chrono::milliseconds(0);
+  EXPECT_THAT(EdgeWorker::start(flow, once), StatusIs(absl::StatusCode::kUnavailable, HasSubstr("cannot connect")));
+  EXPECT_FALSE(once_logs.contains("retrying"));
+  EXPECT_THAT(Client::connect({.connection_string = url, .connect_timeout = std::chrono::milliseconds(0)}),
+              StatusIs(absl::StatusCode::kUnavailable, HasSubstr("cannot connect")));
+
+  // Unreachable past a short timeout: the last error, saying how long it was retried.
+  LogRecorder short_logs;
+  WorkerConfig brief = test_worker_config(url, &short_logs);
+  brief.startup_timeout = std::chrono::milliseconds(300);
+  EXPECT_THAT(EdgeWorker::start(flow, brief),
+              StatusIs(absl::StatusCode::kUnavailable,
+                       AllOf(HasSubstr("cannot connect"), HasSubstr("unreachable for the startup_timeout of 300 ms"))));
+  EXPECT_TRUE(short_logs.contains("database unreachable at startup; retrying"));
+  EXPECT_THAT(Client::connect({.connection_string = url, .connect_timeout = std::chrono::milliseconds(300)}),
+              StatusIs(absl::StatusCode::kUnavailable, HasSubstr("unreachable for the connect_timeout of 300 ms")));
 }
 
 }  // namespace
