@@ -95,7 +95,8 @@ class Context {
   // Fires when the worker stops, and when the database no longer wants this task: its run was
   // cancelled (Client::cancel_run) or failed (e.g. another element of the same map exhausted
   // its attempts), or its step was skipped. Long handlers should poll it (or register a
-  // std::stop_callback) and return early. After a stop because the task is no longer wanted,
+  // std::stop_callback, which must not block: it runs on the thread that fires the token) and
+  // return early. After a stop because the task is no longer wanted,
   // whatever the handler returns is dropped, not reported (docs/worker.md, "Handlers that stop
   // when asked").
   const std::stop_token& stop_token() const { return init_.stop_token; }

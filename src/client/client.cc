@@ -351,8 +351,14 @@ absl::StatusOr<std::string> Client::retry_run(std::string_view run_id, std::opti
 }
 
 absl::StatusOr<RunState> Client::resume_run(std::string_view run_id) const {
-  PGFLOW_ASSIGN_OR_RETURN(pg::Pool::Lease conn, impl_->pool.acquire());
-  return resume_on(*conn, run_id);
+  // The resumption and the read of what it left in one transaction: a failed read undoes the
+  // resumption instead of reporting an error for a run that did resume.
+  absl::StatusOr<RunState> state = absl::UnknownError("pgflow: resume_run did not run");
+  PGFLOW_RETURN_IF_ERROR(in_transaction([&](Transaction& tx) -> absl::Status {
+    state = tx.resume_run(run_id);
+    return state.status();
+  }));
+  return state;
 }
 
 absl::StatusOr<FlowAlias> Client::activate_flow_version(std::string_view flow_alias, std::string_view flow_slug,

@@ -15,7 +15,9 @@ absl::Status retry_while_unreachable(
     const std::function<absl::Status(int attempt)>& attempt,
     const std::function<void(const absl::Status& error, int attempt, std::chrono::milliseconds delay)>& on_retry) {
   using Clock = std::chrono::steady_clock;
-  const Clock::time_point deadline = Clock::now() + timeout;
+  // (A huge timeout, e.g. milliseconds::max() meaning "forever", must not overflow the clock.)
+  const auto century = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::hours(24 * 365 * 100));
+  const Clock::time_point deadline = Clock::now() + std::min(timeout, century);
   internal::Backoff backoff;
   for (int n = 1;; ++n) {
     absl::Status status = attempt(n);

@@ -131,6 +131,16 @@ absl::Status validate(WorkerConfig& c, const FlowDefinition& flow) {
   return absl::OkStatus();
 }
 
+// A task a handler is running: its stop source (fired when the worker stops, or when the
+// database says the task is no longer wanted) and which of the two happened.
+struct RunningTask {
+  std::string run_id;
+  std::string step_slug;
+  int task_index = 0;
+  std::stop_source stop;
+  std::atomic<bool> unwanted{false};
+};
+
 // A task the claim handed to this worker.
 struct ClaimedTask {
   const StepDefinition* step = nullptr;
@@ -141,16 +151,10 @@ struct ClaimedTask {
   nlohmann::json input;
   std::optional<nlohmann::json> flow_input;
   int timeout_seconds = 60;
-};
-
-// A task a handler is running: its stop source (fired when the worker stops, or when the
-// database says the task is no longer wanted) and which of the two happened.
-struct RunningTask {
-  std::string run_id;
-  std::string step_slug;
-  int task_index = 0;
-  std::stop_source stop;
-  std::atomic<bool> unwanted{false};
+  // Registered as running when claimed (before a handler thread takes it), so that a stop
+  // announced meanwhile reaches it.
+  std::shared_ptr<RunningTask> running;
+  std::uint64_t running_id = 0;
 };
 
 std::optional<nlohmann::json> parse_json(std::string_view text) {
@@ -226,7 +230,8 @@ class EdgeWorker::Impl {
   // announces as no longer wanted meanwhile; false when the worker is stopping.
   bool wait_for_stop_announcements(Session& db, Clock::time_point until, const std::stop_token& stop);
   void stop_unwanted_tasks(pg::Connection& conn);
-  void finish_task();  // a handler call is over: frees its slot
+  void finish_task();                        // a handler call is over: frees its slot
+  void forget_running(std::uint64_t id);     // its task is no longer stoppable by the database
   void supervise();
 
   FlowDefinition flow_;
@@ -247,8 +252,8 @@ class EdgeWorker::Impl {
   bool stop_reason_set_ = false;
   std::atomic<bool> stopped_{false};
 
-  // The tasks handlers are running, by a sequence number (a task claimed again by this worker
-  // after its timeout runs twice).
+  // The tasks claimed for or run by handlers, by a sequence number (a task claimed again by
+  // this worker after its timeout runs twice).
   std::mutex running_mu_;
   std::map<std::uint64_t, std::shared_ptr<RunningTask>> running_;  // guarded by running_mu_
   std::uint64_t next_running_id_ = 0;                               // guarded by running_mu_
@@ -462,6 +467,15 @@ absl::Status EdgeWorker::Impl::claim_batch(pg::Connection& conn, int slots,
       task.input = parse_json(rows.text(i, 6)).value_or(nlohmann::json());
       if (!rows.is_null(i, 7)) task.flow_input = parse_json(rows.text(i, 7));
       task.timeout_seconds = static_cast<int>(rows.int64(i, 9).value_or(60));
+      task.running = std::make_shared<RunningTask>();
+      task.running->run_id = task.run_id;
+      task.running->step_slug = std::string(rows.text(i, 3));
+      task.running->task_index = task.task_index;
+      {
+        std::lock_guard<std::mutex> lock(running_mu_);
+        task.running_id = next_running_id_++;
+        running_.emplace(task.running_id, task.running);
+      }
       ++claimed;
       {
         std::lock_guard<std::mutex> lock(mu_);
@@ -504,6 +518,7 @@ void EdgeWorker::Impl::execute(ClaimedTask task) {
   result.message_id = task.message_id;
   if (task.step == nullptr) {
     // claim_tasks only hands out tasks of this flow, whose steps were verified at startup.
+    forget_running(task.running_id);
     result.step_slug = "?";
     result.error_message = "pgflow: this worker has no handler for the claimed step";
   } else {
@@ -512,16 +527,7 @@ void EdgeWorker::Impl::execute(ClaimedTask task) {
                                  {"task_index", std::to_string(task.task_index)},
                                  {"msg_id", task.message_id}});
     if (task.flow_input) inputs_->put(task.run_id, *task.flow_input);
-    auto running = std::make_shared<RunningTask>();
-    running->run_id = task.run_id;
-    running->step_slug = task.step->slug;
-    running->task_index = task.task_index;
-    std::uint64_t running_id;
-    {
-      std::lock_guard<std::mutex> lock(running_mu_);
-      running_id = next_running_id_++;
-      running_.emplace(running_id, running);
-    }
+    const std::shared_ptr<RunningTask>& running = task.running;
     // Worker stop still stops every handler.
     std::stop_callback stop_with_worker(stop_.get_token(), [&running] { running->stop.request_stop(); });
     Context ctx(Context::Init{
@@ -550,10 +556,7 @@ void EdgeWorker::Impl::execute(ClaimedTask task) {
     }
     const double millis = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
     metric(WorkerMetric::Kind::kHandlerTime, task.step->slug, millis);
-    {
-      std::lock_guard<std::mutex> lock(running_mu_);
-      running_.erase(running_id);
-    }
+    forget_running(task.running_id);
     if (running->unwanted.load()) {
       // The database already ended the task (its run was cancelled or failed, its step
       // skipped): whatever the handler returned changes nothing, so it is not reported.
@@ -578,6 +581,11 @@ void EdgeWorker::Impl::execute(ClaimedTask task) {
   }
   reporter_->submit(std::move(result));
   finish_task();
+}
+
+void EdgeWorker::Impl::forget_running(std::uint64_t id) {
+  std::lock_guard<std::mutex> lock(running_mu_);
+  running_.erase(id);
 }
 
 void EdgeWorker::Impl::finish_task() {
@@ -647,7 +655,12 @@ void EdgeWorker::Impl::stop_unwanted_tasks(pg::Connection& conn) {
 void EdgeWorker::Impl::heartbeat_loop(std::stop_token stop) {
   // Also hears which running tasks the database stopped (cancelled runs, skipped steps).
   const std::string stop_channel = "pgflow_stop:" + queue_;
-  Session db = session("heartbeat", [&](pg::Connection& c) { return c.listen(stop_channel); });
+  // On every (re)connect: LISTEN, then one check, for announcements missed while disconnected.
+  Session db = session("heartbeat", [&](pg::Connection& c) {
+    PGFLOW_RETURN_IF_ERROR(c.listen(stop_channel));
+    stop_unwanted_tasks(c);
+    return absl::OkStatus();
+  });
   auto next_beat = Clock::now() + config_.heartbeat_interval;
   const bool recovery = config_.stall_recovery_interval.count() > 0;
   // A random first offset spreads recovery attempts of workers started together.

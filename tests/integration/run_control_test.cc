@@ -301,6 +301,40 @@ TEST_F(RunControlTest, StopAnnouncementsNameTheQueuesOfStartedTasksOnly) {
   EXPECT_EQ(next(), "pgflow_stop:wfanin end") << "once per queue and transaction";
 }
 
+// A worker that has read a message of a run being cancelled holds that message locked and, in
+// its claim, waits for the run the cancellation holds: the cancellation must not wait for the
+// message (a deadlock). It leaves the message to the claim, which archives it.
+TEST_F(RunControlTest, CancelLeavesAMessageAReaderHoldsToThatReadersClaim) {
+  compile(wf::sequential);
+  PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id, client_->start_run("wSequential", 1));
+  ASSERT_EQ(sql("select pgflow.register_worker('aaaaaaaa-0000-0000-0000-00000000000c', 'rc', 'wSequential', "
+                "'wsequential', pgflow.worker_protocol())::text is not null"),
+            "t");
+  PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection reader, pg::Connection::open(db_->url(), "rc-reader"));
+  ASSERT_THAT(reader.exec("begin"), IsOk());
+  PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Result read, reader.exec("select msg_id::text from pgmq.read('wsequential', 30, 10)"));
+  ASSERT_EQ(read.rows(), 1);
+  const std::string msg_id(read.scalar());
+
+  // (The statement timeout turns a regression into a failure instead of a hang.)
+  PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection canceller, pg::Connection::open(db_->url(), "rc-canceller"));
+  ASSERT_THAT(canceller.exec("set statement_timeout = '60s'"), IsOk());
+  absl::StatusOr<pg::Result> cancelled = canceller.exec("select pgflow.cancel_run($1::uuid)::text", {run_id});
+  ASSERT_THAT(cancelled, IsOk()) << "the cancellation did not wait for the reader's message";
+  EXPECT_EQ(cancelled->scalar(), "true");
+
+  absl::StatusOr<pg::Result> claim = reader.exec(
+      "select string_agg(outcome, ',') from pgflow.claim_tasks('wsequential', 'wSequential', array[$1::bigint], "
+      "'aaaaaaaa-0000-0000-0000-00000000000c')",
+      {msg_id});
+  ASSERT_THAT(claim, IsOk());
+  EXPECT_EQ(claim->scalar(), "archived") << "the claim finds the task cancelled and archives its message";
+  ASSERT_THAT(reader.exec("commit"), IsOk());
+  EXPECT_EQ(sql("select count(*) from pgmq.q_wsequential"), "0");
+  EXPECT_EQ(sql("select count(*) from pgmq.a_wsequential where msg_id = $1::bigint", {msg_id}), "1");
+  EXPECT_EQ(sql("select status from pgflow.step_tasks where run_id = $1::uuid", {run_id}), "cancelled");
+}
+
 // The client's run control: flags, links, errors, and the same calls inside a transaction.
 TEST_F(RunControlTest, ClientCancelsRetriesAndResumesAndSaysWhatItCannotDo) {
   compile(wf::sequential);

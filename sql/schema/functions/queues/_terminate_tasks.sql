@@ -1,6 +1,7 @@
 -- Moves every queued or started task of the run (or of the given steps) to a terminal status
 -- (`skipped` or `cancelled`) and archives their messages, one batch per task queue snapshot
--- (_archive_messages): task rows first, then queue rows. The queues of tasks that were started
+-- (_archive_messages, skipping messages a reader holds: its claim archives them): task rows
+-- first, then queue rows. The queues of tasks that were started
 -- (a worker may be running them) are told to stop them (_announce_stopped_tasks).
 -- Locks: the caller holds the run.
 -- Called by: _fail_run (and so cancel_run), _cascade_force_skip_steps, _fail_task.
@@ -35,6 +36,6 @@ begin
   select array_agg(x.queue_name), array_agg(x.message_id)
   into v_queues, v_ids
   from terminated x;
-  perform pgflow._archive_messages(v_queues, v_ids);
+  perform pgflow._archive_messages(v_queues, v_ids, p_skip_locked => true);
 end;
 $$;

@@ -5,7 +5,7 @@
 -- Returns true when this call cancelled the run, false when the run had already finished
 -- (nothing changes; a NOTICE says how it ended). An unknown run is an error (P0002). Later
 -- results of its tasks change nothing (complete_task / fail_task ignore runs that are not
--- started). SECURITY DEFINER: only granted roles may call it.
+-- started) unless the run is resumed (resume_run). SECURITY DEFINER: only granted roles may call it.
 -- Locks: run FOR UPDATE -> tasks -> messages (via _fail_run).
 -- Called by: Client::cancel_run, `pgflow run cancel`; SQL users.
 create or replace function pgflow.cancel_run(run_id uuid, reason text default null) returns boolean
