@@ -11,6 +11,7 @@
 #include "internal/status_macros.h"
 #include "internal/strings.h"
 #include "pg/connection.h"
+#include "pg/error.h"
 #include "pg/pool.h"
 #include "pg/session.h"
 #include "pg/startup_retry.h"
@@ -39,12 +40,7 @@ std::optional<nlohmann::json> opt_json(const nlohmann::json& j, const char* key)
   return *it;
 }
 
-// The database's message, prefixed; the code and SQLSTATE stay.
-absl::Status with_message(const absl::Status& s, std::string message) {
-  absl::Status out(s.code(), std::move(message));
-  s.ForEachPayload([&](absl::string_view url, const absl::Cord& payload) { out.SetPayload(url, payload); });
-  return out;
-}
+using pg::with_message;
 
 // An unknown alias or flow (P0002 from start_flow) is kNotFound and says so itself; everything
 // else keeps its mapping and names what was started.

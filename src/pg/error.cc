@@ -1,6 +1,7 @@
 #include "pg/error.h"
 
 #include <string>
+#include <utility>
 
 #include "absl/strings/cord.h"
 #include "absl/strings/match.h"
@@ -42,6 +43,12 @@ absl::Status database_error(std::string_view sqlstate, std::string_view message)
   absl::Status status(code, text);
   if (!sqlstate.empty()) status.SetPayload(kSqlStatePayload, absl::Cord(std::string(sqlstate)));
   return status;
+}
+
+absl::Status with_message(const absl::Status& status, std::string message) {
+  absl::Status out(status.code(), std::move(message));
+  status.ForEachPayload([&](absl::string_view url, const absl::Cord& payload) { out.SetPayload(url, payload); });
+  return out;
 }
 
 bool is_transient(const absl::Status& status) {

@@ -3,6 +3,7 @@
 #ifndef PGFLOW_PG_ERROR_H_
 #define PGFLOW_PG_ERROR_H_
 
+#include <string>
 #include <string_view>
 
 #include "absl/status/status.h"
@@ -18,6 +19,10 @@ absl::Status database_error(std::string_view sqlstate, std::string_view message)
 // True for errors worth retrying after a pause: lost connections, serialization failures,
 // deadlocks, lock timeouts, resource exhaustion and server shutdown.
 bool is_transient(const absl::Status& status);
+
+// The same error — code, SQLSTATE and any other payload — with another message (e.g. one that
+// names what was being done).
+absl::Status with_message(const absl::Status& status, std::string message);
 
 }  // namespace pgflow::pg
 

@@ -25,11 +25,9 @@ absl::Status retry_while_unreachable(
     const Clock::time_point now = Clock::now();
     if (now >= deadline) {
       if (timeout.count() == 0) return status;
-      absl::Status out(status.code(), absl::StrCat(status.message(), " (the database stayed unreachable for the ",
-                                                   internal::av(timeout_name), " of ", timeout.count(), " ms, ", n,
-                                                   " attempts)"));
-      status.ForEachPayload([&](absl::string_view url, const absl::Cord& payload) { out.SetPayload(url, payload); });
-      return out;
+      return with_message(status, absl::StrCat(status.message(), " (the database stayed unreachable for the ",
+                                               internal::av(timeout_name), " of ", timeout.count(), " ms, ", n,
+                                               " attempts)"));
     }
     const auto delay =
         std::min(backoff.next(), std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now) +

@@ -16,7 +16,7 @@
 #include "pgflow/flow.h"
 #include "pgflow/step_queued_flow.h"
 #include "pgflow/worker.h"
-#include "testing/database_test.h"
+#include "testing/client_test_base.h"
 #include "testing/status_matchers.h"
 #include "testing/worker_harness.h"
 
@@ -47,15 +47,8 @@ inline const auto v1 = define_deployed_flow(with_step_queues(greet_v1), {.alias 
 inline const auto v2 = define_deployed_flow(with_step_queues(greet_v2), {.alias = "dGreet"});
 inline const auto v3 = define_deployed_flow(with_step_queues(greet_v3), {.alias = "dGreet"});
 
-class DeployedFlowTest : public pgflow::testing::DatabaseTest {
+class DeployedFlowTest : public pgflow::testing::ClientTestBase {
  protected:
-  void SetUp() override {
-    DatabaseTest::SetUp();
-    if (HasFatalFailure()) return;
-    auto client = Client::connect({.connection_string = db_->url()});
-    ASSERT_TRUE(client.ok()) << client.status();
-    client_.emplace(std::move(*client));
-  }
   WorkerConfig config(std::string step = "") {
     WorkerConfig c = test_worker_config(db_->url(), &logs_);
     c.step = std::move(step);
@@ -110,7 +103,6 @@ class DeployedFlowTest : public pgflow::testing::DatabaseTest {
   }
 
   LogRecorder logs_;
-  std::optional<Client> client_;
   std::vector<EdgeWorker> workers_;
 };
 
