@@ -8,7 +8,6 @@
 //   4. new runs of the alias run V2; V1 can still be started by its slug
 //   5. a stale activation is refused; a rollback uses the same check
 #include <cstdio>
-#include <cstdlib>
 #include <optional>
 #include <string>
 #include <vector>
@@ -50,22 +49,18 @@ std::optional<pgflow::RunState> run(const pgflow::Client& client, const std::str
     return std::nullopt;
   }
   std::printf("%-22s %-8s -> %s (alias %s): %s\n", how, name.c_str(), done->flow_slug.c_str(),
-              done->flow_alias.c_str(), done->output ? done->output->dump().c_str() : done->status.c_str());
+              done->flow_alias.c_str(), done->output ? done->output->dump().c_str() : std::string(pgflow::to_string(done->status)).c_str());
   return *done;
 }
 
 }  // namespace
 
 int main() {
-  const char* url = std::getenv("DATABASE_URL");
-  if (url == nullptr || *url == '\0') {
-    std::fprintf(stderr, "deployed: set DATABASE_URL\n");
-    return 2;
-  }
-  if (absl::Status s = pgflow::migrate(url); !s.ok()) return fail("migrate", s);
-  pgflow::WorkerConfig config{.connection_string = url, .max_concurrent = 2};
+  // Every entry point reads DATABASE_URL when given no connection string.
+  if (absl::Status s = pgflow::migrate(); !s.ok()) return fail("migrate", s);
+  pgflow::WorkerConfig config{.max_concurrent = 2};
   config.log_level = pgflow::LogLevel::kWarn;
-  absl::StatusOr<pgflow::Client> client = pgflow::Client::connect({.connection_string = url});
+  absl::StatusOr<pgflow::Client> client = pgflow::Client::connect();
   if (!client.ok()) return fail("connect", client.status());
 
   // 1. V1's worker deploys V1: the alias's first version becomes active.

@@ -6,8 +6,6 @@
 //   3. start two runs with the client and wait for them
 //   4. print each run's output and per-step timings
 #include <cstdio>
-#include <cstdlib>
-#include <ctime>
 #include <string>
 
 #include "flows/onboarding.h"
@@ -22,35 +20,21 @@ int fail(const char* what, const absl::Status& s) {
   return 1;
 }
 
-// Seconds since the epoch of a timestamptz as PostgreSQL's JSON writes it
-// ("2026-11-30T09:42:20.680669+00:00").
-double epoch_seconds(const std::string& ts) {
-  std::tm tm{};
-  int offset_h = 0, offset_m = 0;
-  double seconds = 0;
-  char sign = '+';
-  if (std::sscanf(ts.c_str(), "%d-%d-%dT%d:%d:%lf%c%d:%d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-                  &tm.tm_hour, &tm.tm_min, &seconds, &sign, &offset_h, &offset_m) < 6) {
-    return 0;
-  }
-  tm.tm_year -= 1900;
-  tm.tm_mon -= 1;
-  const double offset = (offset_h * 3600.0 + offset_m * 60.0) * (sign == '-' ? -1 : 1);
-  return static_cast<double>(timegm(&tm)) + seconds - offset;
-}
+// Milliseconds between two times.
+double ms(absl::Duration d) { return absl::ToDoubleMilliseconds(d); }
 
 void print_run(const pgflow::RunState& run) {
-  std::printf("run %s (%s): %s\n", run.run_id.c_str(), run.flow_slug.c_str(), run.status.c_str());
+  std::printf("run %s (%s): %s\n", run.run_id.c_str(), run.flow_slug.c_str(),
+              std::string(pgflow::to_string(run.status)).c_str());
   std::printf("  input:  %s\n", run.input.dump().c_str());
   std::printf("  output: %s\n", run.output ? run.output->dump().c_str() : "null");
-  const double start = epoch_seconds(run.started_at);
   for (const pgflow::StepState& s : run.steps) {
-    std::printf("  %-10s %-9s", s.step_slug.c_str(), s.status.c_str());
+    std::printf("  %-10s %-9s", s.step_slug.c_str(), std::string(pgflow::to_string(s.status)).c_str());
     if (s.started_at && s.completed_at) {
-      std::printf(" started +%6.1f ms, took %6.1f ms", (epoch_seconds(*s.started_at) - start) * 1000,
-                  (epoch_seconds(*s.completed_at) - epoch_seconds(*s.started_at)) * 1000);
+      std::printf(" started +%6.1f ms, took %6.1f ms", ms(*s.started_at - run.started_at),
+                  ms(*s.completed_at - *s.started_at));
     } else if (s.skip_reason) {
-      std::printf(" (%s)", s.skip_reason->c_str());
+      std::printf(" (%s)", std::string(pgflow::to_string(*s.skip_reason)).c_str());
     }
     std::printf("\n");
   }
@@ -59,19 +43,15 @@ void print_run(const pgflow::RunState& run) {
 }  // namespace
 
 int main() {
-  const char* url = std::getenv("DATABASE_URL");
-  if (url == nullptr || *url == '\0') {
-    std::fprintf(stderr, "quickstart: set DATABASE_URL (scripts/demo.sh does it for you)\n");
-    return 2;
-  }
-  if (absl::Status s = pgflow::migrate(url); !s.ok()) return fail("migrate", s);
+  // Every entry point reads DATABASE_URL when given no connection string; scripts/demo.sh sets it.
+  if (absl::Status s = pgflow::migrate(); !s.ok()) return fail("migrate", s);
 
-  pgflow::WorkerConfig config{.connection_string = url, .max_concurrent = 4};
+  pgflow::WorkerConfig config{.max_concurrent = 4};
   config.log_level = pgflow::LogLevel::kWarn;  // keep the demo output readable
   absl::StatusOr<pgflow::EdgeWorker> worker = pgflow::EdgeWorker::start(onboarding::flow, config);
   if (!worker.ok()) return fail("start worker", worker.status());
 
-  absl::StatusOr<pgflow::Client> client = pgflow::Client::connect({.connection_string = url});
+  absl::StatusOr<pgflow::Client> client = pgflow::Client::connect();
   if (!client.ok()) return fail("connect", client.status());
 
   for (const char* email : {"ada@vip.example", "bob@example.com"}) {

@@ -1,7 +1,6 @@
 // The example at the top of README.md, verbatim, so that it keeps compiling.
-#include <string>
+#include <cstdio>
 
-#include "nlohmann/json.hpp"
 #include "pgflow/flow.h"
 #include "pgflow/worker.h"
 
@@ -13,4 +12,8 @@ inline const auto greet =
         .step<"name">([](const Signup& s) { return s.email.substr(0, s.email.find('@')); })
         .step<"message">(pgflow::after<"name">, [](const std::string& n) { return "hi " + n; });
 
-int main() { return pgflow::EdgeWorker::run(greet).ok() ? 0 : 1; }   // until SIGTERM
+int main() {
+  absl::Status s = pgflow::EdgeWorker::run(greet);  // until SIGTERM; DATABASE_URL says where
+  if (!s.ok()) std::fprintf(stderr, "worker stopped: %s\n", std::string(s.message()).c_str());
+  return s.ok() ? 0 : 1;
+}

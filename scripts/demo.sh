@@ -8,7 +8,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${PGFLOW_BUILD_DIR:-$root/build}
 "$root/scripts/install-deps.sh"
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=${PGFLOW_BUILD_TYPE:-RelWithDebInfo} >/dev/null
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=${PGFLOW_BUILD_TYPE:-Release} >/dev/null
 cmake --build "$build" -j"$(nproc)" --target pgflow_cli pgflow_example_quickstart >/dev/null
 if [ -z "${DATABASE_URL:-}" ]; then
   DATABASE_URL=$("$root/scripts/pgcluster" start "$build/demo-cluster")

@@ -6,6 +6,7 @@ set -euo pipefail
 
 packages=(
   g++ cmake make pkg-config git ca-certificates
+  clang  # thread-safety analysis (tests/tools/thread_safety_analysis.sh)
   libpq-dev libabsl-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   postgresql-15 postgresql-contrib postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl

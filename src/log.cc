@@ -2,10 +2,11 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <mutex>
 #include <utility>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
 
 namespace pgflow {
 
@@ -81,11 +82,11 @@ std::string to_log_line(const LogRecord& record) {
 }
 
 LogSink stderr_log_sink() {
-  static std::mutex mu;  // one line at a time across threads
+  ABSL_CONST_INIT static absl::Mutex mu(absl::kConstInit);  // stderr: one line at a time
   return [](const LogRecord& record) {
     std::string line = to_log_line(record);
     line.push_back('\n');
-    std::lock_guard<std::mutex> lock(mu);
+    absl::MutexLock lock(&mu);
     std::fwrite(line.data(), 1, line.size(), stderr);
   };
 }

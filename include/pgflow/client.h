@@ -56,8 +56,10 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "nlohmann/json.hpp"
-#include "pgflow/flow.h"
+#include "pgflow/detail/typed_starts.h"
+#include "pgflow/run_state.h"
 
 namespace pgflow {
 
@@ -75,52 +77,6 @@ struct ClientConfig {
   std::chrono::milliseconds connect_timeout{60000};
 };
 
-// One step of a run (a pgflow.step_states row).
-struct StepState {
-  std::string step_slug;
-  std::string status;  // created | started | completed | failed | skipped
-  std::optional<nlohmann::json> output;  // when completed
-  std::optional<std::string> error_message;
-  std::optional<std::string> skip_reason;  // condition_unmet | handler_failed | dependency_skipped
-  std::optional<int> remaining_tasks;
-  std::optional<int> initial_tasks;
-  int remaining_deps = 0;
-  std::optional<std::string> started_at, completed_at, failed_at, skipped_at;  // timestamptz text
-
-  // The output converted to T: kFailedPrecondition when the step has no output, kInvalidArgument
-  // (naming the step) when it does not convert.
-  template <typename T>
-  absl::StatusOr<T> output_as() const;
-};
-
-// A run and its steps (pgflow.get_run_with_states).
-struct RunState {
-  std::string run_id;
-  std::string flow_slug;   // the concrete version that runs (also after starting an alias)
-  std::string flow_alias;  // the alias that version belongs to (its own slug for a plain flow)
-  std::string status;  // started | completed | failed (a cancelled run is failed, cancelled_at set)
-  nlohmann::json input;
-  std::optional<nlohmann::json> output;  // {leaf_slug: output} once completed
-  int remaining_steps = 0;
-  std::string started_at;
-  std::optional<std::string> completed_at, failed_at;
-  std::optional<std::string> cancelled_at;       // set when Client::cancel_run ended the run
-  std::optional<std::string> cancel_reason;      // the reason given to cancel_run, if any
-  std::optional<std::string> restart_of_run_id;  // the run this one retried (Client::retry_run)
-  std::vector<StepState> steps;  // in step order
-
-  bool finished() const { return status == "completed" || status == "failed"; }
-  bool cancelled() const { return cancelled_at.has_value(); }
-  // The step called `slug`, or nullptr.
-  const StepState* step(std::string_view slug) const;
-  // The run output converted to T (e.g. pgflow::FlowOutput<decltype(flow)>).
-  template <typename T>
-  absl::StatusOr<T> output_as() const;
-
-  // Parses get_run_with_states JSON (internal, also useful with other drivers).
-  static absl::StatusOr<RunState> from_json(const nlohmann::json& run_with_states);
-};
-
 // A run or step state change, as published on the `pgflow_events` channel.
 struct RunEvent {
   std::string event;      // run:started, run:completed, run:failed, step:started, step:completed, ...
@@ -135,77 +91,73 @@ struct FlowAlias {
   std::string alias;
   std::optional<std::string> active_flow_slug;  // what start_flow(alias) starts; none: no version active
   std::vector<std::string> versions;            // the member flows, in the order they were (last) compiled
-  std::optional<std::string> updated_at;        // when the active version last changed (timestamptz text)
+  std::optional<absl::Time> updated_at;         // when the active version last changed
 };
 
 // The rows of a statement run in a Transaction: text values, nullopt for NULL.
 using Rows = std::vector<std::vector<std::optional<std::string>>>;
 
 // A transaction of the caller's, opened by Client::in_transaction.
-class Transaction {
+class Transaction : public detail::TypedStarts<Transaction> {
  public:
+  // The typed starts (a typed flow and its input type), as Client's.
+  using TypedStarts::start_flow;
+  using TypedStarts::start_flow_by_alias;
+  using TypedStarts::start_flow_by_slug;
+  using TypedStarts::start_run;
+  using TypedStarts::start_run_by_slug;
+
   virtual ~Transaction() = default;
   // Runs one parameterised statement in the transaction.
   virtual absl::StatusOr<Rows> exec(std::string_view sql,
-                                    const std::vector<std::optional<std::string>>& params = {}) = 0;
+                                    const std::vector<std::optional<std::string>>& params = {}) const = 0;
   // Start a run in the transaction; it exists only if the transaction commits. As
   // Client::start_flow, start_flow_by_alias and start_flow_by_slug.
   virtual absl::StatusOr<RunState> start_flow(std::string_view flow_alias, const nlohmann::json& input,
-                                              std::optional<std::string> run_id = std::nullopt) = 0;
+                                              std::optional<std::string> run_id = std::nullopt) const = 0;
   virtual absl::StatusOr<RunState> start_flow_by_alias(std::string_view flow_alias, const nlohmann::json& input,
-                                                       std::optional<std::string> run_id = std::nullopt) = 0;
+                                                       std::optional<std::string> run_id = std::nullopt) const = 0;
   virtual absl::StatusOr<RunState> start_flow_by_slug(std::string_view flow_slug, const nlohmann::json& input,
-                                                      std::optional<std::string> run_id = std::nullopt) = 0;
-  // Typed, as Client's typed overloads.
-  template <TypedFlow F>
-  absl::StatusOr<RunState> start_flow(const F& flow, const FlowInput<F>& input,
-                                      std::optional<std::string> run_id = std::nullopt) {
-    return start_flow(alias_of(flow.definition()), nlohmann::json(input), std::move(run_id));
-  }
-  template <TypedFlow F>
-  absl::StatusOr<RunState> start_flow_by_slug(const F& flow, const FlowInput<F>& input,
-                                              std::optional<std::string> run_id = std::nullopt) {
-    return start_flow_by_slug(flow.definition().slug, nlohmann::json(input), std::move(run_id));
-  }
+                                                      std::optional<std::string> run_id = std::nullopt) const = 0;
   // The lean starts in the transaction, as Client::start_run and start_run_by_slug.
   virtual absl::StatusOr<std::string> start_run(std::string_view flow_alias, const nlohmann::json& input,
-                                                std::optional<std::string> run_id = std::nullopt) = 0;
+                                                std::optional<std::string> run_id = std::nullopt) const = 0;
   virtual absl::StatusOr<std::string> start_run_by_slug(std::string_view flow_slug, const nlohmann::json& input,
-                                                        std::optional<std::string> run_id = std::nullopt) = 0;
-  template <TypedFlow F>
-  absl::StatusOr<std::string> start_run(const F& flow, const FlowInput<F>& input,
-                                        std::optional<std::string> run_id = std::nullopt) {
-    return start_run(alias_of(flow.definition()), nlohmann::json(input), std::move(run_id));
-  }
-  template <TypedFlow F>
-  absl::StatusOr<std::string> start_run_by_slug(const F& flow, const FlowInput<F>& input,
-                                                std::optional<std::string> run_id = std::nullopt) {
-    return start_run_by_slug(flow.definition().slug, nlohmann::json(input), std::move(run_id));
-  }
+                                                        std::optional<std::string> run_id = std::nullopt) const = 0;
   // Run control in the transaction, as Client::cancel_run, retry_run and resume_run.
   virtual absl::StatusOr<bool> cancel_run(std::string_view run_id,
-                                          std::optional<std::string> reason = std::nullopt) = 0;
+                                          std::optional<std::string> reason = std::nullopt) const = 0;
   virtual absl::StatusOr<std::string> retry_run(std::string_view run_id,
-                                                std::optional<std::string> new_run_id = std::nullopt) = 0;
-  virtual absl::StatusOr<RunState> resume_run(std::string_view run_id) = 0;
+                                                std::optional<std::string> new_run_id = std::nullopt) const = 0;
+  virtual absl::StatusOr<RunState> resume_run(std::string_view run_id) const = 0;
 };
 
 // Stops delivering events when destroyed.
 class Subscription {
  public:
-  class Impl;
-  explicit Subscription(std::unique_ptr<Impl> impl);
   Subscription(Subscription&&) noexcept;
   Subscription& operator=(Subscription&&) noexcept;
   ~Subscription();
 
  private:
+  friend class Client;
+  class Impl;
+  explicit Subscription(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
 
 // pgflow::Client
-class Client {
+class Client : public detail::TypedStarts<Client> {
  public:
+  // Typed starts: the same calls with a typed flow (pgflow/typed_flow.h) and its input type,
+  // start_flow(onboard, Signup{...}): the flow's alias (start_flow, start_flow_by_alias) or its
+  // own version (start_flow_by_slug, start_run_by_slug), with the input checked at compile time.
+  using TypedStarts::start_flow;
+  using TypedStarts::start_flow_by_alias;
+  using TypedStarts::start_flow_by_slug;
+  using TypedStarts::start_run;
+  using TypedStarts::start_run_by_slug;
+
   // Checks the configuration and that the database is reachable with a pgflow schema,
   // retrying for up to ClientConfig::connect_timeout while it is unreachable.
   static absl::StatusOr<Client> connect(ClientConfig config = {});
@@ -223,25 +175,6 @@ class Client {
   // version (a pinned start: tests, replays, draining an old version).
   absl::StatusOr<RunState> start_flow_by_slug(std::string_view flow_slug, const nlohmann::json& input,
                                               std::optional<std::string> run_id = std::nullopt) const;
-  // Typed: the input must be the flow's input type. start_flow and start_flow_by_alias start
-  // the flow's alias (a DeployedFlow's alias, a plain flow's slug), start_flow_by_slug its own
-  // version.
-  template <TypedFlow F>
-  absl::StatusOr<RunState> start_flow(const F& flow, const FlowInput<F>& input,
-                                      std::optional<std::string> run_id = std::nullopt) const {
-    return start_flow(alias_of(flow.definition()), nlohmann::json(input), std::move(run_id));
-  }
-  template <TypedFlow F>
-  absl::StatusOr<RunState> start_flow_by_alias(const F& flow, const FlowInput<F>& input,
-                                               std::optional<std::string> run_id = std::nullopt) const {
-    return start_flow_by_alias(alias_of(flow.definition()), nlohmann::json(input), std::move(run_id));
-  }
-  template <TypedFlow F>
-  absl::StatusOr<RunState> start_flow_by_slug(const F& flow, const FlowInput<F>& input,
-                                              std::optional<std::string> run_id = std::nullopt) const {
-    return start_flow_by_slug(flow.definition().slug, nlohmann::json(input), std::move(run_id));
-  }
-
   // The lean starts: as start_flow and start_flow_by_slug (same names, errors and run_id
   // rule), but they return only the new run's id and do not read the run back
   // (pgflow.start_run / start_run_by_slug, schema 0007). For producers that start many runs
@@ -250,17 +183,6 @@ class Client {
                                         std::optional<std::string> run_id = std::nullopt) const;
   absl::StatusOr<std::string> start_run_by_slug(std::string_view flow_slug, const nlohmann::json& input,
                                                 std::optional<std::string> run_id = std::nullopt) const;
-  template <TypedFlow F>
-  absl::StatusOr<std::string> start_run(const F& flow, const FlowInput<F>& input,
-                                        std::optional<std::string> run_id = std::nullopt) const {
-    return start_run(alias_of(flow.definition()), nlohmann::json(input), std::move(run_id));
-  }
-  template <TypedFlow F>
-  absl::StatusOr<std::string> start_run_by_slug(const F& flow, const FlowInput<F>& input,
-                                                std::optional<std::string> run_id = std::nullopt) const {
-    return start_run_by_slug(flow.definition().slug, nlohmann::json(input), std::move(run_id));
-  }
-
   // Run control (docs/client.md, "Cancelling, retrying and resuming runs").
   // Cancels a started run: it fails with cancelled_at and `reason`, its unfinished tasks are
   // cancelled and workers running them see their stop tokens fire. Returns true when this call
@@ -310,36 +232,11 @@ class Client {
   absl::StatusOr<Subscription> subscribe(std::function<void(const RunEvent&)> on_event,
                                          std::optional<std::string> run_id = std::nullopt) const;
 
-  class Impl;  // internal
-
  private:
+  class Impl;
   explicit Client(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
   std::shared_ptr<Impl> impl_;
 };
-
-namespace detail {
-absl::Status output_conversion_error(std::string_view what, std::string_view reason);
-}  // namespace detail
-
-template <typename T>
-absl::StatusOr<T> StepState::output_as() const {
-  if (!output) return absl::FailedPreconditionError("step " + step_slug + " has no output (" + status + ")");
-  try {
-    return output->template get<T>();
-  } catch (const std::exception& e) {
-    return detail::output_conversion_error("step " + step_slug, e.what());
-  }
-}
-
-template <typename T>
-absl::StatusOr<T> RunState::output_as() const {
-  if (!output) return absl::FailedPreconditionError("run " + run_id + " has no output (" + status + ")");
-  try {
-    return output->template get<T>();
-  } catch (const std::exception& e) {
-    return detail::output_conversion_error("run " + run_id, e.what());
-  }
-}
 
 }  // namespace pgflow
 

@@ -35,7 +35,7 @@ namespace pgflow {
 
 namespace detail {
 // Builds the kInvalidArgument status for a flow input that does not convert to the
-// requested type (non-template, in src/flow/).
+// requested type (non-template, in src/flow/handler.cc).
 absl::Status flow_input_conversion_error(std::string_view flow_slug, std::string_view step_slug,
                                          std::string_view reason);
 }  // namespace detail

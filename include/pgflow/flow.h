@@ -81,6 +81,7 @@
 #include "pgflow/flow_definition.h"
 #include "pgflow/flow_options.h"
 #include "pgflow/json.h"
+#include "pgflow/typed_flow.h"
 
 namespace pgflow {
 
@@ -150,12 +151,13 @@ class Flow : public detail::StepMethods<Flow<Slug, Input, Steps...>> {
 
   // .step<"slug">(...), .array<"slug">(...), .map<"slug">(...): see the file comment.
 
-  // Not API: the type-level record of step S.
+ private:
+  friend struct detail::FlowTypeAccess;
+  // The type-level record of step S, and of all steps.
   template <detail::FixedString S>
   using step_named = detail::StepNamed<S, Steps...>;
   using step_list = detail::TypeList<Steps...>;
 
- private:
   template <detail::FixedString, typename, typename...>
   friend class Flow;
   friend class detail::StepMethods<Flow>;
@@ -243,19 +245,7 @@ template <FixedString Slug, typename Input, typename... Steps>
 struct IsFlow<Flow<Slug, Input, Steps...>> : std::true_type {};
 }  // namespace detail
 
-// A typed flow: pgflow::Flow, or a StepQueuedFlow or DeployedFlow wrapping one. Every typed
-// flow has a run input type and a runtime definition.
-template <typename F>
-concept TypedFlow = requires(const F& flow) {
-  typename F::input_type;
-  { flow.definition() } -> std::same_as<const FlowDefinition&>;
-};
-
-// ---- type utilities -------------------------------------------------------------------------
-
-// The run input type of flow type F: `pgflow::FlowInput<decltype(onboard)>` is Signup.
-template <typename F>
-using FlowInput = typename std::remove_cvref_t<F>::input_type;
+// ---- type utilities (TypedFlow and FlowInput: typed_flow.h) ---------------------------------
 
 // The output type of step `Slug` (a map step: std::vector of its handler's result).
 template <typename F, detail::FixedString Slug>
@@ -264,7 +254,8 @@ using StepOutput = typename detail::StepOutputOf<std::remove_cvref_t<F>, Slug>::
 // The run output: the leaf steps (no other step depends on them) by slug, std::optional for
 // leaves that may be skipped. JSON-convertible; `out.get<"report">()`.
 template <typename F>
-using FlowOutput = typename std::remove_cvref_t<F>::step_list::template apply<detail::FlowOutputOf>::type;
+using FlowOutput =
+    typename detail::FlowTypeAccess::step_list<std::remove_cvref_t<F>>::template apply<detail::FlowOutputOf>::type;
 
 // Step slugs of flow type F in declaration order, as std::array<std::string_view, N>.
 template <typename F>

@@ -15,6 +15,7 @@
 #ifndef PGFLOW_FLOW_DEFINITION_H_
 #define PGFLOW_FLOW_DEFINITION_H_
 
+#include <chrono>
 #include <functional>
 #include <optional>
 #include <string>
@@ -50,25 +51,26 @@ std::string_view to_string(WhenMode mode);
 // "flow" / "step", the SQL spelling (pgflow.flows.queue_mode).
 std::string_view to_string(QueueMode mode);
 
-// Flow-level option values; nullopt means the database default (3, 5, 60).
+// Flow-level option values; nullopt means the database default (3, 5 s, 60 s). Times are whole
+// seconds, the SQL core's unit.
 struct FlowOptionValues {
   std::optional<int> max_attempts = {};
-  std::optional<int> base_delay = {};  // seconds
-  std::optional<int> timeout = {};     // seconds
+  std::optional<std::chrono::seconds> base_delay = {};
+  std::optional<std::chrono::seconds> timeout = {};
 };
 
 // Step-level option values; nullopt means inherit the flow's value (start_delay: 0).
 struct StepOptionValues {
   std::optional<int> max_attempts = {};
-  std::optional<int> base_delay = {};   // seconds
-  std::optional<int> timeout = {};      // seconds
-  std::optional<int> start_delay = {};  // seconds
+  std::optional<std::chrono::seconds> base_delay = {};
+  std::optional<std::chrono::seconds> timeout = {};
+  std::optional<std::chrono::seconds> start_delay = {};
 };
 
 // pgflow::StepHandler
 //
 // A type-erased handler. `input` is exactly the `input` column of the claim
-// (pgflow.start_tasks):
+// (pgflow.claim_tasks):
 //   - root single step: `{}` (the run input comes from ctx.flow_input());
 //   - dependent single step: `{dep_slug: output, ...}` for the dependencies that completed
 //     (a skipped dependency is absent);

@@ -6,7 +6,9 @@
 //   pgflow::Flow<"onboardUser", Signup>({.max_attempts = 3, .timeout = 30})
 //       .step<"profile">({.timeout = 10, .start_delay = 5}, load_profile);
 //
-// All values are whole seconds, except max_attempts. An unset step option inherits the
+// base_delay, timeout and start_delay are whole seconds, the SQL core's unit: an int (seconds)
+// or a std::chrono duration that converts to seconds without loss (`{.timeout = 30s}`,
+// `std::chrono::minutes(2)`; milliseconds do not compile). An unset step option inherits the
 // flow's value; an unset flow option takes the database default (the SQL core's
 // create_flow: max_attempts 3, base_delay 5, timeout 60; start_delay 0).
 //
@@ -22,8 +24,10 @@
 #ifndef PGFLOW_FLOW_OPTIONS_H_
 #define PGFLOW_FLOW_OPTIONS_H_
 
+#include <chrono>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 namespace pgflow {
@@ -38,6 +42,8 @@ struct RuntimeValue {
 
 // Wraps a value read at run time, e.g. `{.timeout = pgflow::runtime(cfg.timeout)}`.
 constexpr RuntimeValue runtime(int value) { return RuntimeValue{value}; }
+// The same for a time option given as a duration in whole seconds.
+constexpr RuntimeValue runtime(std::chrono::seconds value) { return RuntimeValue{static_cast<int>(value.count())}; }
 
 // pgflow::RuntimeText
 //
@@ -58,21 +64,25 @@ namespace detail {
 void pgflow_option_value_out_of_range(const char* explanation);
 
 struct MaxAttemptsRule {
+  static constexpr bool kSeconds = false;
   static consteval void check(int v) {
     if (v < 1) pgflow_option_value_out_of_range("pgflow: max_attempts must be at least 1 (the first attempt counts); use 1 to disable retries");
   }
 };
 struct BaseDelayRule {
+  static constexpr bool kSeconds = true;
   static consteval void check(int v) {
     if (v < 1) pgflow_option_value_out_of_range("pgflow: base_delay must be at least 1 second; leave it unset to inherit the flow's value");
   }
 };
 struct TimeoutRule {
+  static constexpr bool kSeconds = true;
   static consteval void check(int v) {
     if (v < 3) pgflow_option_value_out_of_range("pgflow: timeout must be at least 3 seconds; leave it unset to inherit the flow's value");
   }
 };
 struct StartDelayRule {
+  static constexpr bool kSeconds = true;
   static consteval void check(int v) {
     if (v < 0) pgflow_option_value_out_of_range("pgflow: start_delay cannot be negative; use 0 (the default) to start at once");
   }
@@ -85,9 +95,29 @@ class CheckedOption {
   constexpr CheckedOption() = default;
   consteval CheckedOption(int value) : value_(value) { Rule::check(value); }  // NOLINT: implicit
   constexpr CheckedOption(RuntimeValue value) : value_(value.value) {}        // NOLINT: implicit
+  // A time option as a duration that converts to whole seconds without loss.
+  template <typename Rep, typename Period>
+    requires(Rule::kSeconds && std::is_convertible_v<std::chrono::duration<Rep, Period>, std::chrono::seconds>)
+  consteval CheckedOption(std::chrono::duration<Rep, Period> value)  // NOLINT: implicit
+      : CheckedOption(static_cast<int>(std::chrono::seconds(value).count())) {}
+  // A finer duration (milliseconds) would be rounded: refused instead.
+  template <typename Rep, typename Period>
+    requires(Rule::kSeconds && !std::is_convertible_v<std::chrono::duration<Rep, Period>, std::chrono::seconds>)
+  consteval CheckedOption(std::chrono::duration<Rep, Period> value) {  // NOLINT: implicit
+    if (value.count() == value.count()) {
+      pgflow_option_value_out_of_range("pgflow: time options are whole seconds (the SQL core's unit): use std::chrono::seconds or a coarser duration, or an int");
+    }
+  }
 
   // The value, or nullopt when unset (inherit / database default).
   constexpr std::optional<int> value() const { return value_; }
+  // A time option's value as a duration.
+  constexpr std::optional<std::chrono::seconds> seconds() const
+    requires Rule::kSeconds
+  {
+    if (!value_) return std::nullopt;
+    return std::chrono::seconds(*value_);
+  }
 
  private:
   std::optional<int> value_;

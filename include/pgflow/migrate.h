@@ -11,7 +11,7 @@
 //
 // Example:
 //
-//   if (absl::Status s = pgflow::migrate(database_url); !s.ok()) { ... }
+//   if (absl::Status s = pgflow::migrate(); !s.ok()) { ... }   // DATABASE_URL; or migrate(url)
 #ifndef PGFLOW_MIGRATE_H_
 #define PGFLOW_MIGRATE_H_
 
@@ -23,6 +23,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 
 namespace pgflow {
 
@@ -37,7 +38,10 @@ struct Migration {
 // A migration recorded in a database's ledger.
 struct AppliedMigration {
   Migration migration;
-  std::string applied_at;  // timestamptz text
+  absl::Time applied_at;
+  // 0001 only: not applied, but an existing schema (installed by upstream's tooling) was
+  // verified equal to it and adopted (MigrateOptions::adopt_existing_schema).
+  bool adopted = false;
 };
 
 // What a database holds, compared with this library.
@@ -56,6 +60,14 @@ struct MigrateOptions {
   // How long to wait for another migrator (advisory lock) before failing with kAborted.
   // Default: 60 s.
   std::chrono::seconds lock_wait{60};
+  // A database whose pgflow schema no ledger records (installed by upstream pgflow's own
+  // tooling, at upstream 0.16.0) is refused unless this is set. Then, in one transaction, the
+  // schema's tables, columns, constraints, indexes, types and function signatures are compared
+  // with 0001's: any difference is kFailedPrecondition listing them all, nothing changed;
+  // otherwise the schema keeps its data (and functions only upstream has), gets 0001's
+  // function bodies and privileges, 0001 is recorded as adopted, and 0002+ follow as usual.
+  // Default: false.
+  bool adopt_existing_schema = false;
 };
 
 // The migrations embedded in this library, ascending.
@@ -64,10 +76,12 @@ std::vector<Migration> bundled_migrations();
 // Applies pending migrations. Fails, changing nothing further, when an applied migration's
 // checksum differs from the library's copy (the error names the file) or when the database
 // has migrations newer than this library.
-absl::Status migrate(std::string_view conninfo, const MigrateOptions& options = {});
+// `connection_string`: a libpq connection string or URL; empty: the DATABASE_URL environment
+// variable (kInvalidArgument when neither is set).
+absl::Status migrate(std::string_view connection_string = {}, const MigrateOptions& options = {});
 
 // Reads the ledger and PGMQ mode without changing anything.
-absl::StatusOr<SchemaStatus> schema_status(std::string_view conninfo);
+absl::StatusOr<SchemaStatus> schema_status(std::string_view connection_string = {});
 
 }  // namespace pgflow
 

@@ -64,6 +64,7 @@
 #include "pgflow/detail/fixed_string.h"
 #include "pgflow/flow_definition.h"
 #include "pgflow/log.h"
+#include "pgflow/typed_flow.h"
 
 namespace pgflow {
 
@@ -90,7 +91,9 @@ struct WorkerMetric {
                     // wanted the task (its run was cancelled or failed, or its step skipped)
   };
   Kind kind;
-  std::string_view step_slug;  // empty for kClaimed and kClaimLatency
+  // Empty for kClaimed and kClaimLatency. Points into the worker's flow definition: valid
+  // during the callback only (copy it to keep it).
+  std::string_view step_slug;
   double value;
 };
 
@@ -111,9 +114,9 @@ struct WorkerConfig {
   int max_concurrent = 10;
   // Messages read per poll (never more than the free handler slots). Default: 10. 1..1000.
   int batch_size = 10;
-  // Seconds a read message stays hidden before the claim extends it to the step's timeout
-  // (+2 s). Default: 5. At least 1.
-  int visibility_timeout = 5;
+  // How long a read message stays hidden before the claim extends it to the step's timeout
+  // (+2 s). Whole seconds (PGMQ's unit). Default: 5 s. At least 1 s.
+  std::chrono::seconds visibility_timeout{5};
   // When idle, the poller wakes on new-work notifications; it also polls at this interval
   // to catch retries whose backoff ended and delayed steps. Default: 1 s. At least 10 ms.
   std::chrono::milliseconds poll_interval{1000};
@@ -150,9 +153,8 @@ class EdgeWorker {
  public:
   // Starts a worker for a typed flow (pgflow/flow.h, step_queued_flow.h) or a FlowDefinition.
   // A flow with one queue per step needs config.step, or the overload with only_step.
-  template <typename TypedFlow>
-    requires requires(const TypedFlow& f) { f.definition(); }
-  static absl::StatusOr<EdgeWorker> start(const TypedFlow& flow, WorkerConfig config = {}) {
+  template <TypedFlow F>
+  static absl::StatusOr<EdgeWorker> start(const F& flow, WorkerConfig config = {}) {
     return start(flow.definition(), std::move(config));
   }
   static absl::StatusOr<EdgeWorker> start(const FlowDefinition& flow, WorkerConfig config = {});
@@ -160,27 +162,24 @@ class EdgeWorker {
   // Starts a worker for step `Step` of a StepQueuedFlow. A flow with one queue for all its
   // steps, or a slug that is not one of its steps, is a compile error. (kInvalidArgument when
   // config.step names another step.)
-  template <typename TypedFlow, detail::FixedString Step>
-    requires requires(const TypedFlow& f) { f.definition(); }
-  static absl::StatusOr<EdgeWorker> start(const TypedFlow& flow, detail::OnlyStepTag<Step>,
+  template <TypedFlow F, detail::FixedString Step>
+  static absl::StatusOr<EdgeWorker> start(const F& flow, detail::OnlyStepTag<Step>,
                                           WorkerConfig config = {}) {
-    check_only_step<TypedFlow, Step>();
+    check_only_step<F, Step>();
     if (absl::Status s = select_step(config, Step.view()); !s.ok()) return s;
     return start(flow.definition(), std::move(config));
   }
 
   // Starts a worker and blocks until SIGTERM or SIGINT (then stops it gracefully) or until it
   // stops by itself. Returns OK after a signal-initiated stop, else why it stopped.
-  template <typename TypedFlow>
-    requires requires(const TypedFlow& f) { f.definition(); }
-  static absl::Status run(const TypedFlow& flow, WorkerConfig config = {}) {
+  template <TypedFlow F>
+  static absl::Status run(const F& flow, WorkerConfig config = {}) {
     return run(flow.definition(), std::move(config));
   }
   static absl::Status run(const FlowDefinition& flow, WorkerConfig config = {});
-  template <typename TypedFlow, detail::FixedString Step>
-    requires requires(const TypedFlow& f) { f.definition(); }
-  static absl::Status run(const TypedFlow& flow, detail::OnlyStepTag<Step>, WorkerConfig config = {}) {
-    check_only_step<TypedFlow, Step>();
+  template <TypedFlow F, detail::FixedString Step>
+  static absl::Status run(const F& flow, detail::OnlyStepTag<Step>, WorkerConfig config = {}) {
+    check_only_step<F, Step>();
     if (absl::Status s = select_step(config, Step.view()); !s.ok()) return s;
     return run(flow.definition(), std::move(config));
   }
@@ -199,16 +198,15 @@ class EdgeWorker {
   // This worker's id (pgflow.workers.worker_id).
   const std::string& worker_id() const;
 
-  class Impl;  // internal
-
  private:
-  template <typename TypedFlow, detail::FixedString Step>
+  class Impl;
+  template <typename F, detail::FixedString Step>
   static constexpr void check_only_step() {
-    if constexpr (requires { TypedFlow::queue_mode; }) {  // (not a flow that failed to compile)
-      static_assert(TypedFlow::queue_mode == QueueMode::kStep,
+    if constexpr (requires { F::queue_mode; }) {  // (not a flow that failed to compile)
+      static_assert(F::queue_mode == QueueMode::kStep,
                     "pgflow: only_step<\"...\"> selects one step of a StepQueuedFlow, but this flow has one queue for all its steps; give each step its own queue with pgflow::with_step_queues(flow), or start the worker without only_step");
-      if constexpr (TypedFlow::queue_mode == QueueMode::kStep) {
-        static_assert(TypedFlow::template has_step<Step>,
+      if constexpr (F::queue_mode == QueueMode::kStep) {
+        static_assert(F::template has_step<Step>,
                       "pgflow: only_step<\"...\">: the flow has no step with this slug; name one of its steps");
       }
     }

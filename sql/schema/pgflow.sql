@@ -32,6 +32,7 @@ set client_min_messages = warning;
 \ir functions/definitions/_get_flow_route.sql
 \ir functions/definitions/_compare_flow_routes.sql
 \ir functions/definitions/_validate_flow_shape.sql
+\ir functions/definitions/_with_shape_defaults.sql
 \ir functions/definitions/_preflight_flow_shape.sql
 \ir functions/definitions/_create_flow_from_shape.sql
 \ir functions/definitions/delete_flow_and_data.sql

@@ -1,6 +1,6 @@
 // pgflow: the operator command line.
 //
-//   pgflow migrate --database URL [--to N]   install or upgrade the SQL core
+//   pgflow migrate --database URL [--to N] [--adopt]   install or upgrade the SQL core
 //   pgflow status  --database URL            applied and pending migrations, PGMQ mode
 //   pgflow flows   --database URL [--json]   each flow's alias, queue mode and route, with the
 //                                            live workers of every queue (a coverage check)
@@ -27,6 +27,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/time.h"
 #include "nlohmann/json.hpp"
 #include "pg/connection.h"
 #include "pgflow/client.h"
@@ -35,7 +36,7 @@
 namespace {
 
 // Options that take no value.
-const std::set<std::string> kSwitches = {"json", "expected-none"};
+const std::set<std::string> kSwitches = {"adopt", "json", "expected-none"};
 
 struct Args {
   std::optional<std::string> database;
@@ -47,7 +48,10 @@ constexpr char kUsage[] =
     "usage: pgflow <command> [--database URL] [options]\n"
     "\n"
     "commands:\n"
-    "  migrate [--to N]   install or upgrade pgflow's SQL core (and PGMQ if missing)\n"
+    "  migrate [--to N] [--adopt]\n"
+    "                     install or upgrade pgflow's SQL core (and PGMQ if missing);\n"
+    "                     --adopt: take over a pgflow schema installed by upstream's tooling\n"
+    "                     (no ledger) after checking it matches 0001 (docs/upgrading.md)\n"
     "  status             show applied and pending migrations and the PGMQ mode\n"
     "  flows [--json]     each flow's alias, queue mode and route: the queue of every step\n"
     "                     and the live workers serving it (0: that step's tasks wait)\n"
@@ -102,6 +106,9 @@ int run_migrate(const std::string& database, const Args& args) {
     if (!absl::SimpleAtoi(it->second, &to) || to < 1) return usage_error("--to needs a positive version");
     options.target_version = to;
   }
+  const std::optional<bool> adopt = switch_value(args, "adopt");
+  if (!adopt) return usage_error("--adopt takes no value");
+  options.adopt_existing_schema = *adopt;
   if (absl::Status s = pgflow::migrate(database, options); !s.ok()) return fail(s);
   auto status = pgflow::schema_status(database);
   if (!status.ok()) return fail(status.status());
@@ -111,13 +118,17 @@ int run_migrate(const std::string& database, const Args& args) {
   return 0;
 }
 
+// Times are shown in UTC, RFC 3339.
+std::string timestamp(absl::Time t) { return absl::FormatTime(absl::RFC3339_full, t, absl::UTCTimeZone()); }
+
 int run_status(const std::string& database, const Args&) {
   auto status = pgflow::schema_status(database);
   if (!status.ok()) return fail(status.status());
   std::printf("PGMQ: %s\n", status->pgmq_mode.c_str());
   std::printf("library version: %d\n", status->library_version);
   for (const auto& a : status->applied) {
-    std::printf("applied  %s  %s\n", a.migration.file_name().c_str(), a.applied_at.c_str());
+    std::printf("applied  %s  %s%s\n", a.migration.file_name().c_str(), timestamp(a.applied_at).c_str(),
+                a.adopted ? "  (adopted: an existing schema verified equal to it)" : "");
   }
   for (const auto& m : status->pending) std::printf("pending  %s\n", m.file_name().c_str());
   if (status->pending.empty()) std::printf("up to date\n");
@@ -183,7 +194,7 @@ nlohmann::json alias_json(const pgflow::FlowAlias& alias) {
   return {{"alias", alias.alias},
           {"active_flow_slug", alias.active_flow_slug ? nlohmann::json(*alias.active_flow_slug) : nullptr},
           {"versions", alias.versions},
-          {"updated_at", alias.updated_at ? nlohmann::json(*alias.updated_at) : nullptr}};
+          {"updated_at", alias.updated_at ? nlohmann::json(timestamp(*alias.updated_at)) : nullptr}};
 }
 
 int run_aliases(const std::string& database, const Args& args) {
@@ -255,7 +266,7 @@ int run_control(const std::string& database, const Args& args) {
   } else {
     auto resumed = client->resume_run(run_id);
     if (!resumed.ok()) return fail(resumed.status());
-    std::printf("run %s resumed: %s\n", run_id.c_str(), resumed->status.c_str());
+    std::printf("run %s resumed: %s\n", run_id.c_str(), std::string(pgflow::to_string(resumed->status)).c_str());
   }
   return 0;
 }
@@ -295,9 +306,7 @@ int main(int argc, char** argv) {
       args.flags[key] = value;
     }
   }
-  if (!args.database) {
-    if (const char* env = std::getenv("DATABASE_URL"); env && *env) args.database = env;
-  }
+  args.database = pgflow::pg::connection_string_or_env(args.database.value_or(""));
 
   struct Command {
     std::function<int(const std::string&, const Args&)> run;
@@ -305,7 +314,7 @@ int main(int argc, char** argv) {
     size_t positional = 0;           // arguments that are not options
   };
   const std::map<std::string, Command> commands = {
-      {"migrate", {run_migrate, {"to"}}},
+      {"migrate", {run_migrate, {"to", "adopt"}}},
       {"status", {run_status, {}}},
       {"flows", {run_flows, {"json"}}},
       {"aliases", {run_aliases, {"json"}}},

@@ -8,8 +8,10 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "client/run_state_json.h"
 #include "internal/status_macros.h"
 #include "internal/strings.h"
+#include "internal/timestamps.h"
 #include "pg/connection.h"
 #include "pg/error.h"
 #include "pg/pool.h"
@@ -27,17 +29,7 @@ constexpr std::chrono::seconds kRereadInterval{1};
 std::optional<std::string> opt_string(const nlohmann::json& j, const char* key) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return std::nullopt;
-  return it->is_string() ? it->get<std::string>() : it->dump();
-}
-std::optional<int> opt_int(const nlohmann::json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_number_integer()) return std::nullopt;
-  return it->get<int>();
-}
-std::optional<nlohmann::json> opt_json(const nlohmann::json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return std::nullopt;
-  return *it;
+  return it->get<std::string>();
 }
 
 using pg::with_message;
@@ -53,7 +45,7 @@ absl::StatusOr<RunState> parse_run(std::string_view text, std::string_view run_i
   if (text.empty()) return absl::NotFoundError(absl::StrCat("pgflow: run ", internal::av(run_id), " does not exist"));
   nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return absl::InternalError("get_run_with_states returned unparsable JSON");
-  return RunState::from_json(j);
+  return internal::run_state_from_json(j);
 }
 
 constexpr char kGetRun[] = "select pgflow.get_run_with_states($1::uuid)::text";
@@ -143,7 +135,8 @@ absl::StatusOr<std::vector<FlowAlias>> parse_aliases(std::string_view text) {
   if (!j.is_array()) return absl::InternalError("pgflow: the alias query returned unparsable JSON");
   std::vector<FlowAlias> aliases;
   for (const nlohmann::json& a : j) {
-    FlowAlias alias{a.value("alias", ""), opt_string(a, "active_flow_slug"), {}, opt_string(a, "updated_at")};
+    FlowAlias alias{a.value("alias", ""), opt_string(a, "active_flow_slug"), {}, std::nullopt};
+    PGFLOW_ASSIGN_OR_RETURN(alias.updated_at, internal::json_timestamp(a, "updated_at"));
     for (const nlohmann::json& v : a.value("versions", nlohmann::json::array())) {
       alias.versions.push_back(v.get<std::string>());
     }
@@ -156,7 +149,7 @@ class TransactionImpl : public Transaction {
  public:
   explicit TransactionImpl(pg::Connection& conn) : conn_(conn) {}
   absl::StatusOr<Rows> exec(std::string_view sql,
-                            const std::vector<std::optional<std::string>>& params) override {
+                            const std::vector<std::optional<std::string>>& params) const override {
     PGFLOW_ASSIGN_OR_RETURN(pg::Result r, conn_.exec(sql, params));
     Rows rows(static_cast<size_t>(r.rows()));
     for (int i = 0; i < r.rows(); ++i) {
@@ -168,32 +161,32 @@ class TransactionImpl : public Transaction {
     return rows;
   }
   absl::StatusOr<RunState> start_flow(std::string_view flow_alias, const nlohmann::json& input,
-                                      std::optional<std::string> run_id) override {
+                                      std::optional<std::string> run_id) const override {
     return start_on(conn_, StartBy::kAlias, flow_alias, input, run_id);
   }
   absl::StatusOr<RunState> start_flow_by_alias(std::string_view flow_alias, const nlohmann::json& input,
-                                               std::optional<std::string> run_id) override {
+                                               std::optional<std::string> run_id) const override {
     return start_on(conn_, StartBy::kAlias, flow_alias, input, run_id);
   }
   absl::StatusOr<RunState> start_flow_by_slug(std::string_view flow_slug, const nlohmann::json& input,
-                                              std::optional<std::string> run_id) override {
+                                              std::optional<std::string> run_id) const override {
     return start_on(conn_, StartBy::kSlug, flow_slug, input, run_id);
   }
   absl::StatusOr<std::string> start_run(std::string_view flow_alias, const nlohmann::json& input,
-                                        std::optional<std::string> run_id) override {
+                                        std::optional<std::string> run_id) const override {
     return exec_start(conn_, StartBy::kAlias, StartReturns::kRunId, flow_alias, input, run_id);
   }
   absl::StatusOr<std::string> start_run_by_slug(std::string_view flow_slug, const nlohmann::json& input,
-                                                std::optional<std::string> run_id) override {
+                                                std::optional<std::string> run_id) const override {
     return exec_start(conn_, StartBy::kSlug, StartReturns::kRunId, flow_slug, input, run_id);
   }
-  absl::StatusOr<bool> cancel_run(std::string_view run_id, std::optional<std::string> reason) override {
+  absl::StatusOr<bool> cancel_run(std::string_view run_id, std::optional<std::string> reason) const override {
     return cancel_on(conn_, run_id, reason);
   }
-  absl::StatusOr<std::string> retry_run(std::string_view run_id, std::optional<std::string> new_run_id) override {
+  absl::StatusOr<std::string> retry_run(std::string_view run_id, std::optional<std::string> new_run_id) const override {
     return retry_on(conn_, run_id, new_run_id);
   }
-  absl::StatusOr<RunState> resume_run(std::string_view run_id) override { return resume_on(conn_, run_id); }
+  absl::StatusOr<RunState> resume_run(std::string_view run_id) const override { return resume_on(conn_, run_id); }
 
  private:
   pg::Connection& conn_;
@@ -213,60 +206,6 @@ std::optional<RunEvent> parse_event(const std::string& payload) {
 
 }  // namespace
 
-namespace detail {
-absl::Status output_conversion_error(std::string_view what, std::string_view reason) {
-  return absl::InvalidArgumentError(absl::StrCat("pgflow: the output of ", internal::av(what),
-                                                 " does not convert: ", internal::av(reason)));
-}
-}  // namespace detail
-
-// ---- RunState ----
-
-const StepState* RunState::step(std::string_view slug) const {
-  for (const StepState& s : steps) {
-    if (s.step_slug == slug) return &s;
-  }
-  return nullptr;
-}
-
-absl::StatusOr<RunState> RunState::from_json(const nlohmann::json& j) {
-  if (!j.is_object() || !j.contains("run") || !j["run"].is_object()) {
-    return absl::InvalidArgumentError("not a get_run_with_states object");
-  }
-  const nlohmann::json& r = j["run"];
-  RunState run;
-  run.run_id = r.value("run_id", "");
-  run.flow_slug = r.value("flow_slug", "");
-  run.flow_alias = j.value("flow_alias", run.flow_slug);  // (absent before 0005: self-alias)
-  run.status = r.value("status", "");
-  run.input = r.value("input", nlohmann::json());
-  run.output = opt_json(r, "output");
-  run.remaining_steps = r.value("remaining_steps", 0);
-  run.started_at = r.value("started_at", "");
-  run.completed_at = opt_string(r, "completed_at");
-  run.failed_at = opt_string(r, "failed_at");
-  run.cancelled_at = opt_string(r, "cancelled_at");  // (absent before 0008)
-  run.cancel_reason = opt_string(r, "cancel_reason");
-  run.restart_of_run_id = opt_string(r, "restart_of_run_id");
-  for (const nlohmann::json& s : j.value("steps", nlohmann::json::array())) {
-    StepState step;
-    step.step_slug = s.value("step_slug", "");
-    step.status = s.value("status", "");
-    step.output = opt_json(s, "output");
-    step.error_message = opt_string(s, "error_message");
-    step.skip_reason = opt_string(s, "skip_reason");
-    step.remaining_tasks = opt_int(s, "remaining_tasks");
-    step.initial_tasks = opt_int(s, "initial_tasks");
-    step.remaining_deps = s.value("remaining_deps", 0);
-    step.started_at = opt_string(s, "started_at");
-    step.completed_at = opt_string(s, "completed_at");
-    step.failed_at = opt_string(s, "failed_at");
-    step.skipped_at = opt_string(s, "skipped_at");
-    run.steps.push_back(std::move(step));
-  }
-  return run;
-}
-
 // ---- Client ----
 
 class Client::Impl {
@@ -280,13 +219,12 @@ class Client::Impl {
 };
 
 absl::StatusOr<Client> Client::connect(ClientConfig config) {
-  if (config.connection_string.empty()) {
-    if (const char* env = std::getenv("DATABASE_URL"); env && *env) config.connection_string = env;
-  }
-  if (config.connection_string.empty()) {
+  std::optional<std::string> url = pg::connection_string_or_env(config.connection_string);
+  if (!url) {
     return absl::InvalidArgumentError(
         "invalid ClientConfig: connection_string is empty and DATABASE_URL is not set");
   }
+  config.connection_string = *std::move(url);
   if (config.max_connections < 1 || config.max_connections > 100) {
     return absl::InvalidArgumentError("invalid ClientConfig: max_connections must be 1..100");
   }
@@ -416,7 +354,7 @@ absl::StatusOr<RunState> Client::wait_for_run(std::string_view run_id,
         if (!n) {
           return absl::DeadlineExceededError(absl::StrCat(
               "pgflow: run ", internal::av(run_id), " did not finish within ", timeout.count(), " ms (status ",
-              state.status, ")"));
+              internal::av(to_string(state.status)), ")"));
         }
         std::optional<RunEvent> event = parse_event(n->payload);
         // Compare with the canonical id the database returned (callers may pass another
@@ -432,20 +370,8 @@ absl::StatusOr<RunState> Client::wait_for_run(std::string_view run_id,
 
 absl::Status Client::in_transaction(const std::function<absl::Status(Transaction&)>& body) const {
   PGFLOW_ASSIGN_OR_RETURN(pg::Pool::Lease conn, impl_->pool.acquire());
-  PGFLOW_RETURN_IF_ERROR(conn->exec("begin").status());
   TransactionImpl tx(*conn);
-  absl::Status status = body(tx);
-  if (status.ok() && conn->failed_transaction()) {
-    // COMMIT of an aborted transaction rolls back without an error: say so instead.
-    status = absl::AbortedError(
-        "pgflow: a statement of the transaction failed, so it was rolled back (the body ignored "
-        "that error)");
-  }
-  if (!status.ok()) {
-    (void)conn->exec("rollback");
-    return status;
-  }
-  return conn->exec("commit").status();
+  return pg::in_transaction(*conn, [&] { return body(tx); });
 }
 
 // ---- subscriptions ----

@@ -34,7 +34,7 @@ std::shared_ptr<const FlowDefinition> append_step(const FlowDefinition& flow, St
 std::shared_ptr<const FlowDefinition> new_flow(std::string_view slug, const FlowOptions& options) {
   auto flow = std::make_shared<FlowDefinition>();
   flow->slug = std::string(slug);
-  flow->options = FlowOptionValues{options.max_attempts.value(), options.base_delay.value(), options.timeout.value()};
+  flow->options = FlowOptionValues{options.max_attempts.value(), options.base_delay.seconds(), options.timeout.seconds()};
   return flow;
 }
 
@@ -43,8 +43,8 @@ void apply_step_arg(StepDefinition& step, IfPattern&& arg) { step.if_pattern = s
 void apply_step_arg(StepDefinition& step, IfNotPattern&& arg) { step.if_not_pattern = std::move(arg.pattern); }
 
 void apply_step_arg(StepDefinition& step, const StepOptions& options) {
-  step.options = StepOptionValues{options.max_attempts.value(), options.base_delay.value(), options.timeout.value(),
-                                  options.start_delay.value()};
+  step.options = StepOptionValues{options.max_attempts.value(), options.base_delay.seconds(), options.timeout.seconds(),
+                                  options.start_delay.seconds()};
 }
 
 std::shared_ptr<const FlowDefinition> with_queue_mode(const FlowDefinition& flow, QueueMode mode) {

@@ -29,6 +29,12 @@ void put_if_set(nlohmann::ordered_json& object, const char* key, const std::opti
   if (value.has_value()) object[key] = *value;
 }
 
+// A time option as the SQL core's whole seconds.
+std::optional<int> in_seconds(const std::optional<std::chrono::seconds>& value) {
+  if (!value) return std::nullopt;
+  return static_cast<int>(value->count());
+}
+
 // Collects problems as "flow "f", step "s", field "x": message".
 class Problems {
  public:
@@ -108,9 +114,9 @@ nlohmann::ordered_json shape_of(const FlowDefinition& flow) {
     s["forbiddenInputPattern"] = pattern_shape(step.if_not_pattern);
     nlohmann::ordered_json options = nlohmann::ordered_json::object();
     put_if_set(options, "maxAttempts", step.options.max_attempts);
-    put_if_set(options, "baseDelay", step.options.base_delay);
-    put_if_set(options, "timeout", step.options.timeout);
-    put_if_set(options, "startDelay", step.options.start_delay);
+    put_if_set(options, "baseDelay", in_seconds(step.options.base_delay));
+    put_if_set(options, "timeout", in_seconds(step.options.timeout));
+    put_if_set(options, "startDelay", in_seconds(step.options.start_delay));
     if (!options.empty()) s["options"] = std::move(options);
     steps.push_back(std::move(s));
   }
@@ -119,8 +125,8 @@ nlohmann::ordered_json shape_of(const FlowDefinition& flow) {
   shape["steps"] = std::move(steps);
   nlohmann::ordered_json options = nlohmann::ordered_json::object();
   put_if_set(options, "maxAttempts", flow.options.max_attempts);
-  put_if_set(options, "baseDelay", flow.options.base_delay);
-  put_if_set(options, "timeout", flow.options.timeout);
+  put_if_set(options, "baseDelay", in_seconds(flow.options.base_delay));
+  put_if_set(options, "timeout", in_seconds(flow.options.timeout));
   if (!options.empty()) shape["options"] = std::move(options);
   return shape;
 }
@@ -159,8 +165,8 @@ absl::Status validate(const FlowDefinition& flow) {
     if (const char* error = detail::slug_error(*flow.alias)) problems.flow_field("alias", error);
   }
   check_range(problems, nullptr, "max_attempts", flow.options.max_attempts, 1, "");
-  check_range(problems, nullptr, "base_delay", flow.options.base_delay, 1, "second");
-  check_range(problems, nullptr, "timeout", flow.options.timeout, 3, "seconds");
+  check_range(problems, nullptr, "base_delay", in_seconds(flow.options.base_delay), 1, "second");
+  check_range(problems, nullptr, "timeout", in_seconds(flow.options.timeout), 3, "seconds");
 
   for (std::size_t i = 0; i < flow.steps.size(); ++i) {
     const StepDefinition& step = flow.steps[i];
@@ -206,9 +212,9 @@ absl::Status validate(const FlowDefinition& flow) {
     }
 
     check_range(problems, name, "max_attempts", step.options.max_attempts, 1, "");
-    check_range(problems, name, "base_delay", step.options.base_delay, 1, "second");
-    check_range(problems, name, "timeout", step.options.timeout, 3, "seconds");
-    check_range(problems, name, "start_delay", step.options.start_delay, 0, "seconds");
+    check_range(problems, name, "base_delay", in_seconds(step.options.base_delay), 1, "second");
+    check_range(problems, name, "timeout", in_seconds(step.options.timeout), 3, "seconds");
+    check_range(problems, name, "start_delay", in_seconds(step.options.start_delay), 0, "seconds");
 
     if (!step.handler) problems.step_field(step.slug, "handler", "is not set");
   }

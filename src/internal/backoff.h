@@ -3,7 +3,6 @@
 #define PGFLOW_INTERNAL_BACKOFF_H_
 
 #include <chrono>
-#include <random>
 #include <stop_token>
 
 namespace pgflow::internal {
@@ -22,7 +21,6 @@ class Backoff {
   std::chrono::milliseconds initial_;
   std::chrono::milliseconds max_;
   std::chrono::milliseconds current_;
-  std::mt19937 random_;
 };
 
 // Sleeps for `duration` unless `stop` is requested first. Returns false when stopped early.

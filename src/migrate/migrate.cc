@@ -7,8 +7,11 @@
 #include "absl/strings/str_cat.h"
 #include "internal/status_macros.h"
 #include "internal/strings.h"
+#include "internal/timestamps.h"
+#include "migrate/adopt.h"
 #include "migrate/embedded_sql.h"
 #include "pg/connection.h"
+#include "pg/error.h"
 #include "pgflow/status.h"
 
 namespace pgflow {
@@ -27,6 +30,8 @@ create table if not exists pgflow.schema_migrations (
 );
 comment on table pgflow.schema_migrations is
   'Ledger of pgflow migrations applied by the pgflow migration runner';
+-- true: 0001 was not applied but an existing schema verified equal to it (MigrateOptions::adopt_existing_schema)
+alter table pgflow.schema_migrations add column if not exists adopted boolean not null default false;
 )sql";
 
 constexpr std::string_view kPgmqMode = R"sql(
@@ -40,18 +45,15 @@ select case
 end
 )sql";
 
-Migration to_migration(const internal::EmbeddedMigration& m) {
-  return Migration{m.version, std::string(m.name), std::string(m.sha256)};
+absl::StatusOr<pg::Connection> open_connection(std::string_view connection_string,
+                                               std::string_view application_name) {
+  std::optional<std::string> url = pg::connection_string_or_env(connection_string);
+  if (!url) return absl::InvalidArgumentError("pgflow: no database: connection_string is empty and DATABASE_URL is not set");
+  return pg::Connection::open(*url, application_name);
 }
 
-absl::Status in_transaction(pg::Connection& conn, auto&& body) {
-  PGFLOW_RETURN_IF_ERROR(conn.exec("begin").status());
-  absl::Status status = body();
-  if (!status.ok()) {
-    (void)conn.exec("rollback");  // the connection may be gone; the server rolls back then
-    return status;
-  }
-  return conn.exec("commit").status();
+Migration to_migration(const internal::EmbeddedMigration& m) {
+  return Migration{m.version, std::string(m.name), std::string(m.sha256)};
 }
 
 absl::StatusOr<std::vector<AppliedMigration>> read_ledger(pg::Connection& conn) {
@@ -61,13 +63,14 @@ absl::StatusOr<std::vector<AppliedMigration>> read_ledger(pg::Connection& conn) 
   if (exists.scalar() != "t") return applied;
   PGFLOW_ASSIGN_OR_RETURN(
       pg::Result rows,
-      conn.exec("select version, name, checksum, applied_at::text "
+      conn.exec("select version, name, checksum, to_jsonb(applied_at) #>> '{}', adopted "
                 "from pgflow.schema_migrations order by version"));
   for (int r = 0; r < rows.rows(); ++r) {
     PGFLOW_ASSIGN_OR_RETURN(std::int64_t version, rows.int64(r, 0));
+    PGFLOW_ASSIGN_OR_RETURN(absl::Time applied_at, internal::parse_timestamp(rows.text(r, 3)));
     applied.push_back({Migration{static_cast<int>(version), std::string(rows.text(r, 1)),
                                  std::string(rows.text(r, 2))},
-                       std::string(rows.text(r, 3))});
+                       applied_at, rows.text(r, 4) == "t"});
   }
   return applied;
 }
@@ -100,32 +103,52 @@ absl::Status ensure_pgmq(pg::Connection& conn) {
   PGFLOW_ASSIGN_OR_RETURN(
       pg::Result available,
       conn.exec("select exists (select 1 from pg_available_extensions where name = 'pgmq')"));
-  return in_transaction(conn, [&]() -> absl::Status {
+  return pg::in_transaction(conn, [&]() -> absl::Status {
     if (available.scalar() == "t") {
       return conn.exec("create extension if not exists pgmq").status();
     }
     absl::Status s = conn.exec_script(internal::bundled_pgmq_sql());
-    if (!s.ok()) return absl::Status(s.code(), absl::StrCat("installing bundled PGMQ: ", s.message()));
+    if (!s.ok()) return pg::with_message(s, absl::StrCat("installing bundled PGMQ: ", s.message()));
     return s;
   });
 }
 
+absl::Status record(pg::Connection& conn, const internal::EmbeddedMigration& m, bool adopted) {
+  return conn
+      .exec("insert into pgflow.schema_migrations (version, name, checksum, adopted) values ($1, $2, $3, $4)",
+            {std::to_string(m.version), std::string(m.name), std::string(m.sha256), adopted ? "t" : "f"})
+      .status();
+}
+
 absl::Status apply(pg::Connection& conn, const internal::EmbeddedMigration& m) {
-  Migration info = to_migration(m);
-  absl::Status s = in_transaction(conn, [&]() -> absl::Status {
+  absl::Status s = pg::in_transaction(conn, [&]() -> absl::Status {
     PGFLOW_RETURN_IF_ERROR(conn.exec_script(m.sql));
-    return conn
-        .exec("insert into pgflow.schema_migrations (version, name, checksum) values ($1, $2, $3)",
-              {std::to_string(m.version), std::string(m.name), std::string(m.sha256)})
-        .status();
+    return record(conn, m, /*adopted=*/false);
   });
   if (!s.ok()) {
-    absl::Status out(s.code(), absl::StrCat("migration ", info.file_name(),
-                                            " failed and was rolled back: ", s.message()));
-    if (auto payload = s.GetPayload(kSqlStatePayload)) out.SetPayload(kSqlStatePayload, *payload);
-    return out;
+    return pg::with_message(
+        s, absl::StrCat("migration ", to_migration(m).file_name(), " failed and was rolled back: ", s.message()));
   }
   return absl::OkStatus();
+}
+
+// A pgflow schema that no ledger records (installed by upstream's tooling): adopted as 0001
+// when asked to, else refused before anything changes.
+absl::Status adopt_if_unrecorded(pg::Connection& conn, const MigrateOptions& options) {
+  PGFLOW_ASSIGN_OR_RETURN(bool unrecorded, internal::has_unrecorded_schema(conn));
+  if (!unrecorded) return absl::OkStatus();
+  const internal::EmbeddedMigration& core = internal::embedded_migrations().front();
+  if (!options.adopt_existing_schema) {
+    return absl::FailedPreconditionError(
+        "pgflow: the database has a pgflow schema that no migration ledger records (installed by "
+        "upstream pgflow's own tooling?); nothing was changed. `pgflow migrate --adopt` "
+        "(MigrateOptions::adopt_existing_schema) checks that it matches 0001_core (upstream 0.16.0) "
+        "and adopts it, keeping its data");
+  }
+  return internal::adopt_existing_schema(conn, core, [&]() -> absl::Status {
+    PGFLOW_RETURN_IF_ERROR(conn.exec_script(kCreateLedger));
+    return record(conn, core, /*adopted=*/true);
+  });
 }
 
 }  // namespace
@@ -142,8 +165,8 @@ std::vector<Migration> bundled_migrations() {
   return out;
 }
 
-absl::Status migrate(std::string_view conninfo, const MigrateOptions& options) {
-  PGFLOW_ASSIGN_OR_RETURN(pg::Connection conn, pg::Connection::open(conninfo, "pgflow-migrate"));
+absl::Status migrate(std::string_view connection_string, const MigrateOptions& options) {
+  PGFLOW_ASSIGN_OR_RETURN(pg::Connection conn, open_connection(connection_string, "pgflow-migrate"));
   PGFLOW_RETURN_IF_ERROR(
       conn.exec("select set_config('lock_timeout', $1, false)",
                 // lock_timeout 0 would mean "wait forever": never less than 1 ms.
@@ -154,15 +177,15 @@ absl::Status migrate(std::string_view conninfo, const MigrateOptions& options) {
   absl::Status locked =
       conn.exec(absl::StrCat("select pg_advisory_lock(", kMigrateLockKey, ")")).status();
   if (!locked.ok()) {
-    return absl::Status(locked.code(),
-                        absl::StrCat("waiting for another pgflow migrator: ", locked.message()));
+    return pg::with_message(locked, absl::StrCat("waiting for another pgflow migrator: ", locked.message()));
   }
   // Migrations take the locks they need themselves, with their own bounded waits.
   PGFLOW_RETURN_IF_ERROR(conn.exec("set lock_timeout = 0").status());
 
   absl::Status result = [&]() -> absl::Status {
     PGFLOW_RETURN_IF_ERROR(ensure_pgmq(conn));
-    PGFLOW_RETURN_IF_ERROR(in_transaction(conn, [&] { return conn.exec_script(kCreateLedger); }));
+    PGFLOW_RETURN_IF_ERROR(adopt_if_unrecorded(conn, options));
+    PGFLOW_RETURN_IF_ERROR(pg::in_transaction(conn, [&] { return conn.exec_script(kCreateLedger); }));
     PGFLOW_ASSIGN_OR_RETURN(std::vector<AppliedMigration> applied, read_ledger(conn));
     PGFLOW_RETURN_IF_ERROR(check_ledger(applied));
     const int current = applied.empty() ? 0 : applied.back().migration.version;
@@ -177,8 +200,8 @@ absl::Status migrate(std::string_view conninfo, const MigrateOptions& options) {
   return result;
 }
 
-absl::StatusOr<SchemaStatus> schema_status(std::string_view conninfo) {
-  PGFLOW_ASSIGN_OR_RETURN(pg::Connection conn, pg::Connection::open(conninfo, "pgflow-status"));
+absl::StatusOr<SchemaStatus> schema_status(std::string_view connection_string) {
+  PGFLOW_ASSIGN_OR_RETURN(pg::Connection conn, open_connection(connection_string, "pgflow-status"));
   SchemaStatus status;
   const auto& embedded = internal::embedded_migrations();
   status.library_version = embedded.empty() ? 0 : embedded.back().version;

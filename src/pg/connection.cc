@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <charconv>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <utility>
@@ -273,6 +274,27 @@ std::string quote_identifier(std::string_view name) {
   }
   out += '"';
   return out;
+}
+
+std::optional<std::string> connection_string_or_env(std::string_view configured) {
+  if (!configured.empty()) return std::string(configured);
+  if (const char* env = std::getenv("DATABASE_URL"); env != nullptr && *env != '\0') return std::string(env);
+  return std::nullopt;
+}
+
+absl::Status in_transaction(Connection& conn, absl::FunctionRef<absl::Status()> body) {
+  if (absl::Status s = conn.exec("begin").status(); !s.ok()) return s;
+  absl::Status status = body();
+  if (status.ok() && conn.failed_transaction()) {
+    status = absl::AbortedError(
+        "pgflow: a statement of the transaction failed, so it was rolled back (the body ignored "
+        "that error)");
+  }
+  if (!status.ok()) {
+    (void)conn.exec("rollback");  // the connection may be gone; the server rolls back then
+    return status;
+  }
+  return conn.exec("commit").status();
 }
 
 }  // namespace pgflow::pg

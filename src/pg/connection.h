@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
@@ -97,6 +98,15 @@ class Connection {
 
   PGconn* conn_ = nullptr;
 };
+
+// Where the database is: `configured` when set, else the DATABASE_URL environment variable;
+// nullopt when neither is (every entry point's default, in one place).
+std::optional<std::string> connection_string_or_env(std::string_view configured);
+
+// Runs `body` in one transaction on `conn`: commits when it returns OK, otherwise rolls back
+// and returns its status. A body that ignored a failed statement gets kAborted, not a silent
+// rollback (COMMIT of an aborted transaction rolls back without an error).
+absl::Status in_transaction(Connection& conn, absl::FunctionRef<absl::Status()> body);
 
 // A description of a connection string for logs and errors: host, port, database and user,
 // never the password.

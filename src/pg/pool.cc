@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "absl/time/time.h"
+
 namespace pgflow::pg {
 
 Pool::Pool(std::string conninfo, std::string application_name, int max_size,
@@ -12,11 +14,9 @@ Pool::Pool(std::string conninfo, std::string application_name, int max_size,
       acquire_timeout_(acquire_timeout) {}
 
 absl::StatusOr<Pool::Lease> Pool::acquire() {
-  std::unique_lock<std::mutex> lock(mu_);
-  const bool got = available_.wait_for(lock, acquire_timeout_, [this] {
-    return !idle_.empty() || open_ < max_size_;
-  });
-  if (!got) {
+  absl::ReleasableMutexLock lock(&mu_);
+  if (!mu_.AwaitWithTimeout(absl::Condition(this, &Pool::can_lease),
+                            absl::FromChrono(acquire_timeout_))) {
     return absl::ResourceExhaustedError("all " + std::to_string(max_size_) +
                                         " pooled connections stayed busy");
   }
@@ -26,25 +26,23 @@ absl::StatusOr<Pool::Lease> Pool::acquire() {
     return Lease(this, std::move(conn));
   }
   ++open_;  // reserve the slot, connect without holding the lock
-  lock.unlock();
+  lock.Release();
   absl::StatusOr<Connection> conn = Connection::open(conninfo_, application_name_);
   if (!conn.ok()) {
-    std::lock_guard<std::mutex> relock(mu_);
+    absl::MutexLock relock(&mu_);  // unlocking wakes a waiter for the freed slot
     --open_;
-    available_.notify_one();
     return conn.status();
   }
   return Lease(this, std::move(*conn));
 }
 
 void Pool::give_back(Connection conn) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);  // unlocking wakes a waiter that can now lease
   if (conn.idle()) {
     idle_.push_back(std::move(conn));
   } else {
     --open_;
   }
-  available_.notify_one();
 }
 
 }  // namespace pgflow::pg

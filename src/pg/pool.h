@@ -1,17 +1,18 @@
 // A bounded pool of connections shared by threads: each lease is one thread's connection
 // until it is returned. Connections that come back broken or inside a transaction are closed
-// instead of reused.
+// instead of reused. Thread-safe: mu_ guards the idle list and the count of open connections;
+// it is never held while connecting.
 #ifndef PGFLOW_PG_POOL_H_
 #define PGFLOW_PG_POOL_H_
 
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "pg/connection.h"
 
 namespace pgflow::pg {
@@ -49,19 +50,22 @@ class Pool {
 
   // An idle connection, a new one while below max_size, or the next one returned; fails with
   // kResourceExhausted after acquire_timeout.
-  absl::StatusOr<Lease> acquire();
+  absl::StatusOr<Lease> acquire() ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  void give_back(Connection conn);
+  void give_back(Connection conn) ABSL_LOCKS_EXCLUDED(mu_);
+  // An idle connection to lease, or room to open one.
+  bool can_lease() const ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+    return !idle_.empty() || open_ < max_size_;
+  }
 
   const std::string conninfo_;
   const std::string application_name_;
   const int max_size_;
   const std::chrono::milliseconds acquire_timeout_;
-  std::mutex mu_;
-  std::condition_variable available_;
-  std::vector<Connection> idle_;
-  int open_ = 0;  // idle + leased
+  absl::Mutex mu_;  // idle_ and open_; waiters wake when a lease becomes possible
+  std::vector<Connection> idle_ ABSL_GUARDED_BY(mu_);
+  int open_ ABSL_GUARDED_BY(mu_) = 0;  // idle + leased
 };
 
 }  // namespace pgflow::pg

@@ -11,27 +11,27 @@ Executor::Executor(int threads) {
 
 Executor::~Executor() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     closed_ = true;
   }
-  ready_.notify_all();
+  ready_.SignalAll();
   threads_.clear();  // joins
 }
 
 void Executor::submit(std::function<void()> job) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     jobs_.push_back(std::move(job));
   }
-  ready_.notify_one();
+  ready_.Signal();
 }
 
 void Executor::loop() {
   while (true) {
     std::function<void()> job;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      ready_.wait(lock, [this] { return closed_ || !jobs_.empty(); });
+      absl::MutexLock lock(&mu_);
+      while (!job_or_closed()) ready_.Wait(&mu_);
       if (jobs_.empty()) return;  // closed and drained
       job = std::move(jobs_.front());
       jobs_.pop_front();

@@ -9,20 +9,21 @@ FlowInputCache::FlowInputCache(pg::Session session, size_t capacity)
     : session_(std::move(session)), capacity_(capacity) {}
 
 void FlowInputCache::put(const std::string& run_id, const nlohmann::json& input) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   remember(run_id, input);
+}
+
+std::optional<nlohmann::json> FlowInputCache::cached(const std::string& run_id) {
+  absl::MutexLock lock(&mu_);
+  if (auto it = inputs_.find(run_id); it != inputs_.end()) return it->second;
+  return std::nullopt;
 }
 
 absl::StatusOr<nlohmann::json> FlowInputCache::get(const std::string& run_id,
                                                    const std::stop_token& stop) {
-  auto cached = [&]() -> std::optional<nlohmann::json> {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (auto it = inputs_.find(run_id); it != inputs_.end()) return it->second;
-    return std::nullopt;
-  };
-  if (auto hit = cached()) return *hit;
-  std::lock_guard<std::mutex> loading(load_mu_);
-  if (auto hit = cached()) return *hit;  // loaded by another handler meanwhile
+  if (auto hit = cached(run_id)) return *hit;
+  absl::MutexLock loading(&load_mu_);
+  if (auto hit = cached(run_id)) return *hit;  // loaded by another handler meanwhile
   absl::StatusOr<std::string> text = session_.retry<std::string>(
       stop, "load run input", [&](pg::Connection& c) -> absl::StatusOr<std::string> {
         absl::StatusOr<pg::Result> r =
@@ -34,13 +35,13 @@ absl::StatusOr<nlohmann::json> FlowInputCache::get(const std::string& run_id,
   if (!text.ok()) return text.status();
   nlohmann::json input = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (input.is_discarded()) return absl::InternalError("run " + run_id + " has unparsable input");
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   remember(run_id, input);
   return input;
 }
 
 void FlowInputCache::close() {
-  std::lock_guard<std::mutex> loading(load_mu_);
+  absl::MutexLock loading(&load_mu_);
   session_.reset();
 }
 

@@ -1,15 +1,19 @@
 // Run inputs for handlers that ask for them (Context::flow_input), loaded lazily on a
 // dedicated connection and cached per run.
+// Thread-safe (handlers call get() concurrently): mu_ guards the cache and is never held
+// during a database call; load_mu_ guards the connection and is taken before mu_.
 #ifndef PGFLOW_WORKER_FLOW_INPUT_CACHE_H_
 #define PGFLOW_WORKER_FLOW_INPUT_CACHE_H_
 
 #include <deque>
-#include <mutex>
+#include <optional>
 #include <stop_token>
 #include <string>
 #include <unordered_map>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "nlohmann/json.hpp"
 #include "pg/session.h"
 
@@ -21,22 +25,26 @@ class FlowInputCache {
   FlowInputCache(pg::Session session, size_t capacity);
 
   // Remembers an input the claim already returned (root steps).
-  void put(const std::string& run_id, const nlohmann::json& input);
+  void put(const std::string& run_id, const nlohmann::json& input) ABSL_LOCKS_EXCLUDED(mu_);
   // The run's input: cached, or read from pgflow.runs (retrying transient failures until
   // `stop`). Loads are serialised on the one connection.
-  absl::StatusOr<nlohmann::json> get(const std::string& run_id, const std::stop_token& stop);
+  absl::StatusOr<nlohmann::json> get(const std::string& run_id, const std::stop_token& stop)
+      ABSL_LOCKS_EXCLUDED(load_mu_, mu_);
   // Closes the connection (no handler runs any more).
-  void close();
+  void close() ABSL_LOCKS_EXCLUDED(load_mu_);
 
  private:
-  void remember(const std::string& run_id, const nlohmann::json& input);  // mu_ held
+  // The cached input of the run, if any.
+  std::optional<nlohmann::json> cached(const std::string& run_id) ABSL_LOCKS_EXCLUDED(mu_);
+  void remember(const std::string& run_id, const nlohmann::json& input)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  std::mutex mu_;       // the cache; never held during a database call
-  std::mutex load_mu_;  // the one connection, used by one load at a time
-  pg::Session session_;
-  size_t capacity_;
-  std::unordered_map<std::string, nlohmann::json> inputs_;
-  std::deque<std::string> order_;  // oldest first, for eviction
+  absl::Mutex load_mu_ ABSL_ACQUIRED_BEFORE(mu_);  // session_: one load at a time on it
+  absl::Mutex mu_;  // inputs_ and order_; never held during a database call
+  pg::Session session_ ABSL_GUARDED_BY(load_mu_);
+  const size_t capacity_;
+  std::unordered_map<std::string, nlohmann::json> inputs_ ABSL_GUARDED_BY(mu_);
+  std::deque<std::string> order_ ABSL_GUARDED_BY(mu_);  // oldest first, for eviction
 };
 
 }  // namespace pgflow::internal

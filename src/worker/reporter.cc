@@ -43,26 +43,34 @@ Reporter::Reporter(pg::Session session, Logger log, int batch_size,
 
 void Reporter::submit(TaskResult result) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     queue_.push_back(std::move(result));
   }
-  ready_.notify_one();
+  ready_.Signal();
 }
 
 void Reporter::finish() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     finishing_ = true;
   }
-  ready_.notify_all();
+  ready_.SignalAll();
 }
 
 void Reporter::run(const std::stop_token& give_up) {
+  // Wakes the wait below when `give_up` is requested (signalled under mu_, so the wait cannot
+  // miss it). Registered before mu_ is taken, since it runs at once if the stop was requested.
+  std::stop_callback wake(give_up, [this] {
+    absl::MutexLock lock(&mu_);
+    ready_.SignalAll();
+  });
   while (true) {
     std::vector<TaskResult> completions, failures;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      ready_.wait(lock, give_up, [this] { return finishing_ || !queue_.empty(); });
+      // A condition variable, not an Await: results that arrive while this thread wakes up join
+      // the same batch (an Await hands over at the first result: smaller batches, more round trips).
+      absl::MutexLock lock(&mu_);
+      while (!finishing_ && queue_.empty() && !give_up.stop_requested()) ready_.Wait(&mu_);
       if (give_up.stop_requested()) {
         abandon(std::vector<TaskResult>(queue_.begin(), queue_.end()));
         queue_.clear();

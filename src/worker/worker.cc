@@ -7,29 +7,30 @@
 #include <atomic>
 #include <cctype>
 #include <chrono>
-#include <condition_variable>
 #include <cstdlib>
 #include <map>
-#include <mutex>
 #include <optional>
-#include <random>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "internal/backoff.h"
+#include "internal/random.h"
 #include "internal/status_macros.h"
 #include "internal/strings.h"
 #include "pg/connection.h"
 #include "pg/error.h"
+#include "pg/session.h"
+#include "pg/startup_retry.h"
 #include "pgflow/status.h"
-#include "internal/backoff.h"
 #include "worker/executor.h"
 #include "worker/flow_input_cache.h"
 #include "worker/reporter.h"
-#include "pg/session.h"
-#include "pg/startup_retry.h"
 
 namespace pgflow {
 namespace {
@@ -61,19 +62,6 @@ left join pgflow.step_tasks t on t.run_id = k.run_id and t.step_slug = k.step_sl
 where t.status is distinct from 'started' or t.last_worker_id is distinct from $2::uuid
 )sql";
 
-std::string new_uuid() {
-  thread_local std::mt19937_64 random{std::random_device{}() ^
-                                      static_cast<uint64_t>(Clock::now().time_since_epoch().count())};
-  uint64_t hi = random(), lo = random();
-  hi = (hi & 0xffffffffffff0fffULL) | 0x0000000000004000ULL;  // version 4
-  lo = (lo & 0x3fffffffffffffffULL) | 0x8000000000000000ULL;  // RFC 4122 variant
-  char out[37];
-  std::snprintf(out, sizeof out, "%08x-%04x-%04x-%04x-%012llx",
-                static_cast<unsigned>(hi >> 32), static_cast<unsigned>((hi >> 16) & 0xffff),
-                static_cast<unsigned>(hi & 0xffff), static_cast<unsigned>(lo >> 48),
-                static_cast<unsigned long long>(lo & 0xffffffffffffULL));
-  return out;
-}
 
 std::string step_list(const FlowDefinition& flow) {
   std::vector<std::string> slugs;
@@ -103,11 +91,10 @@ std::optional<std::string> step_problem(const WorkerConfig& c, const FlowDefinit
 }
 
 absl::Status validate(WorkerConfig& c, const FlowDefinition& flow) {
-  if (c.connection_string.empty()) {
-    if (const char* env = std::getenv("DATABASE_URL"); env && *env) c.connection_string = env;
-  }
   std::vector<std::string> problems;
-  if (c.connection_string.empty()) {
+  if (std::optional<std::string> url = pg::connection_string_or_env(c.connection_string)) {
+    c.connection_string = *std::move(url);
+  } else {
     problems.push_back("connection_string is empty and DATABASE_URL is not set");
   }
   if (std::optional<std::string> problem = step_problem(c, flow)) problems.push_back(*problem);
@@ -117,7 +104,7 @@ absl::Status validate(WorkerConfig& c, const FlowDefinition& flow) {
   }
   if (c.max_concurrent < 1 || c.max_concurrent > 1000) problems.push_back("max_concurrent must be 1..1000");
   if (c.batch_size < 1 || c.batch_size > 1000) problems.push_back("batch_size must be 1..1000");
-  if (c.visibility_timeout < 1) problems.push_back("visibility_timeout must be at least 1 second");
+  if (c.visibility_timeout < std::chrono::seconds(1)) problems.push_back("visibility_timeout must be at least 1 second");
   if (c.poll_interval < std::chrono::milliseconds(10)) problems.push_back("poll_interval must be at least 10 ms");
   if (c.heartbeat_interval < std::chrono::milliseconds(100)) problems.push_back("heartbeat_interval must be at least 100 ms");
   if (c.stall_recovery_interval.count() < 0) problems.push_back("stall_recovery_interval must not be negative");
@@ -173,7 +160,7 @@ class EdgeWorker::Impl {
   Impl(FlowDefinition flow, WorkerConfig config, std::vector<StepRoute> routes)
       : flow_(std::move(flow)),
         config_(std::move(config)),
-        worker_id_(new_uuid()),
+        worker_id_(internal::random_uuid()),
         routes_(std::move(routes)),
         queue_(queue_of(flow_, config_.step, routes_)),
         log_(config_.log_sink, config_.log_level, log_fields()) {}
@@ -189,8 +176,8 @@ class EdgeWorker::Impl {
   }
 
   absl::Status start();
-  void request_stop(absl::Status reason);
-  absl::Status wait();
+  void request_stop(absl::Status reason) ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status wait() ABSL_LOCKS_EXCLUDED(mu_);
   bool running() const { return !stopped_.load(); }
   const std::string& worker_id() const { return worker_id_; }
 
@@ -222,17 +209,20 @@ class EdgeWorker::Impl {
   // `attempt` counts from 1; a later attempt tolerates its own registration from an earlier
   // one whose reply was lost.
   absl::Status handshake_compile_register(int attempt);
-  void poll_loop(std::stop_token stop);
-  absl::Status claim_batch(pg::Connection& conn, int slots, bool& queue_may_have_more);
+  void poll_loop(std::stop_token stop) ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status claim_batch(pg::Connection& conn, int slots, bool& queue_may_have_more)
+      ABSL_LOCKS_EXCLUDED(mu_, running_mu_);
   void execute(ClaimedTask task);
   void heartbeat_loop(std::stop_token stop);
   // Waits on the heartbeat connection until `until`, stopping running tasks the database
   // announces as no longer wanted meanwhile; false when the worker is stopping.
   bool wait_for_stop_announcements(Session& db, Clock::time_point until, const std::stop_token& stop);
-  void stop_unwanted_tasks(pg::Connection& conn);
-  void finish_task();                        // a handler call is over: frees its slot
-  void forget_running(std::uint64_t id);     // its task is no longer stoppable by the database
-  void supervise();
+  void stop_unwanted_tasks(pg::Connection& conn) ABSL_LOCKS_EXCLUDED(running_mu_);
+  // A handler call is over: frees its slot.
+  void finish_task() ABSL_LOCKS_EXCLUDED(mu_);
+  // Its task is no longer stoppable by the database.
+  void forget_running(std::uint64_t id) ABSL_LOCKS_EXCLUDED(running_mu_);
+  void supervise() ABSL_LOCKS_EXCLUDED(mu_);
 
   FlowDefinition flow_;
   WorkerConfig config_;
@@ -241,22 +231,26 @@ class EdgeWorker::Impl {
   std::string queue_;
   Logger log_;
 
-  std::stop_source stop_;        // stop polling; signals handlers' stop tokens
+  std::stop_source stop_;        // stop polling; signals handlers' stop tokens (under mu_)
   std::stop_source give_up_;     // stop retrying to report (grace period over)
   std::stop_source heartbeat_stop_;
 
-  std::mutex mu_;
-  std::condition_variable_any changed_;
-  int in_flight_ = 0;
-  absl::Status stop_reason_;
-  bool stop_reason_set_ = false;
-  std::atomic<bool> stopped_{false};
+  // mu_ guards in_flight_ and the stop reason; stop_ is requested and stopped_ set under it too,
+  // so the poller, the supervisor and wait() Await conditions on them without a stop_callback
+  // (absl re-evaluates the conditions whenever mu_ is unlocked). Never held during a database
+  // call.
+  absl::Mutex mu_;
+  int in_flight_ ABSL_GUARDED_BY(mu_) = 0;  // tasks claimed and not yet finished by a handler
+  absl::CondVar slot_freed_;                 // signalled when in_flight_ drops or stop_ is requested
+  absl::Status stop_reason_ ABSL_GUARDED_BY(mu_);
+  bool stop_reason_set_ ABSL_GUARDED_BY(mu_) = false;
+  std::atomic<bool> stopped_{false};  // written under mu_ (for wait()), read without it
 
   // The tasks claimed for or run by handlers, by a sequence number (a task claimed again by
   // this worker after its timeout runs twice).
-  std::mutex running_mu_;
-  std::map<std::uint64_t, std::shared_ptr<RunningTask>> running_;  // guarded by running_mu_
-  std::uint64_t next_running_id_ = 0;                               // guarded by running_mu_
+  absl::Mutex running_mu_;  // running_ and next_running_id_; never held during a database call
+  std::map<std::uint64_t, std::shared_ptr<RunningTask>> running_ ABSL_GUARDED_BY(running_mu_);
+  std::uint64_t next_running_id_ ABSL_GUARDED_BY(running_mu_) = 0;
 
   std::unique_ptr<internal::FlowInputCache> inputs_;
   std::unique_ptr<internal::Reporter> reporter_;
@@ -374,21 +368,19 @@ absl::Status EdgeWorker::Impl::handshake_compile_register(int attempt) {
 }
 
 void EdgeWorker::Impl::request_stop(absl::Status reason) {
-  {
-    // Under mu_, so a thread checking stop_ in a changed_ predicate cannot miss the wake-up.
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!stop_reason_set_) {
-      stop_reason_ = std::move(reason);
-      stop_reason_set_ = true;
-    }
-    stop_.request_stop();
+  // Under mu_, so a thread awaiting a condition on stop_ cannot miss the wake-up.
+  absl::MutexLock lock(&mu_);
+  if (!stop_reason_set_) {
+    stop_reason_ = std::move(reason);
+    stop_reason_set_ = true;
   }
-  changed_.notify_all();
+  stop_.request_stop();
+  slot_freed_.SignalAll();
 }
 
 absl::Status EdgeWorker::Impl::wait() {
-  std::unique_lock<std::mutex> lock(mu_);
-  changed_.wait(lock, [this] { return stopped_.load(); });
+  auto stopped = [this] { return stopped_.load(); };
+  absl::MutexLock lock(&mu_, absl::Condition(&stopped));
   return stop_reason_;
 }
 
@@ -401,8 +393,12 @@ void EdgeWorker::Impl::poll_loop(std::stop_token stop) {
   while (!stop.stop_requested()) {
     int slots;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      changed_.wait(lock, stop, [this] { return in_flight_ < config_.max_concurrent; });
+      // Waits for a free slot or a stop (`stop` is stop_'s, requested under mu_ with a signal).
+      // A condition variable, not an Await: its wake-up lets several handlers finish before the
+      // next claim, so claims stay large (an Await wakes at the first free slot: ~5 tasks per
+      // claim instead of ~9 on a backlog, and ~40% more database CPU per task).
+      absl::MutexLock lock(&mu_);
+      while (in_flight_ >= config_.max_concurrent && !stop.stop_requested()) slot_freed_.Wait(&mu_);
       if (stop.stop_requested()) break;
       slots = std::min(config_.batch_size, config_.max_concurrent - in_flight_);
     }
@@ -442,7 +438,7 @@ absl::Status EdgeWorker::Impl::claim_batch(pg::Connection& conn, int slots,
   const auto started = Clock::now();
   PGFLOW_ASSIGN_OR_RETURN(
       pg::Result rows,
-      conn.exec(kReadAndClaim, {queue_, flow_.slug, std::to_string(config_.visibility_timeout),
+      conn.exec(kReadAndClaim, {queue_, flow_.slug, std::to_string(config_.visibility_timeout.count()),
                                 std::to_string(slots), worker_id_, step_param()}));
   metric(WorkerMetric::Kind::kClaimLatency, {},
          std::chrono::duration<double, std::milli>(Clock::now() - started).count());
@@ -472,13 +468,13 @@ absl::Status EdgeWorker::Impl::claim_batch(pg::Connection& conn, int slots,
       task.running->step_slug = std::string(rows.text(i, 3));
       task.running->task_index = task.task_index;
       {
-        std::lock_guard<std::mutex> lock(running_mu_);
+        absl::MutexLock lock(&running_mu_);
         task.running_id = next_running_id_++;
         running_.emplace(task.running_id, task.running);
       }
       ++claimed;
       {
-        std::lock_guard<std::mutex> lock(mu_);
+        absl::MutexLock lock(&mu_);
         ++in_flight_;
       }
       executor_->submit([this, t = std::move(task)]() mutable { execute(std::move(t)); });
@@ -584,16 +580,16 @@ void EdgeWorker::Impl::execute(ClaimedTask task) {
 }
 
 void EdgeWorker::Impl::forget_running(std::uint64_t id) {
-  std::lock_guard<std::mutex> lock(running_mu_);
+  absl::MutexLock lock(&running_mu_);
   running_.erase(id);
 }
 
 void EdgeWorker::Impl::finish_task() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);  // unlocking wakes the supervisor (Await)
     --in_flight_;
   }
-  changed_.notify_all();
+  slot_freed_.SignalAll();  // and the poller
 }
 
 // ---- tasks the database no longer wants ----
@@ -624,7 +620,7 @@ void EdgeWorker::Impl::stop_unwanted_tasks(pg::Connection& conn) {
   nlohmann::json tasks = nlohmann::json::array();
   std::map<std::uint64_t, std::shared_ptr<RunningTask>> running;
   {
-    std::lock_guard<std::mutex> lock(running_mu_);
+    absl::MutexLock lock(&running_mu_);
     running = running_;
   }
   for (const auto& [id, task] : running) {
@@ -664,10 +660,8 @@ void EdgeWorker::Impl::heartbeat_loop(std::stop_token stop) {
   auto next_beat = Clock::now() + config_.heartbeat_interval;
   const bool recovery = config_.stall_recovery_interval.count() > 0;
   // A random first offset spreads recovery attempts of workers started together.
-  std::mt19937 random{std::random_device{}()};
   auto next_recovery =
-      Clock::now() + std::chrono::milliseconds(std::uniform_int_distribution<long long>(
-                         0, std::max<long long>(config_.stall_recovery_interval.count(), 1))(random));
+      Clock::now() + internal::random_duration(std::chrono::milliseconds(0), config_.stall_recovery_interval);
   while (!stop.stop_requested()) {
     auto wake = recovery ? std::min(next_beat, next_recovery) : next_beat;
     if (!wait_for_stop_announcements(db, wake, stop)) break;
@@ -713,18 +707,20 @@ void EdgeWorker::Impl::heartbeat_loop(std::stop_token stop) {
 
 void EdgeWorker::Impl::supervise() {
   {
-    std::unique_lock<std::mutex> lock(mu_);
-    changed_.wait(lock, [this] { return stop_.stop_requested(); });
+    auto stopping = [this] { return stop_.stop_requested(); };
+    absl::MutexLock lock(&mu_, absl::Condition(&stopping));
   }
   poller_ = {};  // joins: no new claims from here on
   const auto grace_end = Clock::now() + config_.stop_grace_period;
   {
-    std::unique_lock<std::mutex> lock(mu_);
+    auto drained = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return in_flight_ == 0; };
+    absl::MutexLock lock(&mu_);
     if (in_flight_ > 0) log_.info("stopping: waiting for in-flight handlers", {{"count", std::to_string(in_flight_)}});
-    if (!changed_.wait_until(lock, grace_end, [this] { return in_flight_ == 0; })) {
+    const absl::Duration grace_left = absl::FromChrono(grace_end - Clock::now());
+    if (!mu_.AwaitWithTimeout(absl::Condition(&drained), grace_left)) {
       log_.warn("stop grace period over; still waiting for handlers to return",
                 {{"count", std::to_string(in_flight_)}});
-      changed_.wait(lock, [this] { return in_flight_ == 0; });
+      mu_.Await(absl::Condition(&drained));
     }
   }
   inputs_->close();  // no handler runs any more
@@ -742,12 +738,9 @@ void EdgeWorker::Impl::supervise() {
   heartbeat_stop_.request_stop();
   heartbeat_ = {};  // marks the worker stopped
   log_.info("worker stopped");
-  {
-    // Under mu_, so a wait() checking stopped_ cannot miss the wake-up.
-    std::lock_guard<std::mutex> lock(mu_);
-    stopped_.store(true);
-  }
-  changed_.notify_all();
+  // Under mu_, so a wait() awaiting stopped_ cannot miss the wake-up.
+  absl::MutexLock lock(&mu_);
+  stopped_.store(true);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -767,13 +760,20 @@ absl::Status EdgeWorker::select_step(WorkerConfig& config, std::string_view step
 }
 
 absl::StatusOr<EdgeWorker> EdgeWorker::start(const FlowDefinition& flow, WorkerConfig config) {
-  // Everything that can be checked without the database, before touching it.
-  PGFLOW_RETURN_IF_ERROR(validate(config, flow));
-  PGFLOW_RETURN_IF_ERROR(validate(flow));
-  PGFLOW_ASSIGN_OR_RETURN(std::vector<StepRoute> routes, routes_of(flow));
-  auto impl = std::make_unique<Impl>(flow, std::move(config), std::move(routes));
-  PGFLOW_RETURN_IF_ERROR(impl->start());
-  return EdgeWorker(std::move(impl));
+  // A worker that does not start says why in its log too: a deployment's main() may only
+  // return the status.
+  const Logger log(config.log_sink ? config.log_sink : stderr_log_sink(), config.log_level, {{"flow", flow.slug}});
+  absl::StatusOr<EdgeWorker> worker = [&]() -> absl::StatusOr<EdgeWorker> {
+    // Everything that can be checked without the database, before touching it.
+    PGFLOW_RETURN_IF_ERROR(validate(config, flow));
+    PGFLOW_RETURN_IF_ERROR(validate(flow));
+    PGFLOW_ASSIGN_OR_RETURN(std::vector<StepRoute> routes, routes_of(flow));
+    auto impl = std::make_unique<Impl>(flow, std::move(config), std::move(routes));
+    PGFLOW_RETURN_IF_ERROR(impl->start());
+    return EdgeWorker(std::move(impl));
+  }();
+  if (!worker.ok()) log.error("worker did not start", {{"error", std::string(worker.status().message())}});
+  return worker;
 }
 
 void EdgeWorker::stop() { impl_->request_stop(absl::OkStatus()); }

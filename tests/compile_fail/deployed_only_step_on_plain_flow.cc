@@ -1,5 +1,5 @@
 // expect: pgflow: only_step<"..."> selects one step of a StepQueuedFlow, but this flow has one queue for all its steps
-// context: TypedFlow = pgflow::DeployedFlow<
+// context: F = pgflow::DeployedFlow<
 // A DeployedFlow of a plain flow keeps its one queue: a worker cannot select a step.
 #include "pgflow/deployed_flow.h"
 #include "pgflow/worker.h"

@@ -1,5 +1,5 @@
 // expect: pgflow: only_step<"..."> selects one step of a StepQueuedFlow, but this flow has one queue for all its steps
-// context: TypedFlow = pgflow::Flow<
+// context: F = pgflow::Flow<
 // A plain flow's worker serves every step; there is no step to select.
 #include "pgflow/flow.h"
 #include "pgflow/worker.h"

@@ -8,8 +8,10 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "pg/connection.h"
 #include "testing/command.h"
 #include "testing/database_test.h"
+#include "testing/status_matchers.h"
 
 namespace pgflow {
 namespace {
@@ -171,6 +173,28 @@ TEST_F(CliTest, RunChecksItsArguments) {
   CommandResult unknown = pgflow("run cancel 00000000-0000-0000-0000-000000000001");
   EXPECT_EQ(unknown.exit_code, 1);
   EXPECT_THAT(unknown.err, HasSubstr("Run \"00000000-0000-0000-0000-000000000001\" does not exist"));
+}
+
+TEST_F(CliTest, MigrateAdoptsASchemaInstalledByUpstreamsTooling) {
+  PGFLOW_ASSERT_OK_AND_ASSIGN(pgflow::testing::TestDatabase fresh, pgflow::testing::TestDatabase::empty());
+  auto on_fresh = [&](const std::string& args) {
+    return run_command(absl::StrCat(PGFLOW_CLI_BIN, " ", args, " --database ", shell_quote(fresh.url())));
+  };
+  ASSERT_EQ(on_fresh("migrate --to 1").exit_code, 0);
+  // What upstream's tooling leaves: the schema without our ledger.
+  PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection conn, pg::Connection::open(fresh.url()));
+  ASSERT_TRUE(conn.exec("drop table pgflow.schema_migrations").ok());
+  CommandResult refused = on_fresh("migrate");
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_THAT(refused.err, HasSubstr("pgflow migrate --adopt"));
+  EXPECT_EQ(on_fresh("migrate --adopt=maybe").exit_code, 2);
+
+  CommandResult adopted = on_fresh("migrate --adopt");
+  EXPECT_EQ(adopted.exit_code, 0) << adopted.err;
+  CommandResult status = on_fresh("status");
+  EXPECT_THAT(status.out, HasSubstr("0001_core.sql"));
+  EXPECT_THAT(status.out, HasSubstr("(adopted: an existing schema verified equal to it)"));
+  EXPECT_THAT(status.out, HasSubstr("up to date"));
 }
 
 TEST_F(CliTest, FlowsRefusesAValueForTheJsonSwitch) {

@@ -43,13 +43,13 @@ TEST_F(ClientTest, StartsARunAndReturnsItsInitialState) {
   compile(wf::sequential);
   PGFLOW_ASSERT_OK_AND_ASSIGN(RunState run, client_->start_flow("wSequential", 5));
   EXPECT_EQ(run.flow_slug, "wSequential");
-  EXPECT_EQ(run.status, "started");
+  EXPECT_EQ(run.status, pgflow::RunStatus::kStarted);
   EXPECT_EQ(run.input, 5);
   EXPECT_EQ(run.remaining_steps, 3);
   ASSERT_EQ(run.steps.size(), 3u);
   EXPECT_EQ(run.steps[0].step_slug, "a");
-  EXPECT_EQ(run.steps[0].status, "started");
-  EXPECT_EQ(run.step("c")->status, "created");
+  EXPECT_EQ(run.steps[0].status, pgflow::StepStatus::kStarted);
+  EXPECT_EQ(run.step("c")->status, pgflow::StepStatus::kCreated);
   EXPECT_EQ(run.step("nope"), nullptr);
 }
 
@@ -82,10 +82,10 @@ TEST_F(ClientTest, TheLeanStartReturnsTheIdOfTheStartedRun) {
   PGFLOW_ASSERT_OK_AND_ASSIGN(std::string id, client_->start_run("wSequential", 5));
   PGFLOW_ASSERT_OK_AND_ASSIGN(RunState run, client_->get_run(id));
   EXPECT_EQ(run.flow_slug, "wSequential");
-  EXPECT_EQ(run.status, "started");
+  EXPECT_EQ(run.status, pgflow::RunStatus::kStarted);
   EXPECT_EQ(run.input, 5);
   ASSERT_EQ(run.steps.size(), 3u);
-  EXPECT_EQ(run.step("a")->status, "started");
+  EXPECT_EQ(run.step("a")->status, pgflow::StepStatus::kStarted);
 
   const std::string chosen = "0b0e0c6e-9c4b-4f5e-8d2a-222222222222";
   EXPECT_THAT(client_->start_run("wSequential", 1, chosen), IsOkAndHolds(chosen));
@@ -165,10 +165,20 @@ TEST_F(ClientTest, WaitForRunReturnsTheFinalStateOnceAWorkerFinishesIt) {
   starter.join();
   ASSERT_TRUE(worker.has_value());
   ASSERT_THAT(worker->status(), IsOk());
-  EXPECT_EQ(done.status, "completed");
+  EXPECT_EQ(done.status, pgflow::RunStatus::kCompleted);
   EXPECT_EQ(done.output, json({{"c", 7}}));
   PGFLOW_ASSERT_OK_AND_ASSIGN(int c, done.step("c")->output_as<int>());
   EXPECT_EQ(c, 7);
+  // Times are absl::Time, in order: the run started before its steps, each step started before
+  // it completed, and the run completed last; the database's clock is this machine's.
+  ASSERT_TRUE(done.completed_at.has_value());
+  for (const StepState& step : done.steps) {
+    ASSERT_TRUE(step.started_at && step.completed_at) << step.step_slug;
+    EXPECT_LE(done.started_at, *step.started_at);
+    EXPECT_LE(*step.started_at, *step.completed_at);
+    EXPECT_LE(*step.completed_at, *done.completed_at);
+  }
+  EXPECT_LT(absl::AbsDuration(absl::Now() - *done.completed_at), absl::Hours(1)) << "not misread by hours";
 }
 
 // With pgflow.notify_events = off no run event arrives; wait_for_run still returns the final
@@ -191,7 +201,7 @@ TEST_F(ClientTest, WaitForRunEndsWhenEventsAreOff) {
   PGFLOW_ASSERT_OK_AND_ASSIGN(RunState started, quiet.start_flow(wf::sequential, 1));
   PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(wf::sequential, test_worker_config(db_->url())));
   PGFLOW_ASSERT_OK_AND_ASSIGN(RunState done, quiet.wait_for_run(started.run_id, std::chrono::seconds(30)));
-  EXPECT_EQ(done.status, "completed");
+  EXPECT_EQ(done.status, pgflow::RunStatus::kCompleted);
   EXPECT_EQ(done.output, json({{"c", 7}}));
 }
 
@@ -263,7 +273,7 @@ TEST_F(ClientTest, WaitForRunAcceptsAnyUuidSpelling) {
   std::string upper = run.run_id;
   for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   PGFLOW_ASSERT_OK_AND_ASSIGN(RunState done, client_->wait_for_run(upper, std::chrono::seconds(30)));
-  EXPECT_EQ(done.status, "completed");
+  EXPECT_EQ(done.status, pgflow::RunStatus::kCompleted);
 }
 
 TEST_F(ClientTest, SubscribersReceiveARunsEvents) {

@@ -120,7 +120,7 @@ TEST_F(DeployedFlowTest, ConcurrentStepWorkersOfOneVersionCompileItOnceAndTheOth
 
   PGFLOW_ASSERT_OK_AND_ASSIGN(RunState run, client_->start_flow(v1, "Ada"));
   PGFLOW_ASSERT_OK_AND_ASSIGN(RunState done, client_->wait_for_run(run.run_id, std::chrono::seconds(60)));
-  EXPECT_EQ(done.status, "completed");
+  EXPECT_EQ(done.status, pgflow::RunStatus::kCompleted);
   EXPECT_EQ(done.output, nlohmann::json({{"shout", "hello Ada!"}}));
 }
 
@@ -250,8 +250,7 @@ TEST_F(DeployedFlowTest, ClientStartsAliasesAndPinnedVersionsAndShowsTheConcrete
 
   std::vector<std::string> started_in_tx;
   absl::Status in_tx = client_->in_transaction([&](Transaction& tx) -> absl::Status {
-    for (auto start : {&Transaction::start_flow, &Transaction::start_flow_by_alias}) {
-      absl::StatusOr<RunState> r = (tx.*start)("dGreet", "Tx", std::nullopt);
+    for (const absl::StatusOr<RunState>& r : {tx.start_flow("dGreet", "Tx"), tx.start_flow_by_alias("dGreet", "Tx")}) {
       if (!r.ok()) return r.status();
       started_in_tx.push_back(r->flow_slug);
     }

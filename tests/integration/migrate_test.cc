@@ -1,5 +1,9 @@
 #include "pgflow/migrate.h"
 
+#include <chrono>
+#include <cstdlib>
+#include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -13,6 +17,7 @@
 namespace pgflow {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 using pgflow::testing::IsOk;
 using pgflow::testing::StatusIs;
@@ -101,11 +106,56 @@ TEST(Migrate, ConcurrentMigratorsApplyEachMigrationOnce) {
   EXPECT_EQ(n.scalar(), std::to_string(bundled_migrations().size()));
 }
 
+TEST(Migrate, AnotherMigratorHoldingTheLockIsAbortedWithItsSqlState) {
+  PGFLOW_ASSERT_OK_AND_ASSIGN(TestDatabase db, TestDatabase::empty());
+  PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection other, pg::Connection::open(db.url()));
+  // The migrators' advisory lock, as docs/upgrading.md names it for operators.
+  ASSERT_THAT(other.exec("select pg_advisory_lock(110386046168183)").status(), IsOk());
+  absl::Status s = migrate(db.url(), {.target_version = std::nullopt, .lock_wait = std::chrono::seconds(1)});
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kAborted, HasSubstr("waiting for another pgflow migrator")));
+  EXPECT_EQ(sql_state(s), "55P03") << "the SQLSTATE travels with the reworded status";
+  PGFLOW_ASSERT_OK_AND_ASSIGN(SchemaStatus after, schema_status(db.url()));
+  EXPECT_TRUE(after.applied.empty()) << "nothing applied";
+}
+
+// One place says where the database is: an empty connection string means DATABASE_URL.
+class MigrateDatabaseUrl : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (const char* old = std::getenv("DATABASE_URL")) saved_ = old;
+  }
+  void TearDown() override {
+    if (saved_) {
+      setenv("DATABASE_URL", saved_->c_str(), 1);
+    } else {
+      unsetenv("DATABASE_URL");
+    }
+  }
+  std::optional<std::string> saved_;
+};
+
+TEST_F(MigrateDatabaseUrl, EmptyConnectionStringUsesDatabaseUrl) {
+  PGFLOW_ASSERT_OK_AND_ASSIGN(TestDatabase db, TestDatabase::empty());
+  setenv("DATABASE_URL", db.url().c_str(), 1);
+  ASSERT_THAT(migrate(), IsOk());
+  PGFLOW_ASSERT_OK_AND_ASSIGN(SchemaStatus s, schema_status());
+  EXPECT_TRUE(s.pending.empty());
+  EXPECT_EQ(s.applied.size(), bundled_migrations().size());
+}
+
+TEST_F(MigrateDatabaseUrl, NeitherConnectionStringNorDatabaseUrlIsAnError) {
+  unsetenv("DATABASE_URL");
+  EXPECT_THAT(migrate(), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("DATABASE_URL is not set")));
+  EXPECT_THAT(schema_status().status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("DATABASE_URL is not set")));
+}
+
 TEST(Migrate, FailingMigrationRollsBackAndNamesTheFile) {
   PGFLOW_ASSERT_OK_AND_ASSIGN(TestDatabase db, TestDatabase::empty());
   PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection conn, pg::Connection::open(db.url()));
-  // A pre-existing object that migration 0001 needs to create makes it fail.
-  ASSERT_THAT(conn.exec_script("create schema pgflow; create table pgflow.flows (x int);"), IsOk());
+  // A pre-existing object that migration 0001 needs to create makes it fail (a table other than
+  // pgflow.flows: a schema with flows but no ledger is one to adopt, see below).
+  ASSERT_THAT(conn.exec_script("create schema pgflow; create table pgflow.steps (x int);"), IsOk());
   absl::Status s = migrate(db.url());
   // The server's error (a duplicate object, class 42) keeps its code and SQLSTATE and names the file.
   EXPECT_THAT(s, StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(bundled_migrations()[0].file_name())));
@@ -120,10 +170,122 @@ TEST(Migrate, FailingMigrationRollsBackAndNamesTheFile) {
                 "(select string_agg(relname, ',' order by relname) from pg_class "
                 " where relnamespace = 'pgflow'::regnamespace and relkind in ('r', 'p')), "
                 "(select string_agg(attname, ',') from pg_attribute "
-                " where attrelid = 'pgflow.flows'::regclass and attnum > 0 and not attisdropped)"));
+                " where attrelid = 'pgflow.steps'::regclass and attnum > 0 and not attisdropped)"));
   EXPECT_EQ(left.text(0, 0), "0");
-  EXPECT_THAT(std::string(left.text(0, 1)), ::testing::AnyOf("flows", "flows,schema_migrations"));
+  EXPECT_THAT(std::string(left.text(0, 1)), ::testing::AnyOf("steps", "schema_migrations,steps"));
   EXPECT_EQ(left.text(0, 2), "x");
+}
+
+// ---- adopting a schema installed by upstream's tooling ----
+
+// A fingerprint of everything in schema pgflow (objects, columns, function bodies, privileges)
+// and whether a ledger or a leftover schema exists: equal before and after means nothing changed.
+std::string schema_fingerprint(pg::Connection& conn) {
+  absl::StatusOr<pg::Result> r = conn.exec(R"sql(
+    select md5(concat_ws('|',
+      (select string_agg(c.relname || ':' || c.relkind || ':' || coalesce(c.relacl::text, ''), ',' order by c.relname)
+         from pg_class c where c.relnamespace = 'pgflow'::regnamespace),
+      (select string_agg(c.relname || '.' || a.attname || ':' || format_type(a.atttypid, a.atttypmod), ','
+                         order by c.relname, a.attnum)
+         from pg_attribute a join pg_class c on c.oid = a.attrelid
+         where c.relnamespace = 'pgflow'::regnamespace and a.attnum > 0 and not a.attisdropped),
+      (select string_agg(p.oid::regprocedure::text || ':' || md5(p.prosrc) || ':' || coalesce(p.proacl::text, ''),
+                         ',' order by p.oid::regprocedure::text)
+         from pg_proc p where p.pronamespace = 'pgflow'::regnamespace),
+      (select string_agg(f.flow_slug, ',' order by f.flow_slug) from pgflow.flows f),
+      (select count(*) from pgflow.runs)::text)) || ' ledger:' || (to_regclass('pgflow.schema_migrations') is not null)
+      || ' leftover:' || (to_regnamespace('pgflow_adopting') is not null))sql");
+  return r.ok() ? std::string(r->scalar()) : std::string(r.status().message());
+}
+
+// What upstream's tooling leaves: the 0.16.0 schema (our 0001), no ledger, a function only
+// upstream has, a body that differs from ours, a looser privilege, and live data.
+void make_upstream_install(pg::Connection& conn, const std::string& url) {
+  ASSERT_THAT(migrate(url, {.target_version = 1}), IsOk());
+  ASSERT_THAT(conn.exec_script(R"sql(
+    select pgflow.create_flow('legacyOrders');
+    select pgflow.add_step('legacyOrders', 'charge');
+    select pgflow.start_flow('legacyOrders', '{"order": 7}');
+    drop table pgflow.schema_migrations;
+    create function pgflow.setup_ensure_workers_cron(function_name text) returns text
+      language sql as $$ select 'scheduled ' || function_name $$;
+    create or replace function pgflow.is_local() returns boolean language sql stable as $$ select true /* upstream */ $$;
+    grant execute on function pgflow.get_run_with_states(uuid) to public;
+  )sql"),
+              IsOk());
+}
+
+TEST(MigrateAdopt, UnrecordedSchemaIsRefusedWithoutAdoptAndNothingChanges) {
+  PGFLOW_ASSERT_OK_AND_ASSIGN(TestDatabase db, TestDatabase::empty());
+  PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection conn, pg::Connection::open(db.url()));
+  make_upstream_install(conn, db.url());
+  const std::string before = schema_fingerprint(conn);
+  EXPECT_THAT(migrate(db.url()), StatusIs(absl::StatusCode::kFailedPrecondition,
+                                          AllOf(HasSubstr("no migration ledger records"), HasSubstr("--adopt"))));
+  EXPECT_EQ(schema_fingerprint(conn), before);
+}
+
+TEST(MigrateAdopt, AdoptsAnUpstreamInstallKeepingItsDataAndItsOwnFunctions) {
+  PGFLOW_ASSERT_OK_AND_ASSIGN(TestDatabase db, TestDatabase::empty());
+  PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection conn, pg::Connection::open(db.url()));
+  make_upstream_install(conn, db.url());
+
+  ASSERT_THAT(migrate(db.url(), {.target_version = std::nullopt, .lock_wait = std::chrono::seconds(60),
+                                 .adopt_existing_schema = true}),
+              IsOk());
+  PGFLOW_ASSERT_OK_AND_ASSIGN(SchemaStatus status, schema_status(db.url()));
+  ASSERT_EQ(status.applied.size(), bundled_migrations().size()) << "0001 adopted, then 0002+ applied";
+  EXPECT_TRUE(status.pending.empty());
+  EXPECT_TRUE(status.applied[0].adopted);
+  EXPECT_EQ(status.applied[0].migration.checksum, bundled_migrations()[0].checksum);
+  for (size_t i = 1; i < status.applied.size(); ++i) EXPECT_FALSE(status.applied[i].adopted) << i;
+
+  PGFLOW_ASSERT_OK_AND_ASSIGN(
+      pg::Result after,
+      conn.exec("select (select count(*) from pgflow.runs r where r.flow_slug = 'legacyOrders' "
+                "         and r.input = '{\"order\": 7}' and r.status = 'started')::text, "
+                "pgflow.setup_ensure_workers_cron('w'), "
+                "(select prosrc from pg_proc where oid = 'pgflow.is_local()'::regprocedure) like '%upstream%', "
+                "has_function_privilege('public', 'pgflow.get_run_with_states(uuid)', 'execute'), "
+                "to_regnamespace('pgflow_adopting') is null"));
+  EXPECT_EQ(after.text(0, 0), "1") << "the run started before the adoption is kept";
+  EXPECT_EQ(after.text(0, 1), "scheduled w") << "a function only upstream has is kept";
+  EXPECT_EQ(after.text(0, 2), "f") << "0001's function bodies replace upstream's";
+  EXPECT_EQ(after.text(0, 3), "f") << "0001's privileges are applied";
+  EXPECT_EQ(after.text(0, 4), "t") << "no leftover schema";
+
+  // The adopted database works: the kept run's flow is deployed and its run can be read.
+  PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Result runs, conn.exec("select count(*) from pgflow.runs"));
+  EXPECT_EQ(runs.scalar(), "1");
+  ASSERT_THAT(migrate(db.url()), IsOk()) << "and re-running migrate is a no-op";
+}
+
+TEST(MigrateAdopt, MismatchingSchemaIsRefusedListingEveryDifferenceAndNothingChanges) {
+  PGFLOW_ASSERT_OK_AND_ASSIGN(TestDatabase db, TestDatabase::empty());
+  PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection conn, pg::Connection::open(db.url()));
+  make_upstream_install(conn, db.url());
+  // As an older (or locally changed) release would differ: a column missing, one extra, a
+  // constraint changed, a function missing and one whose result differs.
+  ASSERT_THAT(conn.exec_script(R"sql(
+    alter table pgflow.step_tasks drop column error_message;
+    alter table pgflow.flows add column description text;
+    alter table pgflow.flows drop constraint opt_timeout_is_positive;
+    drop function pgflow.calculate_retry_delay(numeric, int);
+    drop function pgflow.get_run_with_states(uuid);
+    create function pgflow.get_run_with_states(run_id uuid) returns json language sql as $$ select null::json $$;
+  )sql"),
+              IsOk());
+  const std::string before = schema_fingerprint(conn);
+  absl::Status s = migrate(db.url(), {.target_version = std::nullopt, .lock_wait = std::chrono::seconds(60),
+                                      .adopt_existing_schema = true});
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kFailedPrecondition,
+                          AllOf(HasSubstr("upgrade it to upstream pgflow 0.16.0"), HasSubstr("nothing was changed"),
+                                HasSubstr("missing column step_tasks.error_message"),
+                                HasSubstr("unexpected column flows.description"),
+                                HasSubstr("missing constraint flows.opt_timeout_is_positive"),
+                                HasSubstr("missing function calculate_retry_delay(base_delay numeric"),
+                                HasSubstr("function get_run_with_states(run_id uuid) is \"json\", expected \"jsonb\""))));
+  EXPECT_EQ(schema_fingerprint(conn), before) << "nothing changed";
 }
 
 }  // namespace

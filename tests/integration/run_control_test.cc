@@ -82,7 +82,7 @@ TEST_F(RunControlTest, CancelDuringALongMapStopsEveryRunningHandlerAndNothingCom
   EXPECT_EQ(holders.stopped.load(), 4);
 
   PGFLOW_ASSERT_OK_AND_ASSIGN(RunState run, client_->get_run(run_id));
-  EXPECT_EQ(run.status, "failed");
+  EXPECT_EQ(run.status, pgflow::RunStatus::kFailed);
   EXPECT_TRUE(run.cancelled());
   EXPECT_EQ(run.cancel_reason, "no longer needed");
   EXPECT_EQ(tasks_with_status(run_id, "completed"), 0);
@@ -110,11 +110,11 @@ TEST_F(RunControlTest, ARunFailingThroughOneMapElementStopsTheOtherElementsHandl
   PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(flow, config(4)));
   PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id, client_->start_run(flow, std::vector<int>{0, 1, 2, 3}));
   PGFLOW_ASSERT_OK_AND_ASSIGN(RunState run, client_->wait_for_run(run_id, std::chrono::seconds(60)));
-  EXPECT_EQ(run.status, "failed");
+  EXPECT_EQ(run.status, pgflow::RunStatus::kFailed);
   EXPECT_FALSE(run.cancelled()) << "a failure is not a cancellation";
   ASSERT_TRUE(wait_for([&] { return dropped_.load() == 3; })) << "the three siblings were stopped, results dropped";
   EXPECT_EQ(holders.stopped.load(), 3);
-  EXPECT_EQ(run.step("each")->status, "failed");
+  EXPECT_EQ(run.step("each")->status, pgflow::StepStatus::kFailed);
   EXPECT_EQ(tasks_with_status(run_id, "cancelled"), 3);
   worker.stop();
   EXPECT_THAT(worker.wait(), IsOk());
@@ -134,8 +134,8 @@ TEST_F(RunControlTest, AMapSkippedByOneElementStopsTheOtherElementsAndTheRunGoes
   PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(flow, config(3)));
   PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id, client_->start_run(flow, std::vector<int>{0, 1, 2}));
   PGFLOW_ASSERT_OK_AND_ASSIGN(RunState run, client_->wait_for_run(run_id, std::chrono::seconds(60)));
-  EXPECT_EQ(run.status, "completed");
-  EXPECT_EQ(run.step("each")->status, "skipped");
+  EXPECT_EQ(run.status, pgflow::RunStatus::kCompleted);
+  EXPECT_EQ(run.step("each")->status, pgflow::StepStatus::kSkipped);
   EXPECT_EQ(run.output, json({{"after", 0}}));
   ASSERT_TRUE(wait_for([&] { return dropped_.load() == 2; })) << "the skipped step's running elements were stopped";
   EXPECT_EQ(holders.stopped.load(), 2);
@@ -194,13 +194,13 @@ TEST_F(RunControlTest, CancelRacingTheLastTaskCompletionLetsExactlyOneWin) {
                                  {run_id});
     if (*cancelled) {
       ++cancels_won;
-      EXPECT_EQ(run.status, "failed");
+      EXPECT_EQ(run.status, pgflow::RunStatus::kFailed);
       EXPECT_TRUE(run.cancelled());
       EXPECT_EQ(task, "cancelled");
       EXPECT_EQ(completed->scalar(), "cancelled") << "the late completion changed nothing";
     } else {
       ++completions_won;
-      EXPECT_EQ(run.status, "completed");
+      EXPECT_EQ(run.status, pgflow::RunStatus::kCompleted);
       EXPECT_FALSE(run.cancelled());
       EXPECT_EQ(task, "completed");
       EXPECT_EQ(run.output, json({{"c", 2}}));
@@ -238,7 +238,7 @@ TEST_F(RunControlTest, ResumeAfterAFailureInTheMiddleOfADagRunsOnlyTheFailedPart
   PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(flow, config()));
   PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id, client_->start_run(flow, 6));
   PGFLOW_ASSERT_OK_AND_ASSIGN(RunState failed, client_->wait_for_run(run_id, std::chrono::seconds(60)));
-  ASSERT_EQ(failed.status, "failed");
+  ASSERT_EQ(failed.status, pgflow::RunStatus::kFailed);
   std::set<std::string> completed_before;
   for (int x = 1; x <= 6; ++x) {
     if (sql("select status from pgflow.step_tasks where run_id = $1::uuid and step_slug = 'each' and task_index = $2",
@@ -249,9 +249,9 @@ TEST_F(RunControlTest, ResumeAfterAFailureInTheMiddleOfADagRunsOnlyTheFailedPart
 
   broken = false;
   PGFLOW_ASSERT_OK_AND_ASSIGN(RunState resumed, client_->resume_run(run_id));
-  EXPECT_EQ(resumed.status, "started");
+  EXPECT_EQ(resumed.status, pgflow::RunStatus::kStarted);
   PGFLOW_ASSERT_OK_AND_ASSIGN(RunState done, client_->wait_for_run(run_id, std::chrono::seconds(60)));
-  ASSERT_EQ(done.status, "completed");
+  ASSERT_EQ(done.status, pgflow::RunStatus::kCompleted);
 
   // The same flow run without the failure, for the output an uninterrupted run has.
   PGFLOW_ASSERT_OK_AND_ASSIGN(std::string clean_id, client_->start_run(flow, 6));
@@ -355,7 +355,7 @@ TEST_F(RunControlTest, ClientCancelsRetriesAndResumesAndSaysWhatItCannotDo) {
                        AllOf(HasSubstr(retry_id), HasSubstr("only a failed or cancelled run can be retried"))));
 
   PGFLOW_ASSERT_OK_AND_ASSIGN(RunState resumed, client_->resume_run(run_id));
-  EXPECT_EQ(resumed.status, "started");
+  EXPECT_EQ(resumed.status, pgflow::RunStatus::kStarted);
   EXPECT_FALSE(resumed.cancelled());
   EXPECT_THAT(client_->resume_run(run_id),
               StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("only a failed or cancelled run can be resumed")));
@@ -379,7 +379,7 @@ TEST_F(RunControlTest, ClientCancelsRetriesAndResumesAndSaysWhatItCannotDo) {
     if (!again.ok()) return again.status();
     absl::StatusOr<RunState> back = tx.resume_run(run_id);
     if (!back.ok()) return back.status();
-    EXPECT_EQ(back->status, "started");
+    EXPECT_EQ(back->status, pgflow::RunStatus::kStarted);
     return absl::OkStatus();
   }),
               IsOk());

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
 #include "pgflow/flow.h"
 
@@ -57,7 +58,7 @@ inline const auto onboarding =
 inline const auto maps =
     pgflow::Flow<"batchMaps", std::vector<int>>()
         .map<"double">({.max_attempts = 5}, [](int x) { return x * 2; })
-        .map<"label">(pgflow::over<"double">, [](int x) { return "n" + std::to_string(x); })
+        .map<"label">(pgflow::over<"double">, [](int x) { return absl::StrCat("n", x); })
         .step<"count">(pgflow::after<"label">, [](const std::vector<std::string>& labels) {
           return static_cast<int>(labels.size());
         });

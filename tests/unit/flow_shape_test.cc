@@ -1,5 +1,6 @@
 // pgflow::shape_of against the exact upstream flow-shape JSON: key names and order, step
 // order, sorted dependencies, pattern wrappers, defaults, options only when set.
+#include <chrono>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -121,10 +122,20 @@ TEST(FlowShape, RuntimeOptionValuesAppearAsGiven) {
   EXPECT_EQ(shape["steps"][0]["options"].dump(), R"({"startDelay":15})");
 }
 
+TEST(FlowShape, DurationOptionsAreWholeSeconds) {
+  using namespace std::chrono_literals;
+  const std::chrono::seconds configured = std::chrono::minutes(2);
+  const auto flow = Flow<"durationOptions", int>({.base_delay = 2s, .timeout = std::chrono::minutes(1)})
+                        .step<"only">({.timeout = runtime(configured), .start_delay = 0s}, [](int x) { return x; });
+  const nlohmann::ordered_json shape = shape_of(flow);
+  EXPECT_EQ(shape["options"].dump(), R"({"baseDelay":2,"timeout":60})");
+  EXPECT_EQ(shape["steps"][0]["options"].dump(), R"({"timeout":120,"startDelay":0})");
+}
+
 TEST(FlowShape, HandBuiltDefinition) {
   FlowDefinition def;
   def.slug = "handBuilt";
-  def.options.base_delay = 7;
+  def.options.base_delay = std::chrono::seconds(7);
   StepDefinition a;
   a.slug = "a";
   StepDefinition b;

@@ -51,7 +51,7 @@ static_assert(step_slugs<decltype(flows::empty)>.empty());
 
 // ---- skip modes ----
 template <typename F, detail::FixedString S>
-constexpr detail::SkipTraits skip_of = std::remove_cvref_t<F>::template step_named<S>::skip;
+constexpr detail::SkipTraits skip_of = detail::FlowTypeAccess::step_named<std::remove_cvref_t<F>, S>::skip;
 
 const auto modes =
     Flow<"modes", nlohmann::json>()

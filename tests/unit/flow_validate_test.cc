@@ -1,5 +1,6 @@
 // pgflow::validate: runtime-only values of typed flows, and every rule for hand-built
 // definitions, with messages naming flow, step and field.
+#include <chrono>
 #include <string>
 
 #include "absl/status/status.h"
@@ -75,9 +76,10 @@ TEST(FlowValidate, RuntimeOptionValuesAreRangeChecked) {
 TEST(FlowValidate, BoundaryValuesAreValid) {
   FlowDefinition def;
   def.slug = "bounds";
-  def.options = {.max_attempts = 1, .base_delay = 1, .timeout = 3};
+  using std::chrono::seconds;
+  def.options = {.max_attempts = 1, .base_delay = seconds(1), .timeout = seconds(3)};
   def.steps = {step("s")};
-  def.steps[0].options = {.max_attempts = 1, .base_delay = 1, .timeout = 3, .start_delay = 0};
+  def.steps[0].options = {.max_attempts = 1, .base_delay = seconds(1), .timeout = seconds(3), .start_delay = seconds(0)};
   EXPECT_THAT(validate(def), IsOk());
 }
 

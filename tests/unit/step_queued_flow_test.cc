@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -91,7 +92,7 @@ FlowDefinition definition_with_step(const std::string& flow, const std::string& 
   FlowDefinition def;
   def.slug = flow;
   def.queue_mode = QueueMode::kStep;
-  for (int i = 0; i < index; ++i) def.steps.push_back({.slug = "s" + std::to_string(i)});
+  for (int i = 0; i < index; ++i) def.steps.push_back({.slug = absl::StrCat("s", i)});
   def.steps.push_back({.slug = slug});
   return def;
 }
@@ -146,6 +147,22 @@ TEST(StepWorkerConfigTest, AStepQueuedFlowNeedsAStepAndSaysHow) {
                                         AllOf(HasSubstr("one queue per step"), HasSubstr("only_step"),
                                               HasSubstr("WorkerConfig::step"),
                                               HasSubstr("validate, ship, notify, report"))));
+}
+
+TEST(StepWorkerConfigTest, AWorkerThatDoesNotStartLogsWhyAsWellAsReturningIt) {
+  std::vector<std::string> errors;  // (start is synchronous: the sink runs on this thread)
+  WorkerConfig config = offline_config();
+  config.log_sink = [&](const LogRecord& r) {
+    if (r.level != LogLevel::kError) return;
+    std::string line(r.message);
+    for (const LogField& f : r.fields) absl::StrAppend(&line, " ", f.key, "=", f.value);
+    errors.push_back(line);
+  };
+  auto worker = EdgeWorker::start(routed, config);
+  ASSERT_FALSE(worker.ok());
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_THAT(errors[0], AllOf(HasSubstr("worker did not start"), HasSubstr("flow=orderFlow"),
+                               HasSubstr(std::string(worker.status().message()))));
 }
 
 TEST(StepWorkerConfigTest, AnUnknownStepIsRefusedNamingTheValidOnes) {

@@ -81,6 +81,7 @@ class InvalidFlow : public StepMethods<InvalidFlow> {
  public:
   // Only so that uses of a flow whose definition failed to compile add no errors of their own;
   // a program containing an InvalidFlow never compiles, so these never run.
+  using input_type = nlohmann::json;
   const FlowDefinition& definition() const { return *shared_definition(); }
   std::shared_ptr<const FlowDefinition> shared_definition() const { return std::make_shared<const FlowDefinition>(); }
 
@@ -165,7 +166,7 @@ struct StepOutputOf {
   };
   template <typename Dummy>
   struct Lazy<true, Dummy> {
-    using type = typename F::template step_named<Slug>::output_type;
+    using type = typename FlowTypeAccess::step_named<F, Slug>::output_type;
   };
   using type = typename Lazy<found>::type;
 };

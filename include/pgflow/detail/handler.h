@@ -28,7 +28,7 @@
 
 namespace pgflow::detail {
 
-// ---- status builders (non-template, src/flow/handler_errors.cc) ------------------------------
+// ---- status builders (non-template, src/flow/handler.cc) ------------------------------
 
 // kInvalidArgument: `flow "f", step "s": the input has no output of dependency "d"`.
 absl::Status missing_dependency_error(std::string_view flow, std::string_view step,
@@ -267,7 +267,7 @@ nlohmann::json to_output(const StepNames& names, const T& value) {
   }
 }
 
-// The non-template interface of a typed handler. to_step_handler (src/flow/builder.cc) wraps
+// The non-template interface of a typed handler. to_step_handler (src/flow/handler.cc) wraps
 // one into a StepHandler that shares it (copies are cheap, move-only handlers work) and turns
 // every exception into a status: InputError and OutputError carry their own, a
 // std::exception becomes kUnknown with its what(), anything else kUnknown.

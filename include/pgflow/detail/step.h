@@ -26,6 +26,15 @@
 
 namespace pgflow::detail {
 
+// The type-level records of a typed flow's steps, for the DSL's own templates: Flow and the
+// flow wrappers keep them private and befriend this.
+struct FlowTypeAccess {
+  template <typename F, FixedString S>
+  using step_named = typename F::template step_named<S>;
+  template <typename F>
+  using step_list = typename F::step_list;
+};
+
 template <typename... Ts>
 struct TypeList {
   static constexpr std::size_t size = sizeof...(Ts);

@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "pgflow/detail/fixed_string.h"
+#include "pgflow/detail/step.h"
 #include "pgflow/flow_definition.h"
 
 namespace pgflow::detail {
@@ -34,17 +35,19 @@ class WrappedFlow {
   const FlowDefinition& definition() const { return *definition_; }
   std::shared_ptr<const FlowDefinition> shared_definition() const { return definition_; }
 
-  // Not API: the type-level records of the wrapped flow.
-  template <FixedString S>
-  using step_named = typename F::template step_named<S>;
-  using step_list = typename F::step_list;
-
  protected:
   WrappedFlow(F wrapped, std::shared_ptr<const FlowDefinition> definition)
       : wrapped_(std::move(wrapped)), definition_(std::move(definition)) {}
 
   F wrapped_;
   std::shared_ptr<const FlowDefinition> definition_;
+
+ private:
+  friend struct FlowTypeAccess;
+  // The type-level records of the wrapped flow.
+  template <FixedString S>
+  using step_named = FlowTypeAccess::step_named<F, S>;
+  using step_list = FlowTypeAccess::step_list<F>;
 };
 
 // Copies of a definition with other deployment metadata (src/flow/builder.cc).

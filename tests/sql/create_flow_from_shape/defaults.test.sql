@@ -1,4 +1,5 @@
--- Missing options take create_flow's defaults; the step modes are required shape keys.
+-- Missing options take create_flow's defaults; missing step modes and patterns (shapes of
+-- older upstream DSL versions) take upstream's: skip, fail, not defined.
 begin;
 select plan(4);
 
@@ -19,12 +20,12 @@ select results_eq(
   $$select opt_max_attempts, opt_base_delay, opt_timeout from pgflow.flows where flow_slug = 'partial'$$,
   $$values (3, 5, 5)$$, 'only the given option is set, the others default');
 
--- A shape without the mode keys would never verify against the stored flow: it is refused.
-select throws_ok(
-  $$select pgflow._create_flow_from_shape('nomodes', '{"steps": [
-    {"slug": "a", "stepType": "single", "dependencies": [],
-     "requiredInputPattern": {"defined": false}, "forbiddenInputPattern": {"defined": false}}]}')$$,
-  '22023', 'Invalid flow shape: step at index 0 needs string "slug", "stepType", "whenUnmet" and "whenExhausted", array "dependencies" and object "requiredInputPattern"/"forbiddenInputPattern"', 'a step without whenUnmet/whenExhausted is an invalid shape');
+select pgflow._create_flow_from_shape('nomodes', '{"steps": [
+  {"slug": "a", "stepType": "single", "dependencies": []}]}');
+select results_eq(
+  $$select when_unmet, when_exhausted, required_input_pattern, forbidden_input_pattern from pgflow.steps where flow_slug = 'nomodes'$$,
+  $$values ('skip'::text, 'fail'::text, null::jsonb, null::jsonb)$$,
+  'a step without whenUnmet/whenExhausted/patterns gets skip, fail and no patterns');
 
 select * from finish();
 rollback;

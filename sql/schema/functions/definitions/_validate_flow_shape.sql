@@ -1,4 +1,7 @@
 -- Rejects a malformed shape with an error that names the problem, before anything is written.
+-- A step may omit whenUnmet, whenExhausted, requiredInputPattern and forbiddenInputPattern
+-- (shapes of older upstream DSL versions; _with_shape_defaults fills them in), but a value that
+-- is present must have the right type.
 -- Called by: ensure_flow_compiled, _preflight_flow_shape.
 create or replace function pgflow._validate_flow_shape(p_shape jsonb) returns void
 language plpgsql immutable
@@ -21,13 +24,13 @@ begin
        or jsonb_typeof(v_step->'slug') is distinct from 'string'
        or jsonb_typeof(v_step->'stepType') is distinct from 'string'
        or jsonb_typeof(v_step->'dependencies') is distinct from 'array'
-       or jsonb_typeof(v_step->'whenUnmet') is distinct from 'string'
-       or jsonb_typeof(v_step->'whenExhausted') is distinct from 'string'
-       or jsonb_typeof(v_step->'requiredInputPattern') is distinct from 'object'
-       or jsonb_typeof(v_step->'forbiddenInputPattern') is distinct from 'object' then
-      raise exception 'Invalid flow shape: step at index % needs string "slug", "stepType", '
-        '"whenUnmet" and "whenExhausted", array "dependencies" and object '
-        '"requiredInputPattern"/"forbiddenInputPattern"', i
+       or coalesce(jsonb_typeof(v_step->'whenUnmet'), 'string') <> 'string'
+       or coalesce(jsonb_typeof(v_step->'whenExhausted'), 'string') <> 'string'
+       or coalesce(jsonb_typeof(v_step->'requiredInputPattern'), 'object') <> 'object'
+       or coalesce(jsonb_typeof(v_step->'forbiddenInputPattern'), 'object') <> 'object' then
+      raise exception 'Invalid flow shape: step at index % needs string "slug" and "stepType" and '
+        'array "dependencies"; "whenUnmet" and "whenExhausted", when present, must be strings and '
+        '"requiredInputPattern"/"forbiddenInputPattern" objects', i
         using errcode = 'invalid_parameter_value';
     end if;
     i := i + 1;

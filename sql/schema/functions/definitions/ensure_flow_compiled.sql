@@ -57,6 +57,9 @@ declare
 begin
   perform pgflow._require_worker_protocol(worker_protocol);
   perform pgflow._validate_flow_shape(shape);
+  -- Shapes of older upstream DSL versions omit some step fields: compile and compare them
+  -- with upstream's defaults.
+  shape := pgflow._with_shape_defaults(shape);
   if v_mode not in ('flow', 'step') then
     raise exception 'Invalid queue mode "%" for flow "%": expected "flow" or "step"', v_mode,
       ensure_flow_compiled.flow_slug using errcode = 'invalid_parameter_value';

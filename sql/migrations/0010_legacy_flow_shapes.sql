@@ -1,0 +1,237 @@
+-- pgflow SQL core, 0010: shapes of older upstream DSL versions compile and verify.
+--
+--   * _validate_flow_shape: a step may omit whenUnmet, whenExhausted, requiredInputPattern and
+--     forbiddenInputPattern (older upstream DSL versions did not write them); a value that is
+--     present must still have the right type.
+--   * _with_shape_defaults (new): fills in upstream's defaults for them (skip, fail, not
+--     defined); a current shape comes back unchanged.
+--   * ensure_flow_compiled compiles and compares the shape with those defaults, so a legacy
+--     shape verifies against the flow it describes.
+--
+-- Only functions change: no table is touched and no lock is taken beyond those of
+-- CREATE OR REPLACE FUNCTION. Applied by the pgflow migration runner in one transaction.
+-- Immutable once released.
+
+set local check_function_bodies = off;
+
+-- ---- sql/schema/functions/definitions/_validate_flow_shape.sql
+-- Rejects a malformed shape with an error that names the problem, before anything is written.
+-- A step may omit whenUnmet, whenExhausted, requiredInputPattern and forbiddenInputPattern
+-- (shapes of older upstream DSL versions; _with_shape_defaults fills them in), but a value that
+-- is present must have the right type.
+-- Called by: ensure_flow_compiled, _preflight_flow_shape.
+create or replace function pgflow._validate_flow_shape(p_shape jsonb) returns void
+language plpgsql immutable
+set search_path = ''
+as $$
+#variable_conflict use_column
+declare
+  v_step jsonb;
+  i int := 0;
+begin
+  if jsonb_typeof(p_shape) is distinct from 'object' or jsonb_typeof(p_shape->'steps') is distinct from 'array' then
+    raise exception 'Invalid flow shape: expected an object with a "steps" array'
+      using errcode = 'invalid_parameter_value';
+  end if;
+  if p_shape ? 'options' and jsonb_typeof(p_shape->'options') is distinct from 'object' then
+    raise exception 'Invalid flow shape: "options" must be an object' using errcode = 'invalid_parameter_value';
+  end if;
+  for v_step in select e from jsonb_array_elements(p_shape->'steps') e loop
+    if jsonb_typeof(v_step) is distinct from 'object'
+       or jsonb_typeof(v_step->'slug') is distinct from 'string'
+       or jsonb_typeof(v_step->'stepType') is distinct from 'string'
+       or jsonb_typeof(v_step->'dependencies') is distinct from 'array'
+       or coalesce(jsonb_typeof(v_step->'whenUnmet'), 'string') <> 'string'
+       or coalesce(jsonb_typeof(v_step->'whenExhausted'), 'string') <> 'string'
+       or coalesce(jsonb_typeof(v_step->'requiredInputPattern'), 'object') <> 'object'
+       or coalesce(jsonb_typeof(v_step->'forbiddenInputPattern'), 'object') <> 'object' then
+      raise exception 'Invalid flow shape: step at index % needs string "slug" and "stepType" and '
+        'array "dependencies"; "whenUnmet" and "whenExhausted", when present, must be strings and '
+        '"requiredInputPattern"/"forbiddenInputPattern" objects', i
+        using errcode = 'invalid_parameter_value';
+    end if;
+    i := i + 1;
+  end loop;
+end;
+$$;
+
+-- ---- sql/schema/functions/definitions/_with_shape_defaults.sql
+-- The shape with upstream's defaults for what older upstream DSL versions did not write: a
+-- step without whenUnmet skips, without whenExhausted fails, and a missing input pattern is
+-- not defined. Values that are present are kept as they are (validated elsewhere), so a
+-- current shape comes back unchanged.
+-- Called by: ensure_flow_compiled (before comparing with the stored shape).
+create or replace function pgflow._with_shape_defaults(p_shape jsonb) returns jsonb
+language sql immutable
+set search_path = ''
+as $$
+  select case
+    when jsonb_typeof(p_shape->'steps') is distinct from 'array' then p_shape
+    else jsonb_set(p_shape, '{steps}', coalesce((
+      select jsonb_agg(case when jsonb_typeof(s.step) = 'object'
+                            then jsonb_build_object('whenUnmet', 'skip', 'whenExhausted', 'fail',
+                                                    'requiredInputPattern', jsonb_build_object('defined', false),
+                                                    'forbiddenInputPattern', jsonb_build_object('defined', false))
+                                 || s.step
+                            else s.step end
+                       order by s.ord)
+      from jsonb_array_elements(p_shape->'steps') with ordinality s(step, ord)), '[]'::jsonb))
+  end
+$$;
+
+-- ---- sql/schema/functions/definitions/ensure_flow_compiled.sql
+-- Startup compilation, the only compile path since upstream 0.16.0.
+--
+-- ensure_flow_compiled(flow_slug, shape, worker_protocol, queue_mode, route_map, flow_alias):
+-- startup deployment for workers of this database's protocol. The worker's deployment is its
+-- shape plus its queue mode (`flow` | `step`, upstream 0.17's contract), optionally the route
+-- map it derived ([{stepSlug, queueName}], which must equal what _flow_route derives), and the
+-- alias it belongs to (NULL: its own slug). In one transaction, under the alias lock and then
+-- the flow's definition lock (seed 004):
+--   1. alias membership: a new flow joins `flow_alias`; an existing one must already belong to
+--      it (membership is immutable: any other alias is an error, even locally);
+--   2. compile or verify: creates a missing flow (compiled), verifies an existing one - shape,
+--      queue mode and route, and that its queues are present and owned (verified) -,
+--      recompiles it on a local database keeping its identity, alias membership and activation
+--      (recompiled), or reports the differences and changes nothing (mismatch). A different
+--      queue mode or route is a mismatch like a different shape; mismatchKind says which
+--      ('shape' when the shape differs, else 'routing');
+--   3. activation: only an alias without an active version gets one (this flow: activated);
+--      otherwise nothing changes (active: this flow is the active version; inactive: another
+--      one is). A new version never replaces the active one: activate_flow_version does.
+-- Returns {status, differences, mismatchKind, queue_mode, routes (the persisted route map),
+-- queue_name (the flow's queue in mode `flow`), flow_alias, activation, active_flow_slug}.
+--
+-- ensure_flow_compiled(flow_slug, shape): upstream 0.16.0's signature. Workers of 0.16.0 call
+-- it first; it refuses them with the protocol error, so they stop before registering.
+--
+-- Locks: the alias lock, the flow's definition lock (then whatever compilation takes).
+-- Called by: EdgeWorker startup (src/worker/worker.cc).
+create or replace function pgflow.ensure_flow_compiled(flow_slug text, shape jsonb) returns jsonb
+language plpgsql volatile
+set search_path = ''
+as $$
+begin
+  perform pgflow._require_worker_protocol(null);
+  return null;
+end;
+$$;
+
+create or replace function pgflow.ensure_flow_compiled(flow_slug text, shape jsonb, worker_protocol int,
+                                                       queue_mode text default 'flow',
+                                                       route_map jsonb default null,
+                                                       flow_alias text default null)
+returns jsonb
+language plpgsql volatile
+set search_path = ''
+as $$
+#variable_conflict use_column
+declare
+  v_mode text := coalesce(ensure_flow_compiled.queue_mode, 'flow');
+  v_alias text := coalesce(ensure_flow_compiled.flow_alias, ensure_flow_compiled.flow_slug);
+  v_route jsonb;
+  v_flow pgflow.flows;
+  v_active text;
+  v_activation text;
+  v_shape_diffs text[] := '{}';
+  v_route_diffs text[] := '{}';
+  v_status text;
+begin
+  perform pgflow._require_worker_protocol(worker_protocol);
+  perform pgflow._validate_flow_shape(shape);
+  -- Shapes of older upstream DSL versions omit some step fields: compile and compare them
+  -- with upstream's defaults.
+  shape := pgflow._with_shape_defaults(shape);
+  if v_mode not in ('flow', 'step') then
+    raise exception 'Invalid queue mode "%" for flow "%": expected "flow" or "step"', v_mode,
+      ensure_flow_compiled.flow_slug using errcode = 'invalid_parameter_value';
+  end if;
+  -- (A self-alias is the slug, checked with the shape.)
+  if ensure_flow_compiled.flow_alias is not null and pgflow._slug_problem(v_alias) is not null then
+    raise exception 'Invalid flow alias "%": it %', v_alias, pgflow._slug_problem(v_alias)
+      using errcode = 'check_violation', constraint = 'flow_alias_is_valid';
+  end if;
+  -- The route this deployment gets; a worker that derived another one has a bug, not a
+  -- deployment difference.
+  select coalesce(jsonb_agg(jsonb_build_object('stepSlug', r.step_slug, 'queueName', r.queue_name)
+                            order by r.step_index), '[]'::jsonb)
+  into v_route
+  from pgflow._flow_route(ensure_flow_compiled.flow_slug, shape, v_mode) r;
+  if route_map is not null and route_map is distinct from v_route then
+    raise exception 'The route map of the worker for flow "%" differs from the route pgflow derives: % vs %',
+      ensure_flow_compiled.flow_slug, route_map, v_route using errcode = 'invalid_parameter_value';
+  end if;
+
+  -- 1. Membership, under the alias lock and then the flow's.
+  perform pgflow._lock_flow_alias(v_alias);
+  perform pgflow._lock_flow_definition(ensure_flow_compiled.flow_slug);
+  select * into v_flow from pgflow.flows f where f.flow_slug = ensure_flow_compiled.flow_slug;
+  if found and v_flow.flow_alias <> v_alias then
+    raise exception 'Flow "%" belongs to alias "%"; this worker deploys it under alias "%" (alias membership is immutable: deploy a new flow slug under that alias)',
+      v_flow.flow_slug, v_flow.flow_alias, v_alias using errcode = 'object_not_in_prerequisite_state';
+  end if;
+  select a.flow_slug into v_active from pgflow.flow_aliases a where a.flow_alias = v_alias;
+
+  -- 2. Compile or verify.
+  if v_flow.flow_slug is null then
+    perform pgflow._create_flow_from_shape(ensure_flow_compiled.flow_slug, shape, v_mode, v_alias);
+    v_status := 'compiled';
+  else
+    v_shape_diffs := pgflow._compare_flow_shapes(shape, pgflow._get_flow_shape(ensure_flow_compiled.flow_slug));
+    v_route_diffs := pgflow._compare_flow_routes(v_mode, v_route, v_flow.queue_mode,
+                                                 pgflow._get_flow_route(ensure_flow_compiled.flow_slug));
+    if cardinality(v_shape_diffs) + cardinality(v_route_diffs) = 0 then
+      v_status := 'verified';
+      -- Verifying also checks that the flow's queues are present and owned.
+      if v_mode = 'step' then
+        perform pgflow._verify_step_queues(ensure_flow_compiled.flow_slug);
+      else
+        perform pgflow._provision_flow_queue(ensure_flow_compiled.flow_slug);
+        -- A flow without steps owns its queue only as "created together with the flow" (see
+        -- _provision_flow_queue, delete_flow_and_data). If the queue of such a flow persisted
+        -- earlier (create_flow alone) had to be provisioned just now, the definition is
+        -- complete only now: record it, or the next verification would take the queue for a
+        -- foreign one.
+        update pgflow.flows f set created_at = now()
+        where f.flow_slug = ensure_flow_compiled.flow_slug and f.created_at <> now()
+          and not exists (select 1 from pgflow.steps s where s.flow_slug = f.flow_slug)
+          and exists (select 1 from pgmq.meta m
+                      where m.queue_name = lower(f.flow_slug) and m.created_at = now());
+      end if;
+    elsif pgflow.is_local() then
+      -- The identity row stays: its alias membership and activation survive.
+      perform pgflow._delete_flow_contents(ensure_flow_compiled.flow_slug);
+      perform pgflow._create_flow_from_shape(ensure_flow_compiled.flow_slug, shape, v_mode, v_alias);
+      v_status := 'recompiled';
+    else
+      v_status := 'mismatch';
+    end if;
+  end if;
+
+  -- 3. Activation: only an alias without an active version gets one.
+  if v_status = 'mismatch' then
+    v_activation := case when v_active = ensure_flow_compiled.flow_slug then 'active' else 'inactive' end;
+  elsif v_active is null then
+    -- (_create_flow has done it for a new flow; the pointer row decides either way.)
+    insert into pgflow.flow_aliases (flow_alias, flow_slug) values (v_alias, ensure_flow_compiled.flow_slug)
+    on conflict (flow_alias) do nothing;
+    select a.flow_slug into v_active from pgflow.flow_aliases a where a.flow_alias = v_alias;
+    v_activation := case when v_active = ensure_flow_compiled.flow_slug then 'activated' else 'inactive' end;
+  else
+    v_activation := case when v_active = ensure_flow_compiled.flow_slug then 'active' else 'inactive' end;
+  end if;
+
+  select * into v_flow from pgflow.flows f where f.flow_slug = ensure_flow_compiled.flow_slug;
+  return jsonb_build_object(
+    'status', v_status,
+    'differences', to_jsonb(v_shape_diffs || v_route_diffs),
+    'mismatchKind', case when v_status not in ('mismatch', 'recompiled') then null
+                         when cardinality(v_shape_diffs) > 0 then 'shape' else 'routing' end,
+    'queue_mode', v_flow.queue_mode,
+    'routes', pgflow._get_flow_route(ensure_flow_compiled.flow_slug),
+    'queue_name', case when v_flow.queue_mode = 'flow' then lower(ensure_flow_compiled.flow_slug) end,
+    'flow_alias', v_alias,
+    'activation', v_activation,
+    'active_flow_slug', v_active);
+end;
+$$;

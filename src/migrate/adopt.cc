@@ -1,0 +1,159 @@
+#include "migrate/adopt.h"
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "internal/status_macros.h"
+#include "internal/strings.h"
+
+namespace pgflow::internal {
+namespace {
+
+// Where the existing schema waits while 0001 is built next to it for comparison.
+constexpr char kAdopting[] = "pgflow_adopting";
+
+// Every object of schema $1 that 0001 defines the shape of, as (kind, name, definition), with
+// the schema's own name written as "pgflow." so that the two schemas compare equal. Run with
+// an empty search_path, so every definition names its schemas.
+constexpr char kCatalog[] = R"sql(
+select kind, name, replace(def, $1 || '.', 'pgflow.') from (
+  select 'table' as kind, c.relname::text as name, c.relkind::text as def
+  from pg_class c where c.relnamespace = $1::regnamespace and c.relkind in ('r', 'p', 'v', 'm', 'f', 'S')
+  union all
+  select 'column', c.relname || '.' || a.attname,
+         format_type(a.atttypid, a.atttypmod) || case when a.attnotnull then ' not null' else '' end
+           || coalesce(' default ' || pg_get_expr(d.adbin, d.adrelid), '')
+  from pg_class c
+  join pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
+  left join pg_attrdef d on d.adrelid = c.oid and d.adnum = a.attnum
+  where c.relnamespace = $1::regnamespace and c.relkind in ('r', 'p', 'v', 'm', 'f', 'c')
+  union all
+  select 'constraint', c.relname || '.' || k.conname, pg_get_constraintdef(k.oid)
+  from pg_constraint k join pg_class c on c.oid = k.conrelid
+  where c.relnamespace = $1::regnamespace
+  union all
+  select 'index', i.relname, pg_get_indexdef(i.oid)
+  from pg_index x join pg_class i on i.oid = x.indexrelid
+  where i.relnamespace = $1::regnamespace
+  union all
+  select 'trigger', c.relname || '.' || g.tgname, pg_get_triggerdef(g.oid)
+  from pg_trigger g join pg_class c on c.oid = g.tgrelid
+  where c.relnamespace = $1::regnamespace and not g.tgisinternal
+  union all
+  select 'type', t.typname, t.typtype::text
+  from pg_type t left join pg_class c on c.oid = t.typrelid
+  where t.typnamespace = $1::regnamespace and t.typtype in ('c', 'e', 'd')
+    and (t.typtype <> 'c' or c.relkind = 'c')
+  union all
+  select 'function', p.proname || '(' || pg_get_function_identity_arguments(p.oid) || ')',
+         pg_get_function_result(p.oid)
+  from pg_proc p where p.pronamespace = $1::regnamespace
+) o
+)sql";
+
+using Catalog = std::map<std::pair<std::string, std::string>, std::string>;
+
+absl::StatusOr<Catalog> read_catalog(pg::Connection& conn, std::string_view schema) {
+  PGFLOW_ASSIGN_OR_RETURN(pg::Result r, conn.exec(kCatalog, {std::string(schema)}));
+  Catalog catalog;
+  for (int i = 0; i < r.rows(); ++i) {
+    catalog[{std::string(r.text(i, 0)), std::string(r.text(i, 1))}] = std::string(r.text(i, 2));
+  }
+  return catalog;
+}
+
+// The ledger (and its columns, key and index), which an earlier failed attempt of an older
+// migrator may have created in the existing schema: not part of 0001.
+bool is_ledger(std::string_view name) { return name.starts_with("schema_migrations"); }
+
+// What differs between the existing schema and 0001's. Extra functions are not differences:
+// upstream's schema has helpers ours does not (e.g. the Supabase cron setup); they are kept.
+std::vector<std::string> differences(const Catalog& existing, const Catalog& core) {
+  std::vector<std::string> out;
+  for (const auto& [key, def] : core) {
+    const auto& [kind, name] = key;
+    auto it = existing.find(key);
+    if (it == existing.end()) {
+      out.push_back(absl::StrCat("missing ", kind, " ", name));
+    } else if (it->second != def) {
+      out.push_back(absl::StrCat(kind, " ", name, " is \"", it->second, "\", expected \"", def, "\""));
+    }
+  }
+  for (const auto& [key, def] : existing) {
+    const auto& [kind, name] = key;
+    if (kind == "function" || core.contains(key) || is_ledger(name)) continue;
+    out.push_back(absl::StrCat("unexpected ", kind, " ", name));
+  }
+  return out;
+}
+
+// 0001's top-level REVOKE statements (its privileges), to apply to the adopted schema.
+std::vector<std::string_view> revokes_of(std::string_view sql) {
+  std::vector<std::string_view> out;
+  for (size_t at = sql.find("\nrevoke "); at != std::string_view::npos; at = sql.find("\nrevoke ", at + 1)) {
+    const size_t end = sql.find(";\n", at);
+    if (end == std::string_view::npos) break;
+    out.push_back(sql.substr(at + 1, end - at));
+  }
+  return out;
+}
+
+absl::Status adopt(pg::Connection& conn, const EmbeddedMigration& core, absl::FunctionRef<absl::Status()> record) {
+  PGFLOW_ASSIGN_OR_RETURN(pg::Result taken, conn.exec("select to_regnamespace($1) is not null", {kAdopting}));
+  if (taken.scalar() == "t") {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "pgflow: cannot adopt the existing pgflow schema: a schema named ", kAdopting,
+        " exists (left by someone else?); drop or rename it first"));
+  }
+  PGFLOW_RETURN_IF_ERROR(conn.exec("set local search_path = ''").status());
+  PGFLOW_RETURN_IF_ERROR(conn.exec(absl::StrCat("alter schema pgflow rename to ", kAdopting)).status());
+  PGFLOW_RETURN_IF_ERROR(conn.exec_script(core.sql));
+
+  PGFLOW_ASSIGN_OR_RETURN(Catalog existing, read_catalog(conn, kAdopting));
+  PGFLOW_ASSIGN_OR_RETURN(Catalog expected, read_catalog(conn, "pgflow"));
+  if (std::vector<std::string> diffs = differences(existing, expected); !diffs.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "pgflow: the existing pgflow schema (no migration ledger) is not upstream pgflow 0.16.0's, which "
+        "0001_core reproduces, so it cannot be adopted; nothing was changed. If it is an older upstream "
+        "release, upgrade it to upstream pgflow 0.16.0 with upstream's own migrations first, then run "
+        "`pgflow migrate --adopt` again. Differences (",
+        diffs.size(), "):\n  ", absl::StrJoin(diffs, "\n  ")));
+  }
+
+  // The same shape: keep the existing schema (its data, sequences, privileges on tables and
+  // extra functions) and give it 0001's function bodies and function privileges.
+  PGFLOW_ASSIGN_OR_RETURN(pg::Result functions,
+                          conn.exec("select pg_get_functiondef(p.oid) from pg_proc p "
+                                    "where p.pronamespace = 'pgflow'::regnamespace order by p.oid"));
+  std::vector<std::string> definitions;
+  for (int i = 0; i < functions.rows(); ++i) definitions.emplace_back(functions.text(i, 0));
+  PGFLOW_RETURN_IF_ERROR(conn.exec("drop schema pgflow cascade").status());
+  PGFLOW_RETURN_IF_ERROR(conn.exec(absl::StrCat("alter schema ", kAdopting, " rename to pgflow")).status());
+  PGFLOW_RETURN_IF_ERROR(conn.exec("set local check_function_bodies = off").status());
+  for (const std::string& definition : definitions) PGFLOW_RETURN_IF_ERROR(conn.exec_script(definition));
+  for (std::string_view revoke : revokes_of(core.sql)) PGFLOW_RETURN_IF_ERROR(conn.exec_script(revoke));
+  return record();
+}
+
+}  // namespace
+
+absl::StatusOr<bool> has_unrecorded_schema(pg::Connection& conn) {
+  PGFLOW_ASSIGN_OR_RETURN(pg::Result ledger, conn.exec("select to_regclass('pgflow.schema_migrations') is not null, "
+                                                       "to_regclass('pgflow.flows') is not null"));
+  if (ledger.text(0, 1) != "t") return false;
+  if (ledger.text(0, 0) != "t") return true;
+  PGFLOW_ASSIGN_OR_RETURN(pg::Result recorded, conn.exec("select exists (select 1 from pgflow.schema_migrations)"));
+  return recorded.scalar() != "t";
+}
+
+absl::Status adopt_existing_schema(pg::Connection& conn, const EmbeddedMigration& core,
+                                   absl::FunctionRef<absl::Status()> record) {
+  return pg::in_transaction(conn, [&] { return adopt(conn, core, record); });
+}
+
+}  // namespace pgflow::internal
