@@ -64,9 +64,10 @@ struct MigrateOptions {
   // tooling, at upstream 0.16.0) is refused unless this is set. Then, in one transaction, the
   // schema's tables, columns, constraints, indexes, types and function signatures are compared
   // with 0001's: any difference is kFailedPrecondition listing them all, nothing changed;
-  // otherwise the schema keeps its data (and functions only upstream has), gets 0001's
-  // function bodies and privileges, 0001 is recorded as adopted, and 0002+ follow as usual.
-  // Default: false.
+  // otherwise the schema keeps its data (and functions of other names only upstream has), gets
+  // 0001's function bodies and privileges (EXECUTE on its SECURITY DEFINER functions is revoked
+  // from every role: re-run sql/contrib/grants.sql), 0001 is recorded as adopted, and 0002+
+  // follow as usual. Stop upstream's workers first (docs/upgrading.md). Default: false.
   bool adopt_existing_schema = false;
 };
 

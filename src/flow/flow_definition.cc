@@ -1,6 +1,7 @@
 #include "pgflow/flow_definition.h"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -32,7 +33,9 @@ void put_if_set(nlohmann::ordered_json& object, const char* key, const std::opti
 // A time option as the SQL core's whole seconds.
 std::optional<int> in_seconds(const std::optional<std::chrono::seconds>& value) {
   if (!value) return std::nullopt;
-  return static_cast<int>(value->count());
+  // (saturated: the SQL columns are int; nothing accepts more than about 68 years anyway)
+  return static_cast<int>(std::clamp<std::chrono::seconds::rep>(value->count(), std::numeric_limits<int>::min(),
+                                                                 std::numeric_limits<int>::max()));
 }
 
 // Collects problems as "flow "f", step "s", field "x": message".

@@ -12,7 +12,7 @@
 
 namespace pgflow::internal {
 
-// kInvalidArgument naming the text when it is not such a timestamp.
+// kInternal naming the text when it is not such a timestamp (the database sent something else).
 absl::StatusOr<absl::Time> parse_timestamp(std::string_view text);
 
 // j[key] as a time: nullopt when absent or null; an error when it is not a timestamp.

@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "internal/status_macros.h"
 #include "internal/strings.h"
+#include "nlohmann/json.hpp"
 
 namespace pgflow::internal {
 namespace {
@@ -21,13 +22,16 @@ constexpr char kAdopting[] = "pgflow_adopting";
 // the schema's own name written as "pgflow." so that the two schemas compare equal. Run with
 // an empty search_path, so every definition names its schemas.
 constexpr char kCatalog[] = R"sql(
-select kind, name, replace(def, $1 || '.', 'pgflow.') from (
+select kind, replace(name, $1 || '.', 'pgflow.'), replace(def, $1 || '.', 'pgflow.') from (
   select 'table' as kind, c.relname::text as name, c.relkind::text as def
   from pg_class c where c.relnamespace = $1::regnamespace and c.relkind in ('r', 'p', 'v', 'm', 'f', 'S')
   union all
+  -- (a composite type's fields are filled by position: their order counts too)
   select 'column', c.relname || '.' || a.attname,
          format_type(a.atttypid, a.atttypmod) || case when a.attnotnull then ' not null' else '' end
            || coalesce(' default ' || pg_get_expr(d.adbin, d.adrelid), '')
+           || case when c.relkind = 'c'
+                   then ' at position ' || row_number() over (partition by c.oid order by a.attnum) else '' end
   from pg_class c
   join pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
   left join pg_attrdef d on d.adrelid = c.oid and d.adnum = a.attnum
@@ -71,8 +75,19 @@ absl::StatusOr<Catalog> read_catalog(pg::Connection& conn, std::string_view sche
 // migrator may have created in the existing schema: not part of 0001.
 bool is_ledger(std::string_view name) { return name.starts_with("schema_migrations"); }
 
-// What differs between the existing schema and 0001's. Extra functions are not differences:
-// upstream's schema has helpers ours does not (e.g. the Supabase cron setup); they are kept.
+bool defines_function_named(const Catalog& catalog, std::string_view function) {
+  for (const auto& [key, def] : catalog) {
+    if (key.first == "function" && key.second.starts_with(function) && key.second.size() > function.size() &&
+        key.second[function.size()] == '(') {
+      return true;
+    }
+  }
+  return false;
+}
+
+// What differs between the existing schema and 0001's. Extra functions of other names are not
+// differences: upstream's schema has helpers ours does not (e.g. the Supabase cron setup); they
+// are kept.
 std::vector<std::string> differences(const Catalog& existing, const Catalog& core) {
   std::vector<std::string> out;
   for (const auto& [key, def] : core) {
@@ -86,8 +101,13 @@ std::vector<std::string> differences(const Catalog& existing, const Catalog& cor
   }
   for (const auto& [key, def] : existing) {
     const auto& [kind, name] = key;
-    if (kind == "function" || core.contains(key) || is_ledger(name)) continue;
-    out.push_back(absl::StrCat("unexpected ", kind, " ", name));
+    if (core.contains(key) || is_ledger(name)) continue;
+    if (kind != "function") {
+      out.push_back(absl::StrCat("unexpected ", kind, " ", name));
+    } else if (defines_function_named(core, name.substr(0, name.find('(')))) {
+      // Another overload of one of ours could make calls ambiguous or take them over.
+      out.push_back(absl::StrCat("unexpected overload function ", name));
+    }
   }
   return out;
 }
@@ -128,15 +148,29 @@ absl::Status adopt(pg::Connection& conn, const EmbeddedMigration& core, absl::Fu
   // The same shape: keep the existing schema (its data, sequences, privileges on tables and
   // extra functions) and give it 0001's function bodies and function privileges.
   PGFLOW_ASSIGN_OR_RETURN(pg::Result functions,
-                          conn.exec("select pg_get_functiondef(p.oid) from pg_proc p "
+                          conn.exec("select pg_get_functiondef(p.oid), p.oid::regprocedure::text from pg_proc p "
                                     "where p.pronamespace = 'pgflow'::regnamespace order by p.oid"));
-  std::vector<std::string> definitions;
-  for (int i = 0; i < functions.rows(); ++i) definitions.emplace_back(functions.text(i, 0));
+  std::vector<std::string> definitions, signatures;
+  for (int i = 0; i < functions.rows(); ++i) {
+    definitions.emplace_back(functions.text(i, 0));
+    signatures.emplace_back(functions.text(i, 1));
+  }
   PGFLOW_RETURN_IF_ERROR(conn.exec("drop schema pgflow cascade").status());
   PGFLOW_RETURN_IF_ERROR(conn.exec(absl::StrCat("alter schema ", kAdopting, " rename to pgflow")).status());
   PGFLOW_RETURN_IF_ERROR(conn.exec("set local check_function_bodies = off").status());
   for (const std::string& definition : definitions) PGFLOW_RETURN_IF_ERROR(conn.exec_script(definition));
   for (std::string_view revoke : revokes_of(core.sql)) PGFLOW_RETURN_IF_ERROR(conn.exec_script(revoke));
+  // 0001's SECURITY DEFINER functions run as their owner: a role upstream granted them to keeps
+  // that grant through CREATE OR REPLACE, so it is revoked (sql/contrib/grants.sql grants the
+  // documented roles again).
+  PGFLOW_ASSIGN_OR_RETURN(
+      pg::Result grants,
+      conn.exec("select format('revoke execute on function %s from %s', p.oid::regprocedure, a.grantee::regrole) "
+                "from pg_proc p, aclexplode(p.proacl) a "
+                "where p.oid in (select f::regprocedure from jsonb_array_elements_text($1::jsonb) f) and p.prosecdef "
+                "and a.grantee not in (0, p.proowner) and a.privilege_type = 'EXECUTE'",
+                {nlohmann::json(signatures).dump()}));
+  for (int i = 0; i < grants.rows(); ++i) PGFLOW_RETURN_IF_ERROR(conn.exec(grants.text(i, 0)).status());
   return record();
 }
 

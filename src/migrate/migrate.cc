@@ -63,8 +63,10 @@ absl::StatusOr<std::vector<AppliedMigration>> read_ledger(pg::Connection& conn) 
   if (exists.scalar() != "t") return applied;
   PGFLOW_ASSIGN_OR_RETURN(
       pg::Result rows,
-      conn.exec("select version, name, checksum, to_jsonb(applied_at) #>> '{}', adopted "
-                "from pgflow.schema_migrations order by version"));
+      conn.exec("select version, name, checksum, to_jsonb(applied_at) #>> '{}', "
+                // (a ledger written before `adopted` existed has no such column until migrate)
+                "coalesce((to_jsonb(m) ->> 'adopted')::boolean, false) "
+                "from pgflow.schema_migrations m order by version"));
   for (int r = 0; r < rows.rows(); ++r) {
     PGFLOW_ASSIGN_OR_RETURN(std::int64_t version, rows.int64(r, 0));
     PGFLOW_ASSIGN_OR_RETURN(absl::Time applied_at, internal::parse_timestamp(rows.text(r, 3)));

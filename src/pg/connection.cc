@@ -60,6 +60,8 @@ std::string_view connection_failure_sqlstate(std::string_view error) {
       error.find("does not exist") != std::string_view::npos) {
     return "3D000";
   }
+  if (error.find("is not permitted to log in") != std::string_view::npos) return "28000";
+  if (error.find("permission denied for database") != std::string_view::npos) return "42501";
   return "08001";
 }
 

@@ -350,5 +350,30 @@ TEST(ClientConnectTest, RefusesADatabaseWithoutPgflow) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("max_connections")));
 }
 
+// Refusals that retrying cannot fix end at once with their own code, not after the
+// connect_timeout as "unreachable": a role that may not log in, a database it may not connect to.
+TEST(ClientConnectTest, ARoleWithoutLoginOrConnectPrivilegeFailsAtOnce) {
+  PGFLOW_ASSERT_OK_AND_ASSIGN(TestDatabase db, TestDatabase::from_template());
+  PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection admin, pg::Connection::open(db.url()));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Result names, admin.exec("select current_database(), current_user"));
+  const std::string database(names.text(0, 0)), superuser(names.text(0, 1));
+  const std::string no_login = "nologin_" + database, no_connect = "noconnect_" + database;
+  ASSERT_THAT(admin.exec_script("create role " + no_login + " nologin; create role " + no_connect +
+                                " login; revoke connect on database " + database + " from public;"),
+              IsOk());
+  ASSERT_NE(db.url().find(superuser + "@"), std::string::npos) << db.url();
+  auto url_as = [&](const std::string& role) {
+    std::string url = db.url();
+    url.replace(url.find(superuser + "@"), superuser.size(), role);
+    return url;
+  };
+  // (5 s: were these retried, each would end as kUnavailable "unreachable for the connect_timeout")
+  EXPECT_THAT(Client::connect({.connection_string = url_as(no_login), .connect_timeout = std::chrono::seconds(5)}),
+              StatusIs(absl::StatusCode::kUnauthenticated, HasSubstr("not permitted to log in")));
+  EXPECT_THAT(Client::connect({.connection_string = url_as(no_connect), .connect_timeout = std::chrono::seconds(5)}),
+              StatusIs(absl::StatusCode::kPermissionDenied, HasSubstr("permission denied for database")));
+  (void)admin.exec_script("drop role " + no_login + "; drop role " + no_connect + ";");
+}
+
 }  // namespace
 }  // namespace pgflow

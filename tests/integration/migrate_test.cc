@@ -200,19 +200,35 @@ std::string schema_fingerprint(pg::Connection& conn) {
 
 // What upstream's tooling leaves: the 0.16.0 schema (our 0001), no ledger, a function only
 // upstream has, a body that differs from ours, a looser privilege, and live data.
-void make_upstream_install(pg::Connection& conn, const std::string& url) {
+// `empty_ledger`: an empty ledger table instead of none (left by an older migrator's failed try).
+void make_upstream_install(pg::Connection& conn, const std::string& url, bool empty_ledger = false) {
   ASSERT_THAT(migrate(url, {.target_version = 1}), IsOk());
   ASSERT_THAT(conn.exec_script(R"sql(
     select pgflow.create_flow('legacyOrders');
     select pgflow.add_step('legacyOrders', 'charge');
     select pgflow.start_flow('legacyOrders', '{"order": 7}');
     drop table pgflow.schema_migrations;
+    -- (an upstream grant to a role of one of 0001's SECURITY DEFINER functions)
+    do $$ begin execute format('create role %I', 'adopt_' || current_database()); end $$;
+    do $$ begin execute format('grant execute on function pgflow.start_flow_with_states(text, jsonb, uuid) to %I',
+                               'adopt_' || current_database()); end $$;
     create function pgflow.setup_ensure_workers_cron(function_name text) returns text
       language sql as $$ select 'scheduled ' || function_name $$;
     create or replace function pgflow.is_local() returns boolean language sql stable as $$ select true /* upstream */ $$;
     grant execute on function pgflow.get_run_with_states(uuid) to public;
   )sql"),
               IsOk());
+  if (empty_ledger) {
+    ASSERT_THAT(conn.exec_script("create table pgflow.schema_migrations (version integer primary key, name text "
+                                 "not null, checksum text not null, applied_at timestamptz not null default now())"),
+                IsOk());
+  }
+}
+
+// Drops the role make_upstream_install created (its grants are gone by then, or the database is).
+void drop_upstream_role(pg::Connection& conn) {
+  (void)conn.exec_script(
+      "do $$ begin execute format('drop owned by %1$I; drop role %1$I', 'adopt_' || current_database()); end $$");
 }
 
 TEST(MigrateAdopt, UnrecordedSchemaIsRefusedWithoutAdoptAndNothingChanges) {
@@ -223,6 +239,7 @@ TEST(MigrateAdopt, UnrecordedSchemaIsRefusedWithoutAdoptAndNothingChanges) {
   EXPECT_THAT(migrate(db.url()), StatusIs(absl::StatusCode::kFailedPrecondition,
                                           AllOf(HasSubstr("no migration ledger records"), HasSubstr("--adopt"))));
   EXPECT_EQ(schema_fingerprint(conn), before);
+  drop_upstream_role(conn);
 }
 
 TEST(MigrateAdopt, AdoptsAnUpstreamInstallKeepingItsDataAndItsOwnFunctions) {
@@ -254,10 +271,44 @@ TEST(MigrateAdopt, AdoptsAnUpstreamInstallKeepingItsDataAndItsOwnFunctions) {
   EXPECT_EQ(after.text(0, 3), "f") << "0001's privileges are applied";
   EXPECT_EQ(after.text(0, 4), "t") << "no leftover schema";
 
-  // The adopted database works: the kept run's flow is deployed and its run can be read.
-  PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Result runs, conn.exec("select count(*) from pgflow.runs"));
-  EXPECT_EQ(runs.scalar(), "1");
+  PGFLOW_ASSERT_OK_AND_ASSIGN(
+      pg::Result role_grant,
+      conn.exec("select has_function_privilege('adopt_' || current_database(), "
+                "'pgflow.start_flow_with_states(text, jsonb, uuid)', 'execute')"));
+  EXPECT_EQ(role_grant.scalar(), "f") << "a role's grant of a SECURITY DEFINER function of 0001 is revoked";
+
+  // The adopted database works: the kept run reads through the new schema's functions.
+  PGFLOW_ASSERT_OK_AND_ASSIGN(
+      pg::Result run, conn.exec("select pgflow.get_run_with_states(run_id) -> 'run' ->> 'status' from pgflow.runs"));
+  ASSERT_EQ(run.rows(), 1);
+  EXPECT_EQ(run.scalar(), "started");
   ASSERT_THAT(migrate(db.url()), IsOk()) << "and re-running migrate is a no-op";
+  drop_upstream_role(conn);
+}
+
+TEST(MigrateAdopt, AnEmptyLedgerLeftBehindCountsAsNoLedger) {
+  PGFLOW_ASSERT_OK_AND_ASSIGN(TestDatabase db, TestDatabase::empty());
+  PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection conn, pg::Connection::open(db.url()));
+  make_upstream_install(conn, db.url(), /*empty_ledger=*/true);
+  EXPECT_THAT(migrate(db.url()), StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("--adopt")));
+  ASSERT_THAT(migrate(db.url(), {.target_version = std::nullopt, .lock_wait = std::chrono::seconds(60),
+                                 .adopt_existing_schema = true}),
+              IsOk());
+  PGFLOW_ASSERT_OK_AND_ASSIGN(SchemaStatus status, schema_status(db.url()));
+  ASSERT_EQ(status.applied.size(), bundled_migrations().size());
+  EXPECT_TRUE(status.applied[0].adopted);
+  drop_upstream_role(conn);
+}
+
+TEST(Migrate, StatusReadsALedgerWrittenBeforeAdoptionExisted) {
+  PGFLOW_ASSERT_OK_AND_ASSIGN(TestDatabase db, TestDatabase::empty());
+  ASSERT_THAT(migrate(db.url()), IsOk());
+  PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection conn, pg::Connection::open(db.url()));
+  ASSERT_THAT(conn.exec("alter table pgflow.schema_migrations drop column adopted").status(), IsOk());
+  PGFLOW_ASSERT_OK_AND_ASSIGN(SchemaStatus status, schema_status(db.url()));
+  EXPECT_EQ(status.applied.size(), bundled_migrations().size());
+  for (const AppliedMigration& a : status.applied) EXPECT_FALSE(a.adopted);
+  ASSERT_THAT(migrate(db.url()), IsOk()) << "migrate adds the column back";
 }
 
 TEST(MigrateAdopt, MismatchingSchemaIsRefusedListingEveryDifferenceAndNothingChanges) {
@@ -273,6 +324,8 @@ TEST(MigrateAdopt, MismatchingSchemaIsRefusedListingEveryDifferenceAndNothingCha
     drop function pgflow.calculate_retry_delay(numeric, int);
     drop function pgflow.get_run_with_states(uuid);
     create function pgflow.get_run_with_states(run_id uuid) returns json language sql as $$ select null::json $$;
+    create function pgflow.start_flow(flow_slug text, input jsonb, run_id uuid, priority int default 0)
+      returns setof pgflow.runs language sql as $$ select * from pgflow.runs where false $$;
   )sql"),
               IsOk());
   const std::string before = schema_fingerprint(conn);
@@ -284,8 +337,11 @@ TEST(MigrateAdopt, MismatchingSchemaIsRefusedListingEveryDifferenceAndNothingCha
                                 HasSubstr("unexpected column flows.description"),
                                 HasSubstr("missing constraint flows.opt_timeout_is_positive"),
                                 HasSubstr("missing function calculate_retry_delay(base_delay numeric"),
-                                HasSubstr("function get_run_with_states(run_id uuid) is \"json\", expected \"jsonb\""))));
+                                HasSubstr("function get_run_with_states(run_id uuid) is \"json\", expected \"jsonb\""),
+                                HasSubstr("unexpected overload function start_flow(flow_slug text, input jsonb, "
+                                          "run_id uuid, priority integer)"))));
   EXPECT_EQ(schema_fingerprint(conn), before) << "nothing changed";
+  drop_upstream_role(conn);
 }
 
 }  // namespace

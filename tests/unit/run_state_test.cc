@@ -68,7 +68,17 @@ TEST(RunState, BadTimestampIsAnErrorNamingIt) {
   nlohmann::json j = run_json();
   j["run"]["completed_at"] = "yesterday";
   EXPECT_THAT(internal::run_state_from_json(j).status(),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("\"yesterday\"")));
+              StatusIs(absl::StatusCode::kInternal, HasSubstr("\"yesterday\"")));
+}
+
+TEST(RunState, TimestampsAsPostgreSqlWritesThemInJson) {
+  const absl::Time noon = absl::FromCivil(absl::CivilSecond(2026, 12, 1, 12, 0, 0), absl::UTCTimeZone());
+  EXPECT_EQ(*internal::parse_timestamp("2026-12-01T12:00:00+00:00"), noon);
+  EXPECT_EQ(*internal::parse_timestamp("2026-12-01T17:30:00.25+05:30"), noon + absl::Milliseconds(250));
+  EXPECT_EQ(*internal::parse_timestamp("2026-12-01T08:00:00-04:00"), noon);
+  EXPECT_EQ(*internal::parse_timestamp("infinity"), absl::InfiniteFuture());
+  EXPECT_EQ(*internal::parse_timestamp("-infinity"), absl::InfinitePast());
+  EXPECT_FALSE(internal::parse_timestamp("2026-12-01 12:00:00").ok()) << "text form, not JSON's";
 }
 
 TEST(RunState, ToStringGivesTheDatabasesWords) {
