@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The benchmark command: installs missing Debian packages, builds the benchmarks in
-# ./build-bench (RelWithDebInfo, like the test build) and runs the end-to-end load program,
+# ./build-bench (RelWithDebInfo: optimised, with symbols for perf) and runs the end-to-end load program,
 # passing every argument through:
 #
 #   scripts/bench.sh                      # all sections, default sizes (a few minutes)
