@@ -26,12 +26,6 @@ constexpr char kEventsChannel[] = "pgflow_events";
 // wait_for_run re-reads a run at least this often, so it also ends when events are off.
 constexpr std::chrono::seconds kRereadInterval{1};
 
-std::optional<std::string> opt_string(const nlohmann::json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return std::nullopt;
-  return it->get<std::string>();
-}
-
 using pg::with_message;
 
 // An unknown alias or flow (P0002 from start_flow) is kNotFound and says so itself; everything
@@ -135,7 +129,7 @@ absl::StatusOr<std::vector<FlowAlias>> parse_aliases(std::string_view text) {
   if (!j.is_array()) return absl::InternalError("pgflow: the alias query returned unparsable JSON");
   std::vector<FlowAlias> aliases;
   for (const nlohmann::json& a : j) {
-    FlowAlias alias{a.value("alias", ""), opt_string(a, "active_flow_slug"), {}, std::nullopt};
+    FlowAlias alias{a.value("alias", ""), internal::json_string(a, "active_flow_slug"), {}, std::nullopt};
     PGFLOW_ASSIGN_OR_RETURN(alias.updated_at, internal::json_timestamp(a, "updated_at"));
     for (const nlohmann::json& v : a.value("versions", nlohmann::json::array())) {
       alias.versions.push_back(v.get<std::string>());

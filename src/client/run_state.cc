@@ -28,11 +28,6 @@ absl::StatusOr<Enum> parse_word(const std::array<std::string_view, N>& words, st
                                           "\" (is the database's schema newer than this library?)"));
 }
 
-std::optional<std::string> opt_string(const nlohmann::json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return std::nullopt;
-  return it->is_string() ? it->get<std::string>() : it->dump();
-}
 std::optional<int> opt_int(const nlohmann::json& j, const char* key) {
   auto it = j.find(key);
   if (it == j.end() || !it->is_number_integer()) return std::nullopt;
@@ -49,8 +44,8 @@ absl::StatusOr<StepState> step_from_json(const nlohmann::json& s) {
   step.step_slug = s.value("step_slug", "");
   PGFLOW_ASSIGN_OR_RETURN(step.status, parse_word<StepStatus>(kStepStatuses, s.value("status", ""), "step status"));
   step.output = opt_json(s, "output");
-  step.error_message = opt_string(s, "error_message");
-  if (std::optional<std::string> reason = opt_string(s, "skip_reason")) {
+  step.error_message = internal::json_string(s, "error_message");
+  if (std::optional<std::string> reason = internal::json_string(s, "skip_reason")) {
     PGFLOW_ASSIGN_OR_RETURN(step.skip_reason, parse_word<SkipReason>(kSkipReasons, *reason, "skip reason"));
   }
   step.remaining_tasks = opt_int(s, "remaining_tasks");
@@ -92,6 +87,12 @@ absl::Status no_output_error(std::string_view what, std::string_view status) {
 
 namespace internal {
 
+std::optional<std::string> json_string(const nlohmann::json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  return it->is_string() ? it->get<std::string>() : it->dump();
+}
+
 absl::StatusOr<RunState> run_state_from_json(const nlohmann::json& j) {
   if (!j.is_object() || !j.contains("run") || !j["run"].is_object()) {
     return absl::InternalError("pgflow: not a get_run_with_states object");
@@ -110,8 +111,8 @@ absl::StatusOr<RunState> run_state_from_json(const nlohmann::json& j) {
   PGFLOW_ASSIGN_OR_RETURN(run.completed_at, json_timestamp(r, "completed_at"));
   PGFLOW_ASSIGN_OR_RETURN(run.failed_at, json_timestamp(r, "failed_at"));
   PGFLOW_ASSIGN_OR_RETURN(run.cancelled_at, json_timestamp(r, "cancelled_at"));  // (absent before 0008)
-  run.cancel_reason = opt_string(r, "cancel_reason");
-  run.restart_of_run_id = opt_string(r, "restart_of_run_id");
+  run.cancel_reason = internal::json_string(r, "cancel_reason");
+  run.restart_of_run_id = internal::json_string(r, "restart_of_run_id");
   for (const nlohmann::json& s : j.value("steps", nlohmann::json::array())) {
     PGFLOW_ASSIGN_OR_RETURN(StepState step, step_from_json(s));
     run.steps.push_back(std::move(step));
