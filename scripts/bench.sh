@@ -45,10 +45,9 @@ if [ -f "$sharedir/pgmq.control" ]; then
 fi
 echo "== PGMQ: bundled layer =="
 "$build/bench/pgflow_bench" "${args[@]}"
-installed=()
-trap 'rm -f "${installed[@]}"' EXIT
-for f in "$extension_dir"/pgmq.control "$extension_dir"/pgmq--*.sql; do
-  cp "$f" "$sharedir/" && installed+=("$sharedir/$(basename "$f")")
-done
+# The second run's cluster is started from a private copy of the PostgreSQL installation that
+# offers the extension (scripts/pgmq-extension-pg): nothing is installed into the system.
+extension_bin=$(PGFLOW_PGMQ_VENDOR=$extension_dir "$root/scripts/pgmq-extension-pg" "$build/pgmq-extension-pg") ||
+  { echo "bench.sh: $extension_dir does not hold PGMQ 1.5.1 (pgmq.control, pgmq--1.5.1.sql)" >&2; exit 2; }
 echo "== PGMQ: extension from $extension_dir =="
-"$build/bench/pgflow_bench" "${args[@]}"
+PG_BIN=$extension_bin "$build/bench/pgflow_bench" "${args[@]}"

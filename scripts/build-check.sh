@@ -5,12 +5,91 @@
 # optimisers warn differently.
 #
 #   scripts/build-check.sh [Debug|Release|RelWithDebInfo]     (default Debug)
+#
+# With asan or tsan it is the sanitizer check instead (tests/README.md, "Sanitizers"): the
+# library, the `pgflow` program, the test binaries and the test worker built RelWithDebInfo
+# with warnings as errors and AddressSanitizer + UndefinedBehaviorSanitizer (./build-asan) or
+# ThreadSanitizer (./build-tsan, over an Abseil built with it: tests/sanitizers/build-abseil.sh),
+# then the unit and database tests (ctest labels unit and db) on a cluster of its own. Any
+# sanitizer report, from a test or from a process a test started, fails the check; the reports
+# are printed at the end. Extra arguments go to ctest (e.g. -R Worker).
+#
+#   scripts/build-check.sh asan|tsan [ctest arguments...]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 type=${1:-Debug}
 build=$root/build-$(printf '%s' "$type" | tr '[:upper:]' '[:lower:]')
 "$root/scripts/install-deps.sh"
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE="$type" -DPGFLOW_WERROR=ON >/dev/null
-cmake --build "$build" -j"$(nproc)"
+
+case "$type" in
+  asan|tsan) ;;
+  *)
+    cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE="$type" -DPGFLOW_WERROR=ON >/dev/null
+    cmake --build "$build" -j"$(nproc)"
+    cd "$build"
+    ctest --output-on-failure -j"$(nproc)" -L unit
+    exit 0
+    ;;
+esac
+
+shift
+supp=$root/tests/sanitizers
+cmake_args=()
+if [ "$type" = asan ]; then
+  sanitize=address,undefined
+else
+  sanitize=thread
+  "$supp/build-abseil.sh" "$build/abseil"
+  cmake_args+=(-Dabsl_DIR="$build/abseil/lib/cmake/absl")
+fi
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPGFLOW_WERROR=ON \
+  -DPGFLOW_SANITIZE="$sanitize" -DPGFLOW_BUILD_EXAMPLES=OFF -DPGFLOW_BUILD_BENCHMARKS=OFF \
+  "${cmake_args[@]}" >/dev/null
+cmake --build "$build" -j"$(nproc)" --target pgflow pgflow_cli pgflow_test_worker \
+  pgflow_unit_tests pgflow_db_tests pgflow_worker_tests
+
+# Every sanitized process writes its ASan, LSan and TSan reports to $logs/report.<pid> rather
+# than to stderr: a report from a process whose exit status or output a test does not look at
+# (a worker child, a `pgflow` run expected to fail) still fails the check. g++'s ASan runtime
+# prints UBSan's reports to stderr whatever log_path says, so the output of every test
+# (ctest's LastTest.log, which has the stderr of the processes a test starts unless the test
+# redirects it) is searched for them too.
+logs=$build/sanitizer-reports
+rm -rf "$logs"
+mkdir -p "$logs"
+common="halt_on_error=1:log_path=$logs/report"
+export ASAN_OPTIONS="$common:detect_leaks=1:detect_stack_use_after_return=1:check_initialization_order=1:strict_init_order=1"
+export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0"
+export UBSAN_OPTIONS="$common:print_stacktrace=1"
+export TSAN_OPTIONS="$common:second_deadlock_stack=1:suppressions=$supp/tsan.supp:print_suppressions=0"
+
+# Left out: tests that run none of the sanitized code and only cost time here —
+# unit.thread_safety_analysis (clang -fsyntax-only over src/, minutes of both cores), and the
+# fault soak (label soak, its own program and cluster; not built here).
 cd "$build"
-ctest --output-on-failure -j"$(nproc)" -L unit
+status=0
+ctest --output-on-failure -j"$(nproc)" -L '^(unit|db)$' -LE '^soak$' \
+  -E '^unit\.thread_safety_analysis$' "$@" || status=$?
+
+reports=("$logs"/report.*)
+found=0
+if [ -e "${reports[0]}" ]; then
+  for r in "${reports[@]}"; do
+    echo "==== $r"
+    cat "$r"
+  done
+  echo "$type: ${#reports[@]} process(es) wrote sanitizer reports (above, and in $logs)" >&2
+  found=1
+fi
+marker='runtime error: |ERROR: (Address|Leak|Thread|UndefinedBehavior)Sanitizer|WARNING: ThreadSanitizer'
+if grep -Eq "$marker" Testing/Temporary/LastTest.log 2>/dev/null; then
+  grep -En "$marker" Testing/Temporary/LastTest.log >&2
+  echo "$type: sanitizer reports in the tests' output ($build/Testing/Temporary/LastTest.log)" >&2
+  found=1
+fi
+[ "$found" -eq 0 ] || exit 1
+if [ "$status" -ne 0 ]; then
+  echo "$type: tests failed (no sanitizer report)" >&2
+  exit "$status"
+fi
+echo "$type: unit and db tests passed with no sanitizer report"

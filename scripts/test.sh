@@ -2,12 +2,35 @@
 # The test command: installs missing Debian packages, builds everything (library, CLI, tests,
 # examples, benchmarks) in ./build, and runs the whole suite with ctest (unit, pgTAP, database
 # integration, compile-fail and install tests) against a PostgreSQL cluster it starts itself.
-# Extra arguments go to ctest (e.g. scripts/test.sh -L unit).
+#
+# PGMQ modes: the suite runs with pgflow's bundled PGMQ layer; then, when the real PGMQ
+# extension can be offered (scripts/pgmq-extension-pg: installed system-wide, or the vendored
+# PGMQ 1.5.1 next to the checkout), the database-facing tests (labels db and sql) run again
+# with the extension, except the tests of the bundled layer itself (label bundled_pgmq).
+# PGFLOW_TEST_PGMQ_MODES=bundled skips the second pass. The last lines say which modes ran.
+# Extra arguments go to ctest in both passes (e.g. scripts/test.sh -R Worker).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${PGFLOW_BUILD_DIR:-$root/build}
+modes=${PGFLOW_TEST_PGMQ_MODES:-bundled extension}
 "$root/scripts/install-deps.sh"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=${PGFLOW_BUILD_TYPE:-Release} -DPGFLOW_WERROR=ON >/dev/null
 cmake --build "$build" -j"$(nproc)"
 cd "$build"
-ctest --output-on-failure -j"$(nproc)" "$@"
+
+summary=()
+if [[ " $modes " == *" bundled "* ]]; then
+  PGFLOW_TEST_PGMQ=bundled ctest --output-on-failure -j"$(nproc)" "$@"
+  summary+=("PGMQ mode bundled: every test passed")
+fi
+if [[ " $modes " == *" extension "* ]]; then
+  if extension_bin=$("$root/scripts/pgmq-extension-pg" "$build/pgmq-extension-pg"); then
+    echo "== PGMQ extension pass (PostgreSQL from $extension_bin) =="
+    PG_BIN=$extension_bin PGFLOW_TEST_PGMQ=extension \
+      ctest --output-on-failure -j"$(nproc)" -L '^(db|sql)$' -LE '^bundled_pgmq$' "$@"
+    summary+=("PGMQ mode extension: every db and sql test passed (bundled-layer tests excluded)")
+  else
+    summary+=("PGMQ mode extension: not run (no PGMQ extension here; see scripts/pgmq-extension-pg)")
+  fi
+fi
+printf '%s\n' "${summary[@]}"

@@ -8,7 +8,7 @@
 //                       ctx.log().info("notifying", {{"friend", f.id}});
 //                       absl::StatusOr<Signup> signup = ctx.flow_input<Signup>();
 //                       if (!signup.ok()) return signup.status();
-//                       if (ctx.stop_token().stop_requested()) {  // worker stop, or run cancelled
+//                       if (ctx.stop_token().stop_requested()) {  // stop, cancel or timeout
 //                         return absl::CancelledError("stopping");
 //                       }
 //                       return notify(f, signup->email, ctx.deadline());
@@ -59,10 +59,11 @@ class Context {
     std::optional<nlohmann::json> flow_input = {};
     // Used on the first flow_input() call when `flow_input` is empty.
     FlowInputProvider flow_input_provider = {};
-    // Signalled when the worker stops, or when the task is no longer wanted (see stop_token()).
+    // Signalled when the worker stops, when the task is no longer wanted, or at the deadline
+    // (see stop_token()). The worker fires it; a Context built directly only carries it.
     std::stop_token stop_token = {};
-    // When the task's visibility timeout (the step's timeout) runs out; after it another
-    // worker may claim the task again. Default: no deadline.
+    // When the task's step timeout, counted from its claim, runs out (the worker fires the stop
+    // token then); a few seconds later another worker may claim the task again. Default: none.
     std::chrono::system_clock::time_point deadline = std::chrono::system_clock::time_point::max();
     // A logger whose records already carry the flow, run, step and task fields.
     Logger logger = {};
@@ -92,14 +93,17 @@ class Context {
   template <typename T>
   absl::StatusOr<T> flow_input();
 
-  // Fires when the worker stops, and when the database no longer wants this task: its run was
+  // Fires when the worker stops; when the database no longer wants this task: its run was
   // cancelled (Client::cancel_run) or failed (e.g. another element of the same map exhausted
-  // its attempts), or its step was skipped. Long handlers should poll it (or register a
-  // std::stop_callback, which must not block: it runs on the thread that fires the token) and
-  // return early. After a stop because the task is no longer wanted,
-  // whatever the handler returns is dropped, not reported (docs/worker.md, "Handlers that stop
-  // when asked").
+  // its attempts), or its step was skipped; and at deadline(). Long handlers should poll it (or
+  // register a std::stop_callback, which must not block: it runs on the thread that fires the
+  // token) and return early. What becomes of the result: once the task is no longer wanted it
+  // is dropped, not reported; else, if the deadline fired first, a failure (whatever its status)
+  // fails the attempt with kDeadlineExceeded ("step 'x' exceeded its timeout of N s (handler:
+  // ...)") while an output still completes the task; after a worker stop it is reported as
+  // returned (docs/worker.md, "Handlers that stop when asked").
   const std::stop_token& stop_token() const { return init_.stop_token; }
+  // The claim time plus the step's effective timeout; the stop token fires when it passes.
   std::chrono::system_clock::time_point deadline() const { return init_.deadline; }
   const Logger& log() const { return init_.logger; }
 

@@ -5,6 +5,7 @@
 --     psql "$DATABASE_URL" -v ON_ERROR_STOP=1 -1 -f share/pgflow/sql/contrib/grants.sql
 -- Run it as the role that ran `pgflow migrate` (the owner of schema pgflow and, for the bundled
 -- PGMQ, of schema pgmq) or as a superuser; creating the roles the first time needs CREATEROLE.
+-- It needs schema version 0011 or later.
 -- It is idempotent: running it again changes nothing. It only adds privileges (plus the
 -- PUBLIC revocations below); withdraw one with REVOKE, or remove a role with
 -- `drop owned by pgflow_worker; drop role pgflow_worker;`.
@@ -18,33 +19,37 @@
 --   register_worker,
 --   pgmq.read + claim_tasks, complete_tasks/fail_tasks, worker_heartbeat,
 --   requeue_stalled_tasks() (SECURITY DEFINER), mark_worker_stopped, and
---   `select input from pgflow.runs`. Every one of these except stall recovery runs with the
---   caller's rights, so the role holds table privileges: SELECT on pgflow's tables; INSERT
+--   `select input from pgflow.runs`. Every one of these runs with the caller's rights except
+--   stall recovery, queue creation and pausing (below), so the role holds table privileges:
+--   SELECT on pgflow's tables; INSERT
 --   where compiling, registering and starting steps write (flows, flow_aliases, steps, deps,
 --   step_tasks, workers, worker_functions); UPDATE only on the columns the runtime changes. It has no
 --   DELETE anywhere in pgflow, cannot insert runs (so it cannot start flows), cannot change a
---   run's input, a flow's options, or a worker's deprecated_at, cannot switch an alias's active
+--   run's input, a flow's options, or a worker's deprecated_at, cannot lift the pause of a
+--   worker function (a fatal claim pauses it through the SECURITY DEFINER
+--   _pause_worker_function; resume_worker_function needs UPDATE on paused_at, which only the
+--   owner has), cannot switch an alias's active
 --   version (activate_flow_version needs UPDATE on flow_aliases: an operator runs it as the
 --   owner), and cannot recompile a local flow destructively (delete_flow_and_data needs
 --   DELETE: develop as the owner).
 --
--- Queues. Compiling a new flow creates its PGMQ queue (pgmq.create). The worker must not own
---   that queue: the owner's SECURITY DEFINER functions (start_flow_with_states, stall
---   recovery) write into it, and whoever owns a table can attach triggers or defaults that
---   then run with the writer's rights. So, with the bundled PGMQ, this script makes
---   pgmq.create(text) SECURITY DEFINER (search_path is already pinned), executable only by
---   its owner and pgflow_worker: queue tables are always created by, and owned by, the owner
---   of pgmq.create, and pgflow_worker receives DML on them through
---   `alter default privileges for role <that owner> in schema pgmq`. The worker gets no
---   CREATE on any schema and owns nothing. Consequences: applications creating their own
---   queues as other roles use pgmq.create_non_partitioned(name) (same function, invoker),
---   and queues the owner creates later are usable by pgflow_worker (create application
---   queues with another role to keep them from workers). Queues of flows compiled before
---   this script ran are granted explicitly.
---   With the pgmq extension (managed servers) only the extension's owner can create queues
---   (reference: ALTER EXTENSION ... ADD TABLE): compile new flows as that role (start the
---   worker once with it, or `select pgflow.ensure_flow_compiled(...)`), then re-run this
---   script; pgflow_worker verifies existing flows and works their queues.
+-- Queues. Compiling a new flow creates its PGMQ queues. The worker must not own them: the
+--   owner's SECURITY DEFINER functions (start_flow_with_states, stall recovery) write into
+--   them, and whoever owns a table can attach triggers or defaults that then run with the
+--   writer's rights. So queues are created by pgflow._create_queue, SECURITY DEFINER since
+--   schema 0011 (pinned search_path, EXECUTE for its owner and pgflow_worker only, and only for
+--   names derived from a pgflow flow): every queue table is created by, and owned by, the owner
+--   of schema pgflow, and pgflow_worker receives DML on them through
+--   `alter default privileges for role <that owner> in schema pgmq`. The worker gets no CREATE
+--   on any schema, owns nothing and needs no PGMQ function beyond the invoker ones every role
+--   may call. This works the same with the bundled PGMQ and with the pgmq extension, whose
+--   queue tables become members of the extension: there the owner of schema pgflow must also
+--   be the extension's owner (`pgflow migrate` creates the extension when it is missing, so
+--   it is; on a server where an administrator created it, run `pgflow migrate` as that role).
+--   Queues of flows compiled before this script ran are granted explicitly; queues the owner
+--   creates later for other purposes are usable by pgflow_worker too (create application
+--   queues with another role to keep them from workers). Versions of this script before 0011
+--   made the bundled pgmq.create SECURITY DEFINER instead; it is put back as PGMQ ships it.
 --
 -- pgflow_starter: start_flow_with_states (a run of an alias's active version),
 --   start_flow_with_states_by_slug (a pinned version), their lean forms start_run and
@@ -95,16 +100,22 @@ begin
       using errcode = 'insufficient_privilege',
             hint = 'Run this script as the role that ran `pgflow migrate` (the owner of these objects) or as a superuser.';
   end if;
+  if not exists (select 1 from pg_catalog.pg_proc p
+                 where p.pronamespace = 'pgflow'::regnamespace and p.proname = '_pause_worker_function') then
+    raise exception 'pgflow grants: this database has a pgflow schema older than version 0011: run `pgflow migrate` first'
+      using errcode = 'undefined_function';
+  end if;
   if pgflow.worker_protocol() <> 5 then
     raise exception 'pgflow grants: this script is for worker protocol 5, the database speaks %: use the grants.sql shipped with your pgflow version',
       pgflow.worker_protocol() using errcode = 'feature_not_supported';
   end if;
 
-  select p.proowner, exists (select 1 from pg_catalog.pg_depend d
-                             where d.classid = 'pg_catalog.pg_proc'::regclass and d.objid = p.oid
-                               and d.deptype = 'e')
-  into v_queue_owner, v_pgmq_extension
-  from pg_catalog.pg_proc p where p.oid = v_create_fn;
+  v_pgmq_extension := exists (select 1 from pg_catalog.pg_depend d
+                              where d.classid = 'pg_catalog.pg_proc'::regclass and d.objid = v_create_fn
+                                and d.deptype = 'e');
+  -- Queue tables are created by pgflow._create_queue, with its owner's rights.
+  v_queue_owner := (select p.proowner from pg_catalog.pg_proc p
+                    where p.oid = 'pgflow._create_queue(text)'::regprocedure);
 
   -- The queues on pgflow's routes: every step's queue, and a flow's generated queue when the
   -- flow owns it (created together with the flow), as pgflow.delete_flow_and_data decides.
@@ -141,7 +152,9 @@ begin
     select 'table pgmq.meta' where not pg_catalog.has_table_privilege('pgmq.meta', 'SELECT WITH GRANT OPTION')
     union all
     select format('function %s (owner)', v_create_fn)
-    where not v_pgmq_extension and not pg_catalog.pg_has_role(v_queue_owner, 'USAGE')
+    where not v_pgmq_extension
+      and (select p.prosecdef from pg_catalog.pg_proc p where p.oid = v_create_fn)
+      and not pg_catalog.pg_has_role((select p.proowner from pg_catalog.pg_proc p where p.oid = v_create_fn), 'USAGE')
     union all
     select format('table %s', t.rel)
     from unnest(v_queues) q,
@@ -212,11 +225,15 @@ begin
   grant update (status, attempts_count, output, error_message, last_worker_id, started_at,
                 completed_at, failed_at)
     on pgflow.step_tasks to pgflow_worker;
-  -- Registration, heartbeats, stopping; a fatal claim pauses the worker's function.
+  -- Registration, heartbeats, stopping; a fatal claim pauses the worker's function, through
+  -- _pause_worker_function only (one way: the columns of the pause are not the worker's, so it
+  -- cannot resume; versions of this script before 0011 granted them).
   grant select, insert on pgflow.workers, pgflow.worker_functions to pgflow_worker;
   grant update (last_heartbeat_at, stopped_at) on pgflow.workers to pgflow_worker;
-  grant update (updated_at, paused_at, pause_reason) on pgflow.worker_functions to pgflow_worker;
-  grant execute on function pgflow.requeue_stalled_tasks() to pgflow_worker;
+  grant update (updated_at) on pgflow.worker_functions to pgflow_worker;
+  revoke update (paused_at, pause_reason) on pgflow.worker_functions from pgflow_worker;
+  grant execute on function pgflow.requeue_stalled_tasks(), pgflow._create_queue(text),
+                            pgflow._pause_worker_function(text, text) to pgflow_worker;
 
   -- ---- pgflow_worker: PGMQ --------------------------------------------------------------------
   grant usage on schema pgmq to pgflow_worker;
@@ -233,7 +250,7 @@ begin
       execute format('grant select, insert on %s to pgflow_worker', v_rel);
     end if;
   end loop;
-  -- Queues created from now on (by pgmq.create's owner; see "Queues" above).
+  -- Queues created from now on (by pgflow._create_queue's owner; see "Queues" above).
   if pg_catalog.pg_has_role(v_queue_owner, 'MEMBER') then
     execute format('alter default privileges for role %I in schema pgmq '
                    'grant select, insert, update, delete on tables to pgflow_worker',
@@ -242,13 +259,11 @@ begin
     raise notice 'pgflow grants: queues created later by role "%" will not be usable by pgflow_worker until this script runs again (or that role runs: alter default privileges in schema pgmq grant select, insert, update, delete on tables to pgflow_worker)',
       pg_catalog.pg_get_userbyid(v_queue_owner);
   end if;
-  if v_pgmq_extension then
-    raise notice 'pgflow grants: PGMQ is an extension here: only its owner can create queues, so compile new flows as role "%" and run this script again; pgflow_worker verifies existing flows',
-      pg_catalog.pg_get_userbyid(v_queue_owner);
-  else
-    alter function pgmq."create"(text) security definer;
-    revoke execute on function pgmq."create"(text) from public;
-    grant execute on function pgmq."create"(text) to pgflow_worker;
+  -- Undo what versions of this script before 0011 did to the bundled pgmq.create.
+  if not v_pgmq_extension and (select p.prosecdef from pg_catalog.pg_proc p where p.oid = v_create_fn) then
+    alter function pgmq."create"(text) security invoker;
+    revoke execute on function pgmq."create"(text) from pgflow_worker;
+    grant execute on function pgmq."create"(text) to public;
   end if;
 
   -- ---- pgflow_worker: Supabase realtime -------------------------------------------------------

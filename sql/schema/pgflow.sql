@@ -111,6 +111,7 @@ set client_min_messages = warning;
 \ir functions/workers/register_worker.sql
 \ir functions/workers/worker_heartbeat.sql
 \ir functions/workers/resume_worker_function.sql
+\ir functions/workers/_pause_worker_function.sql
 \ir functions/workers/mark_worker_stopped.sql
 
 -- Maintenance: stall recovery.

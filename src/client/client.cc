@@ -11,12 +11,14 @@
 #include "client/run_state_json.h"
 #include "internal/status_macros.h"
 #include "internal/strings.h"
+#include "internal/text_checks.h"
 #include "internal/timestamps.h"
 #include "pg/connection.h"
 #include "pg/error.h"
 #include "pg/pool.h"
 #include "pg/session.h"
 #include "pg/startup_retry.h"
+#include "pgflow/detail/slug.h"
 #include "pgflow/status.h"
 
 namespace pgflow {
@@ -44,6 +46,53 @@ absl::StatusOr<RunState> parse_run(std::string_view text, std::string_view run_i
 
 constexpr char kGetRun[] = "select pgflow.get_run_with_states($1::uuid)::text";
 
+// ---- arguments, checked before they reach the database (docs/errors.md, "Hostile input") ----
+// Hostile values appear in messages only through internal::printable (escaped, bounded).
+
+// Text PostgreSQL cannot hold: kInvalidArgument with the SQLSTATE the server gives such bytes.
+absl::Status text_error(std::string_view what, std::string_view problem) {
+  return pg::database_error("22021", absl::StrCat("pgflow: invalid ", internal::av(what), ": it ", internal::av(problem)));
+}
+
+// A flow slug or alias: text PostgreSQL can hold, and a valid slug. The database refuses every
+// other name when flows are defined, so no flow or alias has one: kInvalidArgument naming the
+// broken rule instead of a lookup that cannot succeed.
+absl::Status check_name(std::string_view what, std::string_view name) {
+  const std::string subject = absl::StrCat(internal::av(what), " ", internal::printable(name));
+  if (std::optional<std::string> problem = internal::text_problem(name)) return text_error(subject, *problem);
+  if (const char* rule = detail::slug_error(name)) {
+    return absl::InvalidArgumentError(absl::StrCat("pgflow: invalid ", subject, ": ", rule));
+  }
+  return absl::OkStatus();
+}
+
+// A run id: what PostgreSQL's uuid type reads; otherwise kInvalidArgument with the SQLSTATE
+// the database gives it (22P02).
+absl::Status check_uuid(std::string_view what, std::string_view id) {
+  if (internal::is_uuid(id)) return absl::OkStatus();
+  return pg::database_error("22P02", absl::StrCat("pgflow: ", internal::av(what), " ", internal::printable(id), " is not a UUID"));
+}
+
+// Free text (a cancel reason): anything PostgreSQL text can hold. Not quoted in the message.
+absl::Status check_text(std::string_view what, std::string_view text) {
+  if (std::optional<std::string> problem = internal::text_problem(text)) return text_error(what, *problem);
+  return absl::OkStatus();
+}
+
+// The input as JSON text, or kInvalidArgument saying what jsonb (or JSON) cannot hold. Checked
+// first without recursion: nlohmann's dump recurses once per level.
+absl::StatusOr<std::string> input_text(const nlohmann::json& input) {
+  if (std::optional<internal::JsonProblem> problem = internal::json_problem(input)) {
+    const std::string message = absl::StrCat("the input ", problem->text);
+    return problem->sqlstate.empty() ? absl::InvalidArgumentError(message) : pg::database_error(problem->sqlstate, message);
+  }
+  try {
+    return input.dump();
+  } catch (const nlohmann::json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("the input cannot be written as JSON: ", e.what()));
+  }
+}
+
 // What a start names: an alias (resolved to its active version in the same call) or a
 // concrete flow.
 enum class StartBy { kAlias, kSlug };
@@ -55,17 +104,19 @@ absl::StatusOr<std::string> exec_start(pg::Connection& conn, StartBy by, StartRe
                                        std::string_view name, const nlohmann::json& input,
                                        const std::optional<std::string>& run_id) {
   const bool by_alias = by == StartBy::kAlias;
+  PGFLOW_RETURN_IF_ERROR(check_name(by_alias ? "flow alias" : "flow slug", name));
+  if (run_id) PGFLOW_RETURN_IF_ERROR(check_uuid("run id", *run_id));
+  const std::string what = absl::StrCat(by_alias ? "flow alias \"" : "flow \"", internal::av(name), "\"");
+  absl::StatusOr<std::string> input_json = input_text(input);
+  if (!input_json.ok()) return start_error(input_json.status(), what);
   const char* sql =
       returns == StartReturns::kState
           ? (by_alias ? "select pgflow.start_flow_with_states($1, $2::jsonb, $3::uuid)::text"
                       : "select pgflow.start_flow_with_states_by_slug($1, $2::jsonb, $3::uuid)::text")
           : (by_alias ? "select pgflow.start_run($1, $2::jsonb, $3::uuid)::text"
                       : "select pgflow.start_run_by_slug($1, $2::jsonb, $3::uuid)::text");
-  absl::StatusOr<pg::Result> r = conn.exec(
-      sql, {std::string(name), input.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), run_id});
-  if (!r.ok()) {
-    return start_error(r.status(), absl::StrCat(by_alias ? "flow alias \"" : "flow \"", internal::av(name), "\""));
-  }
+  absl::StatusOr<pg::Result> r = conn.exec(sql, {std::string(name), *std::move(input_json), run_id});
+  if (!r.ok()) return start_error(r.status(), what);
   return std::string(r->scalar());
 }
 
@@ -83,6 +134,8 @@ absl::Status run_control_error(const absl::Status& s, std::string_view verb, std
 }
 
 absl::StatusOr<bool> cancel_on(pg::Connection& conn, std::string_view run_id, const std::optional<std::string>& reason) {
+  PGFLOW_RETURN_IF_ERROR(check_uuid("run id", run_id));
+  if (reason) PGFLOW_RETURN_IF_ERROR(check_text("cancel reason", *reason));
   absl::StatusOr<pg::Result> r = conn.exec("select pgflow.cancel_run($1::uuid, $2)", {std::string(run_id), reason});
   if (!r.ok()) return run_control_error(r.status(), "cancelling", run_id);
   return r->scalar() == "t";
@@ -90,6 +143,8 @@ absl::StatusOr<bool> cancel_on(pg::Connection& conn, std::string_view run_id, co
 
 absl::StatusOr<std::string> retry_on(pg::Connection& conn, std::string_view run_id,
                                      const std::optional<std::string>& new_run_id) {
+  PGFLOW_RETURN_IF_ERROR(check_uuid("run id", run_id));
+  if (new_run_id) PGFLOW_RETURN_IF_ERROR(check_uuid("new run id", *new_run_id));
   absl::StatusOr<pg::Result> r =
       conn.exec("select pgflow.retry_run($1::uuid, $2::uuid)::text", {std::string(run_id), new_run_id});
   if (!r.ok()) return run_control_error(r.status(), "retrying", run_id);
@@ -97,6 +152,7 @@ absl::StatusOr<std::string> retry_on(pg::Connection& conn, std::string_view run_
 }
 
 absl::StatusOr<RunState> resume_on(pg::Connection& conn, std::string_view run_id) {
+  PGFLOW_RETURN_IF_ERROR(check_uuid("run id", run_id));
   absl::StatusOr<pg::Result> r = conn.exec("select (pgflow.resume_run($1::uuid)).run_id", {std::string(run_id)});
   if (!r.ok()) return run_control_error(r.status(), "resuming", run_id);
   // A second statement: the resumption's changes are visible to it (not to a nested call).
@@ -291,6 +347,9 @@ absl::StatusOr<RunState> Client::resume_run(std::string_view run_id) const {
 
 absl::StatusOr<FlowAlias> Client::activate_flow_version(std::string_view flow_alias, std::string_view flow_slug,
                                                         std::optional<std::string> expected_current) const {
+  PGFLOW_RETURN_IF_ERROR(check_name("flow alias", flow_alias));
+  PGFLOW_RETURN_IF_ERROR(check_name("flow slug", flow_slug));
+  if (expected_current) PGFLOW_RETURN_IF_ERROR(check_name("expected flow slug", *expected_current));
   PGFLOW_ASSIGN_OR_RETURN(pg::Pool::Lease conn, impl_->pool.acquire());
   absl::StatusOr<pg::Result> activated =
       conn->exec(kActivateQuery, {std::string(flow_alias), std::string(flow_slug), std::move(expected_current)});
@@ -311,6 +370,7 @@ absl::StatusOr<std::vector<FlowAlias>> Client::flow_aliases() const {
 }
 
 absl::StatusOr<RunState> Client::get_run(std::string_view run_id) const {
+  PGFLOW_RETURN_IF_ERROR(check_uuid("run id", run_id));
   for (int attempt = 0;; ++attempt) {
     PGFLOW_ASSIGN_OR_RETURN(pg::Pool::Lease conn, impl_->pool.acquire());
     absl::StatusOr<pg::Result> r = conn->exec(kGetRun, {std::string(run_id)});
@@ -324,6 +384,7 @@ absl::StatusOr<RunState> Client::get_run(std::string_view run_id) const {
 
 absl::StatusOr<RunState> Client::wait_for_run(std::string_view run_id,
                                               std::chrono::milliseconds timeout) const {
+  PGFLOW_RETURN_IF_ERROR(check_uuid("run id", run_id));
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   PGFLOW_ASSIGN_OR_RETURN(pg::Pool::Lease conn, impl_->pool.acquire());
   // LISTEN before the first read: a change committed after the read is then always notified.
@@ -428,6 +489,7 @@ Subscription::~Subscription() = default;
 
 absl::StatusOr<Subscription> Client::subscribe(std::function<void(const RunEvent&)> on_event,
                                                std::optional<std::string> run_id) const {
+  if (run_id) PGFLOW_RETURN_IF_ERROR(check_uuid("run id", *run_id));
   auto impl = std::make_unique<Subscription::Impl>(impl_->config.connection_string,
                                                    std::move(on_event), std::move(run_id));
   PGFLOW_RETURN_IF_ERROR(impl->start());

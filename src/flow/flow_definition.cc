@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "internal/strings.h"
+#include "internal/text_checks.h"
 #include "pgflow/detail/slug.h"
 
 namespace pgflow {
@@ -43,12 +44,14 @@ class Problems {
  public:
   explicit Problems(const FlowDefinition& flow) : flow_(flow.slug) {}
 
+  // Slugs are shown escaped and bounded (internal::printable): a hand-built definition's slug
+  // may hold anything.
   void flow_field(std::string_view field, std::string_view message) {
-    list_.push_back(absl::StrCat("flow \"", av(flow_), "\", field \"", av(field), "\": ", av(message)));
+    list_.push_back(absl::StrCat("flow ", internal::printable(flow_), ", field \"", av(field), "\": ", av(message)));
   }
   void step_field(std::string_view step, std::string_view field, std::string_view message) {
-    list_.push_back(absl::StrCat("flow \"", av(flow_), "\", step \"", av(step), "\", field \"", av(field),
-                                 "\": ", av(message)));
+    list_.push_back(absl::StrCat("flow ", internal::printable(flow_), ", step ", internal::printable(step),
+                                 ", field \"", av(field), "\": ", av(message)));
   }
 
   absl::Status status() const {

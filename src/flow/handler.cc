@@ -3,12 +3,14 @@
 // that every message has one spelling.
 #include <exception>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "internal/strings.h"
+#include "internal/text_checks.h"
 #include "pgflow/context.h"
 #include "pgflow/detail/handler.h"
 
@@ -57,6 +59,12 @@ absl::Status output_conversion_error(std::string_view flow, std::string_view ste
                                      std::string_view reason) {
   return absl::InvalidArgumentError(
       absl::StrCat(where(flow, step), "cannot convert the handler's result to JSON: ", av(reason)));
+}
+
+absl::Status check_output(std::string_view flow, std::string_view step, const nlohmann::json& output) {
+  std::optional<internal::JsonProblem> problem = internal::json_problem(output);
+  if (!problem) return absl::OkStatus();
+  return output_conversion_error(flow, step, absl::StrCat("the result ", problem->text));
 }
 
 namespace {

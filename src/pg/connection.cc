@@ -138,6 +138,10 @@ Connection::~Connection() {
 absl::StatusOr<Connection> Connection::open(std::string_view conninfo,
                                             std::string_view application_name) {
   std::string info(conninfo);
+  // libpq reads the string up to its first NUL byte: the rest would be ignored silently.
+  if (info.find('\0') != std::string::npos) {
+    return absl::InvalidArgumentError("pgflow: the connection string contains a NUL byte");
+  }
   // libpq's parse errors quote the offending part, which may be the password: check the
   // string first and report it without libpq's text.
   char* parse_error = nullptr;
@@ -173,7 +177,20 @@ absl::StatusOr<Connection> Connection::open(std::string_view conninfo,
 absl::StatusOr<Result> Connection::exec(std::string_view sql, const std::vector<Param>& params) {
   std::vector<const char*> values;
   values.reserve(params.size());
-  for (const Param& p : params) values.push_back(p ? p->c_str() : nullptr);
+  for (const Param& p : params) {
+    // libpq sends a text parameter up to its first NUL byte: the rest would vanish silently
+    // (a run id followed by a NUL and junk would name that run). PostgreSQL text cannot hold a
+    // NUL anyway. The value is not shown: it may be anything, a secret included.
+    if (const std::size_t nul = p ? p->find('\0') : std::string::npos; nul != std::string::npos) {
+      return absl::InvalidArgumentError(absl::StrCat("pgflow: statement parameter $", values.size() + 1,
+                                                     " contains a NUL byte (at byte ", nul,
+                                                     "), which PostgreSQL text cannot hold"));
+    }
+    values.push_back(p ? p->c_str() : nullptr);
+  }
+  if (sql.find('\0') != std::string_view::npos) {
+    return absl::InvalidArgumentError("pgflow: the statement contains a NUL byte, which PostgreSQL text cannot hold");
+  }
   std::string statement(sql);
   PGresult* raw = PQexecParams(conn_, statement.c_str(), static_cast<int>(values.size()),
                                /*paramTypes=*/nullptr, values.data(), /*paramLengths=*/nullptr,

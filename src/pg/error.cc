@@ -37,7 +37,11 @@ absl::Status database_error(std::string_view sqlstate, std::string_view message)
   absl::StatusCode code = code_for_sqlstate(sqlstate);
   std::string text(message);
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
-  if (sqlstate == "42P01" || sqlstate == "42883" || sqlstate == "3F000") {
+  if (sqlstate == "42P01" && (absl::StrContains(text, "\"pgmq.q_") || absl::StrContains(text, "\"pgmq.a_"))) {
+    // The schema is there but a queue lost a table: migrating would not bring it back.
+    text += " (a PGMQ queue table is missing: the queue was dropped or damaged outside pgflow; "
+            "restore it deliberately with pgmq.create, or use another flow slug)";
+  } else if (sqlstate == "42P01" || sqlstate == "42883" || sqlstate == "3F000") {
     text += " (is the pgflow schema installed? run `pgflow migrate`)";
   }
   absl::Status status(code, text);

@@ -1,8 +1,11 @@
 #include "worker/reporter.h"
 
 #include <algorithm>
+#include <optional>
+#include <string>
 #include <utility>
 
+#include "internal/text_checks.h"
 #include "pg/error.h"
 
 namespace pgflow::internal {
@@ -14,7 +17,8 @@ namespace {
 constexpr char kCompleteBatch[] = "select t.step_slug, t.status from pgflow.complete_tasks($1::jsonb) t";
 constexpr char kFailBatch[] = "select t.step_slug, t.status from pgflow.fail_tasks($1::jsonb) t";
 
-// Handler outputs and error texts may carry invalid UTF-8; replace it rather than throw.
+// Error texts may carry invalid UTF-8 (outputs are checked in submit); replace it rather than
+// throw.
 constexpr auto kReplaceInvalidUtf8 = nlohmann::json::error_handler_t::replace;
 
 nlohmann::json to_rows(const std::vector<TaskResult>& batch, bool completions) {
@@ -42,6 +46,21 @@ Reporter::Reporter(pg::Session session, Logger log, int batch_size,
       metrics_(std::move(metrics)) {}
 
 void Reporter::submit(TaskResult result) {
+  // Checked here, on the handler's thread, before anything copies or dumps the output (both
+  // recurse once per level): an output jsonb cannot store (a hand-built handler's; typed
+  // handlers check theirs) fails the attempt instead (docs/errors.md, "Hostile input").
+  if (result.ok) {
+    if (std::optional<JsonProblem> problem = json_problem(result.output)) {
+      result.ok = false;
+      result.output = nullptr;
+      result.error_message = "pgflow: the handler's output cannot be stored: it " + problem->text;
+    }
+  }
+  // jsonb cannot store a NUL character: shown as \0 (invalid UTF-8 is replaced when dumped).
+  for (std::size_t nul = result.error_message.find('\0'); nul != std::string::npos;
+       nul = result.error_message.find('\0', nul + 2)) {
+    result.error_message.replace(nul, 1, "\\0");
+  }
   {
     absl::MutexLock lock(&mu_);
     queue_.push_back(std::move(result));

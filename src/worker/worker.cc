@@ -1,5 +1,5 @@
-// EdgeWorker: startup, the poller, handler execution, heartbeats and stall recovery, and the
-// orderly stop. Reporting lives in reporter.cc.
+// EdgeWorker: startup, the poller, handler execution and task deadlines, heartbeats and stall
+// recovery, and the orderly stop. Reporting lives in reporter.cc.
 #include "pgflow/worker.h"
 
 #include <signal.h>
@@ -17,6 +17,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "internal/backoff.h"
@@ -118,14 +119,29 @@ absl::Status validate(WorkerConfig& c, const FlowDefinition& flow) {
   return absl::OkStatus();
 }
 
-// A task a handler is running: its stop source (fired when the worker stops, or when the
-// database says the task is no longer wanted) and which of the two happened.
+// Why a task's stop token fired first, or that its handler returned before any stop. Set once,
+// by compare-and-swap, so a deadline that passes as the handler returns, or after a worker
+// stop, is not mistaken for the reason the handler stopped.
+enum class StopCause { kNone, kWorkerStop, kUnwanted, kDeadline, kReturned };
+
+// A task a handler is running: its stop source (fired when the worker stops, when the database
+// says the task is no longer wanted, or at its deadline) and what fired it.
 struct RunningTask {
   std::string run_id;
   std::string step_slug;
   int task_index = 0;
+  int timeout_seconds = 60;
+  Clock::time_point deadline;  // claim time + the step's timeout
   std::stop_source stop;
+  // Set even after another cause: a task the database ended is never reported.
   std::atomic<bool> unwanted{false};
+  std::atomic<StopCause> cause{StopCause::kNone};
+
+  // Records `why` unless a cause is already set; true if it was recorded.
+  bool set_cause(StopCause why) {
+    StopCause none = StopCause::kNone;
+    return cause.compare_exchange_strong(none, why);
+  }
 };
 
 // A task the claim handed to this worker.
@@ -138,11 +154,27 @@ struct ClaimedTask {
   nlohmann::json input;
   std::optional<nlohmann::json> flow_input;
   int timeout_seconds = 60;
+  std::chrono::system_clock::time_point deadline;  // Context::deadline(): claim time + timeout
   // Registered as running when claimed (before a handler thread takes it), so that a stop
   // announced meanwhile reaches it.
   std::shared_ptr<RunningTask> running;
   std::uint64_t running_id = 0;
 };
+
+// A failed attempt's message: the status's, or its code's name when it has none.
+std::string error_text(const absl::Status& status) {
+  if (!status.message().empty()) return std::string(status.message());
+  return absl::StatusCodeToString(status.code());
+}
+
+// How an attempt fails when its handler fails after its deadline fired: the handler's own
+// error is usually a consequence ("cancelled"), so the timeout leads and the error follows.
+absl::Status deadline_exceeded(std::string_view step_slug, int timeout_seconds,
+                               const absl::Status& handler) {
+  return absl::DeadlineExceededError(absl::StrCat("step '", internal::av(step_slug),
+                                                  "' exceeded its timeout of ", timeout_seconds,
+                                                  " s (handler: ", error_text(handler), ")"));
+}
 
 std::optional<nlohmann::json> parse_json(std::string_view text) {
   nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
@@ -218,10 +250,12 @@ class EdgeWorker::Impl {
   // announces as no longer wanted meanwhile; false when the worker is stopping.
   bool wait_for_stop_announcements(Session& db, Clock::time_point until, const std::stop_token& stop);
   void stop_unwanted_tasks(pg::Connection& conn) ABSL_LOCKS_EXCLUDED(running_mu_);
-  // A handler call is over: frees its slot.
-  void finish_task() ABSL_LOCKS_EXCLUDED(mu_);
+  // A handler call is over: frees its slot and drops its deadline.
+  void finish_task(const ClaimedTask& task) ABSL_LOCKS_EXCLUDED(mu_);
   // Its task is no longer stoppable by the database.
   void forget_running(std::uint64_t id) ABSL_LOCKS_EXCLUDED(running_mu_);
+  // Until the worker stops: fires the stop token of each task whose deadline passed.
+  void watch_deadlines() ABSL_LOCKS_EXCLUDED(mu_);
   void supervise() ABSL_LOCKS_EXCLUDED(mu_);
 
   FlowDefinition flow_;
@@ -235,16 +269,20 @@ class EdgeWorker::Impl {
   std::stop_source give_up_;     // stop retrying to report (grace period over)
   std::stop_source heartbeat_stop_;
 
-  // mu_ guards in_flight_ and the stop reason; stop_ is requested and stopped_ set under it too,
-  // so the poller, the supervisor and wait() Await conditions on them without a stop_callback
-  // (absl re-evaluates the conditions whenever mu_ is unlocked). Never held during a database
-  // call.
+  // mu_ guards in_flight_, deadlines_ and the stop reason; stop_ is requested and stopped_ set
+  // under it too, so the poller, the supervisor and wait() Await conditions on them without a
+  // stop_callback (absl re-evaluates the conditions whenever mu_ is unlocked). Never held during
+  // a database call.
   absl::Mutex mu_;
   int in_flight_ ABSL_GUARDED_BY(mu_) = 0;  // tasks claimed and not yet finished by a handler
   absl::CondVar slot_freed_;                 // signalled when in_flight_ drops or stop_ is requested
   absl::Status stop_reason_ ABSL_GUARDED_BY(mu_);
   bool stop_reason_set_ ABSL_GUARDED_BY(mu_) = false;
   std::atomic<bool> stopped_{false};  // written under mu_ (for wait()), read without it
+  // The deadlines of claimed tasks, by (deadline, running id): added and removed with
+  // in_flight_ (no extra locking), so the supervisor's Await wakes for an earlier one.
+  std::map<std::pair<Clock::time_point, std::uint64_t>, std::shared_ptr<RunningTask>> deadlines_
+      ABSL_GUARDED_BY(mu_);
 
   // The tasks claimed for or run by handlers, by a sequence number (a task claimed again by
   // this worker after its timeout runs twice).
@@ -440,8 +478,11 @@ absl::Status EdgeWorker::Impl::claim_batch(pg::Connection& conn, int slots,
       pg::Result rows,
       conn.exec(kReadAndClaim, {queue_, flow_.slug, std::to_string(config_.visibility_timeout.count()),
                                 std::to_string(slots), worker_id_, step_param()}));
+  // Wall time first: the token then never fires before the deadline a handler can read.
+  const auto claimed_at_wall = std::chrono::system_clock::now();  // for Context::deadline()
+  const auto claimed_at = Clock::now();
   metric(WorkerMetric::Kind::kClaimLatency, {},
-         std::chrono::duration<double, std::milli>(Clock::now() - started).count());
+         std::chrono::duration<double, std::milli>(claimed_at - started).count());
   // The read returned every message it asked for (whatever their outcome): the queue may hold
   // more. Fewer means it had no more visible messages.
   queue_may_have_more = rows.rows() >= slots;
@@ -463,10 +504,14 @@ absl::Status EdgeWorker::Impl::claim_batch(pg::Connection& conn, int slots,
       task.input = parse_json(rows.text(i, 6)).value_or(nlohmann::json());
       if (!rows.is_null(i, 7)) task.flow_input = parse_json(rows.text(i, 7));
       task.timeout_seconds = static_cast<int>(rows.int64(i, 9).value_or(60));
+      // The claim hid the message for the timeout (+ 2 s): the task's time runs from here.
+      task.deadline = claimed_at_wall + std::chrono::seconds(task.timeout_seconds);
       task.running = std::make_shared<RunningTask>();
       task.running->run_id = task.run_id;
       task.running->step_slug = std::string(rows.text(i, 3));
       task.running->task_index = task.task_index;
+      task.running->timeout_seconds = task.timeout_seconds;
+      task.running->deadline = claimed_at + std::chrono::seconds(task.timeout_seconds);
       {
         absl::MutexLock lock(&running_mu_);
         task.running_id = next_running_id_++;
@@ -476,6 +521,7 @@ absl::Status EdgeWorker::Impl::claim_batch(pg::Connection& conn, int slots,
       {
         absl::MutexLock lock(&mu_);
         ++in_flight_;
+        deadlines_.emplace(std::make_pair(task.running->deadline, task.running_id), task.running);
       }
       executor_->submit([this, t = std::move(task)]() mutable { execute(std::move(t)); });
     } else if (outcome == "archived") {
@@ -498,7 +544,8 @@ absl::Status EdgeWorker::Impl::claim_batch(pg::Connection& conn, int slots,
         "pgflow: fatal claim on queue \"", queue_, "\": unsupported message(s) ",
         absl::StrJoin(fatal, ", "), "; nothing was claimed or archived, the messages are visible "
         "again, and worker function \"", config_.function_name, "\" is paused. Fix the queue, "
-        "then run: select pgflow.resume_worker_function('", config_.function_name, "');");
+        "then run: select pgflow.resume_worker_function('",
+        absl::StrReplaceAll(config_.function_name, {{"'", "''"}}), "');");
     log_.error(message);
     request_stop(absl::FailedPreconditionError(message));
   }
@@ -515,6 +562,7 @@ void EdgeWorker::Impl::execute(ClaimedTask task) {
   if (task.step == nullptr) {
     // claim_tasks only hands out tasks of this flow, whose steps were verified at startup.
     forget_running(task.running_id);
+    task.running->set_cause(StopCause::kReturned);
     result.step_slug = "?";
     result.error_message = "pgflow: this worker has no handler for the claimed step";
   } else {
@@ -525,7 +573,10 @@ void EdgeWorker::Impl::execute(ClaimedTask task) {
     if (task.flow_input) inputs_->put(task.run_id, *task.flow_input);
     const std::shared_ptr<RunningTask>& running = task.running;
     // Worker stop still stops every handler.
-    std::stop_callback stop_with_worker(stop_.get_token(), [&running] { running->stop.request_stop(); });
+    std::stop_callback stop_with_worker(stop_.get_token(), [&running] {
+      running->set_cause(StopCause::kWorkerStop);
+      running->stop.request_stop();
+    });
     Context ctx(Context::Init{
         .flow_slug = flow_.slug,
         .run_id = task.run_id,
@@ -537,7 +588,7 @@ void EdgeWorker::Impl::execute(ClaimedTask task) {
         .flow_input_provider =
             [this, run_id = task.run_id] { return inputs_->get(run_id, stop_.get_token()); },
         .stop_token = running->stop.get_token(),
-        .deadline = std::chrono::system_clock::now() + std::chrono::seconds(task.timeout_seconds),
+        .deadline = task.deadline,
         .logger = task_log,
     });
     task_log.debug("task started", {{"attempt", std::to_string(task.attempt)}});
@@ -552,6 +603,10 @@ void EdgeWorker::Impl::execute(ClaimedTask task) {
     }
     const double millis = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
     metric(WorkerMetric::Kind::kHandlerTime, task.step->slug, millis);
+    // The deadline counts only if it fired before the handler returned (and before any other
+    // stop); setting kReturned also keeps it from firing now.
+    const bool timed_out =
+        !running->set_cause(StopCause::kReturned) && running->cause.load() == StopCause::kDeadline;
     forget_running(task.running_id);
     if (running->unwanted.load()) {
       // The database already ended the task (its run was cancelled or failed, its step
@@ -559,24 +614,26 @@ void EdgeWorker::Impl::execute(ClaimedTask task) {
       task_log.debug("task no longer wanted: result dropped",
                      {{"duration_ms", std::to_string(static_cast<long>(millis))}});
       metric(WorkerMetric::Kind::kDropped, task.step->slug, 1);
-      finish_task();
+      finish_task(task);
       return;
+    }
+    // A handler that failed after its deadline fired fails the attempt as a deadline exceeded;
+    // one that still produced its output completes the task as before.
+    if (timed_out && !output.ok()) {
+      output = deadline_exceeded(task.step->slug, task.timeout_seconds, output.status());
     }
     if (output.ok()) {
       result.ok = true;
       result.output = std::move(*output);
       task_log.debug("task succeeded", {{"duration_ms", std::to_string(static_cast<long>(millis))}});
     } else {
-      result.error_message = std::string(output.status().message());
-      if (result.error_message.empty()) {
-        result.error_message = absl::StatusCodeToString(output.status().code());
-      }
+      result.error_message = error_text(output.status());
       task_log.debug("task failed", {{"duration_ms", std::to_string(static_cast<long>(millis))},
                                      {"error", result.error_message}});
     }
   }
   reporter_->submit(std::move(result));
-  finish_task();
+  finish_task(task);
 }
 
 void EdgeWorker::Impl::forget_running(std::uint64_t id) {
@@ -584,10 +641,11 @@ void EdgeWorker::Impl::forget_running(std::uint64_t id) {
   running_.erase(id);
 }
 
-void EdgeWorker::Impl::finish_task() {
+void EdgeWorker::Impl::finish_task(const ClaimedTask& task) {
   {
     absl::MutexLock lock(&mu_);  // unlocking wakes the supervisor (Await)
     --in_flight_;
+    deadlines_.erase(std::make_pair(task.running->deadline, task.running_id));
   }
   slot_freed_.SignalAll();  // and the poller
 }
@@ -639,6 +697,7 @@ void EdgeWorker::Impl::stop_unwanted_tasks(pg::Connection& conn) {
     auto it = running.find(static_cast<std::uint64_t>(unwanted->int64(i, 0).value_or(-1)));
     if (it == running.end()) continue;
     it->second->unwanted.store(true);
+    it->second->set_cause(StopCause::kUnwanted);
     it->second->stop.request_stop();
     log_.debug("task no longer wanted: stop requested",
                {{"run_id", it->second->run_id}, {"step", it->second->step_slug},
@@ -703,13 +762,49 @@ void EdgeWorker::Impl::heartbeat_loop(std::stop_token stop) {
   if (!marked.ok()) log_.warn("could not mark the worker stopped", {{"error", std::string(marked.message())}});
 }
 
+// ---- task deadlines ----
+
+// Runs on the supervisor thread, which has nothing else to do until the worker stops: one
+// timer for every task, woken for the earliest deadline, and no database call in its way.
+void EdgeWorker::Impl::watch_deadlines() {
+  std::vector<std::shared_ptr<RunningTask>> expired;
+  while (true) {
+    // Outside mu_: request_stop() runs the handlers' stop callbacks on this thread.
+    for (const std::shared_ptr<RunningTask>& task : expired) {
+      if (!task->set_cause(StopCause::kDeadline)) continue;  // returned, or stopped otherwise
+      task->stop.request_stop();
+      log_.debug("task deadline passed: stop requested",
+                 {{"run_id", task->run_id}, {"step", task->step_slug},
+                  {"task_index", std::to_string(task->task_index)},
+                  {"timeout_s", std::to_string(task->timeout_seconds)}});
+    }
+    expired.clear();
+
+    absl::MutexLock lock(&mu_);
+    const bool idle = deadlines_.empty();
+    const Clock::time_point until = idle ? Clock::time_point::max() : deadlines_.begin()->first.first;
+    // A stop, or a claim with an earlier deadline than the one awaited.
+    auto woken = [this, &until]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return stop_.stop_requested() || (!deadlines_.empty() && deadlines_.begin()->first.first < until);
+    };
+    if (idle) {
+      mu_.Await(absl::Condition(&woken));
+    } else {
+      mu_.AwaitWithTimeout(absl::Condition(&woken), absl::FromChrono(until - Clock::now()));
+    }
+    if (stop_.stop_requested()) return;  // the worker stop fires every token
+    const Clock::time_point now = Clock::now();
+    while (!deadlines_.empty() && deadlines_.begin()->first.first <= now) {
+      expired.push_back(std::move(deadlines_.begin()->second));
+      deadlines_.erase(deadlines_.begin());
+    }
+  }
+}
+
 // ---- stopping ----
 
 void EdgeWorker::Impl::supervise() {
-  {
-    auto stopping = [this] { return stop_.stop_requested(); };
-    absl::MutexLock lock(&mu_, absl::Condition(&stopping));
-  }
+  watch_deadlines();  // until stop_ is requested
   poller_ = {};  // joins: no new claims from here on
   const auto grace_end = Clock::now() + config_.stop_grace_period;
   {

@@ -447,14 +447,17 @@ TEST_F(WorkerTest, AThrowingHandBuiltHandlerFailsTheAttemptInsteadOfTheProcess) 
   EXPECT_TRUE(worker.running());
 }
 
-TEST_F(WorkerTest, OutputsWithInvalidUtf8AreStoredNotFatal) {
-  auto bytes = Flow<"wBytes", int>().step<"raw">([](int) { return std::string("ok \xff\xfe end"); });
+TEST_F(WorkerTest, OutputsWithInvalidUtf8FailTheAttemptNotTheWorker) {
+  // jsonb holds UTF-8 only: the attempt fails naming the problem rather than storing other text
+  // (docs/errors.md, "Hostile input"; tests/integration/hostile_input_test.cc has every case).
+  auto bytes = Flow<"wBytes", int>({.max_attempts = 1}).step<"raw">([](int) { return std::string("ok \xff\xfe end"); });
   PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(bytes, config()));
   PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id, start_run(*conn_, "wBytes", 1));
   json run = run_to_end(run_id);
-  EXPECT_EQ(run["run"]["status"], "completed");
-  // The invalid bytes became U+FFFD replacement characters.
-  EXPECT_EQ(run["run"]["output"]["raw"], "ok \ufffd\ufffd end");
+  EXPECT_EQ(run["run"]["status"], "failed");
+  EXPECT_EQ(step(run, "raw")["error_message"],
+            "flow \"wBytes\", step \"raw\": cannot convert the handler's result to JSON: the result holds a "
+            "string that is not valid UTF-8 (byte 0xff at byte 3) at the top level");
   EXPECT_TRUE(worker.running());
 }
 

@@ -49,6 +49,19 @@ TEST(SqlStateMapping, MissingSchemaErrorsSayHowToFixIt) {
   EXPECT_THAT(std::string(s.message()), ::testing::HasSubstr("pgflow migrate"));
 }
 
+TEST(SqlStateMapping, AMissingQueueTableIsNotAMissingSchema) {
+  absl::Status s = database_error("42P01", "relation \"pgmq.q_orders\" does not exist");
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(s.message()),
+              ::testing::AllOf(::testing::HasSubstr("a PGMQ queue table is missing"),
+                               ::testing::HasSubstr("pgmq.create"),
+                               ::testing::Not(::testing::HasSubstr("pgflow migrate"))));
+  EXPECT_THAT(std::string(database_error("42P01", "relation \"pgmq.a_orders\" does not exist").message()),
+              ::testing::HasSubstr("a PGMQ queue table is missing"));
+  EXPECT_THAT(std::string(database_error("42P01", "relation \"pgflow.flows\" does not exist").message()),
+              ::testing::HasSubstr("pgflow migrate"));
+}
+
 TEST(SqlStateMapping, TransientErrorsAreRetryable) {
   EXPECT_TRUE(is_transient(database_error("", "connection lost")));
   EXPECT_TRUE(is_transient(database_error("40P01", "deadlock")));

@@ -45,6 +45,10 @@ absl::Status element_conversion_error(std::string_view flow, std::string_view st
 // kInvalidArgument: the handler's result does not convert to JSON.
 absl::Status output_conversion_error(std::string_view flow, std::string_view step,
                                      std::string_view reason);
+// kInvalidArgument (output_conversion_error) when `output` cannot be stored as jsonb: NaN or an
+// infinity, a string or key with a NUL character or invalid UTF-8, nesting deeper than 1000
+// levels (docs/errors.md, "Hostile input"); OK otherwise. Never recurses.
+absl::Status check_output(std::string_view flow, std::string_view step, const nlohmann::json& output);
 
 // Thrown by readers and by to_output; caught by the StepHandler that to_step_handler builds.
 struct InputError {
@@ -260,11 +264,20 @@ struct HandlerResult<R> {
 
 template <typename T>
 nlohmann::json to_output(const StepNames& names, const T& value) {
+  if constexpr (std::is_same_v<T, nlohmann::json>) {
+    // Before the copy: nlohmann's copy (like its dump) recurses once per level.
+    if (absl::Status s = check_output(names.flow, names.step, value); !s.ok()) throw OutputError{std::move(s)};
+  }
+  nlohmann::json output;
   try {
-    return nlohmann::json(value);
+    output = nlohmann::json(value);
   } catch (const std::exception& e) {
     throw OutputError{output_conversion_error(names.flow, names.step, e.what())};
   }
+  if constexpr (!std::is_same_v<T, nlohmann::json>) {
+    if (absl::Status s = check_output(names.flow, names.step, output); !s.ok()) throw OutputError{std::move(s)};
+  }
+  return output;
 }
 
 // The non-template interface of a typed handler. to_step_handler (src/flow/handler.cc) wraps

@@ -318,3 +318,26 @@ language sql stable
 as $$
   select a.flow_slug from pgflow.flow_aliases a where a.flow_alias = active_version.flow_alias
 $$;
+
+-- Drops a PGMQ table, to simulate a damaged queue, in either PGMQ mode: with the pgmq extension
+-- a queue's tables and its message id sequence are members of the extension, which refuses to
+-- drop a member, so they leave the extension first.
+create function pgflow_tests.drop_queue_table(p_table regclass) returns void
+language plpgsql as $$
+declare
+  v_member record;
+begin
+  for v_member in
+    select c.oid::regclass as rel, case c.relkind when 'S' then 'sequence' else 'table' end as kind
+    from pg_class c
+    join pg_depend e on e.classid = 'pg_class'::regclass and e.objid = c.oid and e.deptype = 'e'
+    where c.oid = p_table
+       or (c.relkind = 'S' and exists (select 1 from pg_depend d
+                                       where d.classid = 'pg_class'::regclass and d.objid = c.oid
+                                         and d.refobjid = p_table and d.deptype in ('a', 'i')))
+  loop
+    execute format('alter extension pgmq drop %s %s', v_member.kind, v_member.rel);
+  end loop;
+  execute format('drop table %s', p_table);
+end;
+$$;

@@ -24,7 +24,7 @@ $$;
 select pg_temp.compile('amb');
 select pgmq.create('Amb');
 select pg_temp.compile('mal');
-drop table pgmq.a_mal;
+select pgflow_tests.drop_queue_table('pgmq.a_mal');
 select pg_temp.compile('shared');
 select pg_temp.compile('borrower');
 select pgflow.start_flow('borrower', '{}');

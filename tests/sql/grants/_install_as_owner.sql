@@ -8,6 +8,9 @@
 --     set role grants_owner;
 --     \i ../../../sql/contrib/grants.sql
 --     reset role;
+-- With the pgmq extension (the test command's extension pass), grants_owner also becomes the
+-- extension's owner, as the role whose `pgflow migrate` created it would be (PostgreSQL has no
+-- ALTER EXTENSION ... OWNER, so the superuser sets it in the catalog).
 -- Also defines pg_temp.owned_by(role): every object the role owns in this database.
 create role grants_owner nologin createrole;
 
@@ -17,6 +20,7 @@ declare
 begin
   execute 'alter schema pgflow owner to grants_owner';
   execute 'alter schema pgmq owner to grants_owner';
+  update pg_extension set extowner = 'grants_owner'::regrole where extname = 'pgmq';
   for r in select c.oid::regclass as rel from pg_class c
            where c.relnamespace in ('pgflow'::regnamespace, 'pgmq'::regnamespace)
              and c.relkind in ('r', 'p') loop

@@ -1,7 +1,8 @@
 -- The complete privilege set of both roles, so that any grant added later is a visible,
 -- deliberate change: NOLOGIN group roles with no attributes or memberships that own nothing;
 -- the worker's table and column privileges; each role's schemas and functions; PUBLIC kept off
--- the SECURITY DEFINER functions; queue creation running as the owner.
+-- the SECURITY DEFINER functions; queue creation running as the owner; PGMQ as it ships (the
+-- bundled layer or the extension, whichever the template has).
 begin;
 select plan(20);
 
@@ -67,16 +68,15 @@ select is(array(select pg_temp.table_privileges('pgflow_worker')), array[
   'pgflow.step_tasks(started_at): UPDATE', 'pgflow.step_tasks(status): UPDATE',
   'pgflow.step_tasks: INSERT', 'pgflow.step_tasks: SELECT',
   'pgflow.steps: INSERT', 'pgflow.steps: SELECT',
-  'pgflow.worker_functions(pause_reason): UPDATE', 'pgflow.worker_functions(paused_at): UPDATE',
   'pgflow.worker_functions(updated_at): UPDATE', 'pgflow.worker_functions: INSERT',
   'pgflow.worker_functions: SELECT',
   'pgflow.workers(last_heartbeat_at): UPDATE', 'pgflow.workers(stopped_at): UPDATE',
   'pgflow.workers: INSERT', 'pgflow.workers: SELECT',
   'pgmq.meta: SELECT'],
-  'the worker''s table privileges: reads, inserts where it compiles, registers and starts steps, updates only runtime columns; no DELETE');
+  'the worker''s table privileges: reads, inserts where it compiles, registers and starts steps, updates only runtime columns (not a pause); no DELETE');
 select is(array(select pg_temp.other_privileges('pgflow_worker')), array[
-  'function pgflow.requeue_stalled_tasks(): EXECUTE', 'function pgmq."create"(text): EXECUTE',
-  'schema pgflow: USAGE', 'schema pgmq: USAGE'],
+  'function pgflow._create_queue(text): EXECUTE', 'function pgflow._pause_worker_function(text,text): EXECUTE',
+  'function pgflow.requeue_stalled_tasks(): EXECUTE', 'schema pgflow: USAGE', 'schema pgmq: USAGE'],
   'its schemas (USAGE only) and the SECURITY DEFINER functions it may call');
 select is(array(select format('for role %s in schema %s on %s: %s', pg_get_userbyid(d.defaclrole),
                               d.defaclnamespace::regnamespace, d.defaclobjtype, a.privilege_type)
@@ -111,23 +111,26 @@ select is(array(select p.oid::regprocedure::text from pg_proc p
           '{}'::text[], 'PUBLIC executes no SECURITY DEFINER function of pgflow');
 select is(array(select p.proname::text from pg_proc p
                 where p.pronamespace = 'pgflow'::regnamespace and p.prosecdef order by 1),
-          array['cancel_run', 'get_run_with_states', 'requeue_stalled_tasks', 'resume_run', 'retry_run',
+          array['_create_queue', '_pause_worker_function', 'cancel_run', 'get_run_with_states',
+                'requeue_stalled_tasks', 'resume_run', 'retry_run',
                 'setup_requeue_stalled_tasks_cron', 'start_flow_with_states', 'start_flow_with_states_by_slug',
                 'start_run', 'start_run_by_slug'],
           '(the migrations'' SECURITY DEFINER set is unchanged)');
 select is(has_function_privilege('grants_owner', 'pgflow.setup_requeue_stalled_tasks_cron(text)', 'EXECUTE'), true,
           'the owner keeps all of them');
-select is((select prosecdef from pg_proc where oid = 'pgmq.create(text)'::regprocedure), true,
-          'pgmq.create runs as its owner');
-select is((select proconfig from pg_proc where oid = 'pgmq.create(text)'::regprocedure), array['search_path=""'],
-          'with a pinned search_path');
-select is(has_function_privilege('public', 'pgmq.create(text)', 'EXECUTE'), false,
-          'and only its owner and pgflow_worker may call it');
-select is(has_function_privilege('public', 'pgmq.create_non_partitioned(text)', 'EXECUTE'), true,
-          '(other roles create their own queues with the same invoker function as before)');
+select is((select proconfig from pg_proc where oid = 'pgflow._create_queue(text)'::regprocedure),
+          array['search_path=""'], 'queue creation runs as the owner, with a pinned search_path');
+select is(array(select r from unnest(array['public', 'pgflow_starter', 'pgflow_worker', 'grants_owner']) r
+                where has_function_privilege(r, 'pgflow._create_queue(text)', 'EXECUTE') order by 1),
+          array['grants_owner', 'pgflow_worker'], 'and only the owner and pgflow_worker may call it');
+select is(has_function_privilege('public', 'pgmq.create(text)', 'EXECUTE'), true,
+          'pgmq.create is left as PGMQ ships it: every role may call it');
 select is(array(select p.oid::regprocedure::text from pg_proc p
                 where p.pronamespace = 'pgmq'::regnamespace and p.prosecdef),
-          array['pgmq."create"(text)'], 'no other PGMQ function changed');
+          '{}'::text[], 'no PGMQ function runs as its owner');
+select is(array(select c from unnest(array['paused_at', 'pause_reason']) c
+                where has_column_privilege('pgflow_worker', 'pgflow.worker_functions', c, 'UPDATE')),
+          '{}'::text[], 'the worker cannot lift the pause of its function (no UPDATE of its columns)');
 select is(has_schema_privilege('public', 'pgflow', 'USAGE'), false, 'schema pgflow still grants nothing to PUBLIC');
 
 select * from finish();

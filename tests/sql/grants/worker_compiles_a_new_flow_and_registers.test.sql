@@ -4,7 +4,7 @@
 -- pgflow owner, not the worker (which owns nothing), and a second worker login verifies the
 -- flow and polls the same queue.
 begin;
-select plan(16);
+select plan(18);
 
 \i _install_as_owner.sql
 \i _worker_statements.sql
@@ -37,6 +37,11 @@ select is(pgflow.worker_heartbeat('a0000000-0000-0000-0000-000000000001'), false
           'heartbeat: recorded, not deprecated');
 select lives_ok($$select pgflow.mark_worker_stopped('a0000000-0000-0000-0000-000000000001')$$,
                 'stop: the worker marks itself stopped');
+select throws_ok($$select pgflow._create_queue('payments')$$, '42501',
+                 'PGMQ queue "payments" is not the queue of a pgflow flow; pgflow creates only its flows'' queues',
+                 'queue creation as the owner is only for the queues of pgflow flows');
+select throws_ok($$select pgmq.create('payments')$$, '42501', 'permission denied for schema pgmq',
+                 'and the worker cannot create a queue itself');
 reset session authorization;
 
 select is((select pg_get_userbyid(c.relowner) from pg_class c where c.oid = 'pgmq.q_grantsnew'::regclass),

@@ -3,7 +3,7 @@
 -- tasks, a message deferred because its task is still running, a foreign message archived, and
 -- a fatal claim that pauses the worker's function.
 begin;
-select plan(16);
+select plan(21);
 
 \i _install_as_owner.sql
 \i _worker_statements.sql
@@ -93,6 +93,26 @@ select pgflow_tests.throws_like($$select pgflow.register_worker('b0000000-0000-0
 reset session authorization;
 select isnt((select paused_at from pgflow.worker_functions where function_name = 'grants-failing-worker'), null,
             'the function is paused');
+-- The pause is one way for the worker: only the owner (an operator) lifts it.
+set session authorization grants_worker_login;
+select throws_ok($$update pgflow.worker_functions set paused_at = null, pause_reason = null
+                   where function_name = 'grants-failing-worker'$$,
+                 '42501', 'permission denied for table worker_functions',
+                 'the worker cannot clear the pause');
+select throws_ok($$select pgflow.resume_worker_function('grants-failing-worker')$$,
+                 '42501', 'permission denied for table worker_functions',
+                 'nor resume its function through the operator command');
+reset session authorization;
+select isnt((select paused_at from pgflow.worker_functions where function_name = 'grants-failing-worker'), null,
+            'the function is still paused');
+set role grants_owner;
+select lives_ok($$select pgflow.resume_worker_function('grants-failing-worker')$$, 'the owner resumes it');
+reset role;
+set session authorization grants_worker_login;
+select lives_ok($$select pgflow.register_worker('b0000000-0000-0000-0000-000000000004', 'grants-failing-worker',
+                                                'grants_failing', 'grants_failing', pgflow.worker_protocol())$$,
+                'and the worker registers again');
+reset session authorization;
 select is(array(select pg_temp.owned_by('pgflow_worker') union all select pg_temp.owned_by('grants_worker_login')),
           '{}'::text[], 'the worker still owns nothing');
 

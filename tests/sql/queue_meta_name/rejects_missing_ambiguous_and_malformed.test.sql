@@ -14,11 +14,11 @@ select throws_ok($$select pgflow._queue_meta_name('orders')$$, '21000',
   'two matches (Orders and orders)');
 
 select pgmq.create('noq');
-drop table pgmq.q_noq;
+select pgflow_tests.drop_queue_table('pgmq.q_noq');
 select throws_ok($$select pgflow._queue_meta_name('noq')$$, '42P01',
   'PGMQ queue "noq" is malformed: table pgmq.q_noq or pgmq.a_noq is missing', 'the message table is missing');
 select pgmq.create('NoA');
-drop table pgmq.a_noa;
+select pgflow_tests.drop_queue_table('pgmq.a_noa');
 select throws_ok($$select pgflow._queue_meta_name('noa')$$, '42P01',
   'PGMQ queue "NoA" is malformed: table pgmq.q_noa or pgmq.a_noa is missing', 'the archive table is missing');
 

@@ -7,8 +7,8 @@ select plan(8);
 select pgflow.ensure_flow_compiled('noq', jsonb_build_object('steps', jsonb_build_array(pgflow_tests.step_shape('a'))), pgflow.worker_protocol());
 select pgflow.ensure_flow_compiled('noa', jsonb_build_object('steps', jsonb_build_array(pgflow_tests.step_shape('a'))), pgflow.worker_protocol());
 select pgflow.ensure_flow_compiled('nometa', jsonb_build_object('steps', jsonb_build_array(pgflow_tests.step_shape('a'))), pgflow.worker_protocol());
-drop table pgmq.q_noq;
-drop table pgmq.a_noa;
+select pgflow_tests.drop_queue_table('pgmq.q_noq');
+select pgflow_tests.drop_queue_table('pgmq.a_noa');
 delete from pgmq.meta where queue_name = 'nometa';
 
 select throws_ok($$select pgflow.ensure_flow_compiled('noq', jsonb_build_object('steps', jsonb_build_array(pgflow_tests.step_shape('a'))), pgflow.worker_protocol())$$,

@@ -33,6 +33,7 @@ select is((select count(*) from pgmq.meta where lower(queue_name) like 'shop\_\_
 
 -- A queue created by someone else concurrently with the compilation is never adopted either:
 -- pgmq.create() is idempotent, so _create_queue checks that this transaction created it.
+select pgflow.create_flow('solo') is not null as created;
 select pgmq.create('solo__only');
 update pgmq.meta set created_at = now() - interval '1 minute' where queue_name = 'solo__only';
 select throws_ok($$select pgflow._create_queue('solo__only')$$, '42710',

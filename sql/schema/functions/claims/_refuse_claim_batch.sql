@@ -3,7 +3,7 @@
 -- message is returned: `fatal` with the reason for each unsupported message, `reset` for the
 -- others. Nothing is claimed or archived, and nothing is raised, so the reset and the pause
 -- commit with the claim's transaction.
--- Locks: the queue rows of the batch; the worker_functions row.
+-- Locks: the queue rows of the batch; the worker_functions row (_pause_worker_function).
 -- Called by: claim_tasks.
 create or replace function pgflow._refuse_claim_batch(p_queue_name text, p_function_name text,
                                                       p_items pgflow._claim_item[])
@@ -14,13 +14,10 @@ as $$
 begin
   perform pgflow.set_vt_batch(p_queue_name, array(select c.msg_id from unnest(p_items) c order by c.msg_id),
                               array_fill(0, array[cardinality(p_items)]));
-  update pgflow.worker_functions w
-  set paused_at = clock_timestamp(),
-      pause_reason = format('fatal claim on queue "%s": unsupported message(s) %s', p_queue_name,
-        (select string_agg(c.msg_id::text, ', ' order by c.msg_id)
-         from unnest(p_items) c where c.class = 'fatal')),
-      updated_at = clock_timestamp()
-  where w.function_name = p_function_name;
+  perform pgflow._pause_worker_function(p_function_name,
+    format('fatal claim on queue "%s": unsupported message(s) %s', p_queue_name,
+           (select string_agg(c.msg_id::text, ', ' order by c.msg_id)
+            from unnest(p_items) c where c.class = 'fatal')));
   return query
   select case when c.class = 'fatal' then 'fatal' else 'reset' end, p_queue_name, c.msg_id,
          null::text, null::uuid, null::text, null::int, null::int, null::jsonb, null::jsonb,

@@ -2,15 +2,27 @@
 -- transaction created it. pgmq.create() is idempotent, so a queue someone else created
 -- meanwhile (its pgmq.meta row carries another transaction's start time) or an alias row for
 -- the same tables is refused, never adopted.
+-- SECURITY DEFINER: queues are created by, and owned by, the owner of schema pgflow (the role
+-- that ran `pgflow migrate`), never by the worker compiling a flow - a worker needs no CREATE on
+-- schema pgmq, and with the pgmq extension only the extension's owner can add queue tables to
+-- it. Only queue names pgflow derives from an existing flow (lower(flow_slug), or a step queue
+-- lower(flow_slug) || '__' || ...) are created, so EXECUTE (granted to pgflow_worker by
+-- sql/contrib/grants.sql) is no power to make other queues.
 -- Locks: pgmq.meta and the queue's new tables (pgmq.create). The caller holds the flow's
 -- definition lock and has checked that nothing holds the name.
 -- Called by: _provision_flow_queue, _create_flow_from_shape (step queues).
 create or replace function pgflow._create_queue(p_queue_name text) returns void
-language plpgsql volatile
+language plpgsql volatile security definer
 set search_path = ''
 as $$
 #variable_conflict use_column
 begin
+  if not exists (select 1 from pgflow.flows f
+                 where p_queue_name = lower(f.flow_slug)
+                    or starts_with(p_queue_name, lower(f.flow_slug) || '__')) then
+    raise exception 'PGMQ queue "%" is not the queue of a pgflow flow; pgflow creates only its flows'' queues', p_queue_name
+      using errcode = 'insufficient_privilege';
+  end if;
   begin
     perform pgmq.create(p_queue_name);
   exception when unique_violation then
@@ -26,3 +38,7 @@ begin
   end if;
 end;
 $$;
+
+-- SECURITY DEFINER: runs as the schema owner, so nobody calls it unless granted
+-- (sql/contrib/grants.sql grants the worker role what it needs).
+revoke execute on function pgflow._create_queue(text) from public;

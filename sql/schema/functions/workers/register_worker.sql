@@ -40,8 +40,10 @@ begin
   on conflict (function_name) do update set updated_at = clock_timestamp()
   returning * into v_function;
   if v_function.paused_at is not null then
-    raise exception 'Worker function "%" is paused since % (%); fix the cause, then run: select pgflow.resume_worker_function(''%'');',
-      v_function.function_name, v_function.paused_at, v_function.pause_reason, v_function.function_name
+    -- (The command is quoted for pasting: a function name may hold a quote.)
+    raise exception 'Worker function "%" is paused since % (%); fix the cause, then run: select pgflow.resume_worker_function(%);',
+      v_function.function_name, v_function.paused_at, v_function.pause_reason,
+      quote_literal(v_function.function_name)
       using errcode = 'object_not_in_prerequisite_state';
   end if;
 

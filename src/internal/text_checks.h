@@ -1,0 +1,240 @@
+// Checks of strings and JSON before they reach PostgreSQL, or nlohmann's recursive copy and
+// dump: text PostgreSQL cannot hold (a NUL byte, invalid UTF-8), JSON that jsonb cannot store
+// or that JSON cannot represent (NaN and infinities, NUL characters, invalid UTF-8, nesting
+// deeper than kMaxJsonDepth), UUID syntax as PostgreSQL reads it, and a printable, bounded
+// rendering of hostile values for error messages (docs/errors.md, "Hostile input").
+#ifndef PGFLOW_INTERNAL_TEXT_CHECKS_H_
+#define PGFLOW_INTERNAL_TEXT_CHECKS_H_
+
+#include <cmath>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "internal/strings.h"
+#include "nlohmann/json.hpp"
+
+namespace pgflow::internal {
+
+// How deeply the JSON this library sends may nest (arrays and objects; a scalar is level 0).
+// Far below what PostgreSQL parses at its default max_stack_depth (about 10 000 levels) and
+// what nlohmann copies and dumps without exhausting a thread's stack (its copy and dump
+// recurse once per level; its parser and destructor do not).
+inline constexpr int kMaxJsonDepth = 1000;
+
+// The byte offset of the first byte that does not start a well-formed UTF-8 sequence (as
+// PostgreSQL defines it: no overlong forms, no surrogates, nothing above U+10FFFF), or npos.
+inline std::size_t invalid_utf8_at(std::string_view s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const std::size_t n = s.size();
+  std::size_t i = 0;
+  while (i < n) {
+    const unsigned char c = p[i];
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    std::size_t len = 0;
+    unsigned char lo = 0x80, hi = 0xBF;  // the allowed range of the second byte
+    if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+      if (c == 0xE0) lo = 0xA0;  // overlong
+      if (c == 0xED) hi = 0x9F;  // surrogates
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+      if (c == 0xF0) lo = 0x90;  // overlong
+      if (c == 0xF4) hi = 0x8F;  // above U+10FFFF
+    } else {
+      return i;
+    }
+    if (i + len > n || p[i + 1] < lo || p[i + 1] > hi) return i;
+    for (std::size_t k = 2; k < len; ++k) {
+      if (p[i + k] < 0x80 || p[i + k] > 0xBF) return i;
+    }
+    i += len;
+  }
+  return std::string_view::npos;
+}
+
+// Why PostgreSQL cannot take `s` as text ("contains a NUL byte at byte 3", "is not valid UTF-8
+// (byte 0xff at byte 3)"), or nullopt.
+inline std::optional<std::string> text_problem(std::string_view s) {
+  if (const std::size_t nul = s.find('\0'); nul != std::string_view::npos) {
+    return absl::StrCat("contains a NUL byte at byte ", nul);
+  }
+  if (const std::size_t bad = invalid_utf8_at(s); bad != std::string_view::npos) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    const auto b = static_cast<unsigned char>(s[bad]);
+    const char hex[] = {kHex[b >> 4], kHex[b & 15], '\0'};
+    return absl::StrCat("is not valid UTF-8 (byte 0x", hex, " at byte ", bad, ")");
+  }
+  return std::nullopt;
+}
+
+// `s` in double quotes for a message: printable ASCII and well-formed UTF-8 as they are, `"`
+// and `\` escaped, every other byte as \xNN; at most `max_bytes` of `s`, then "..." and its
+// length. Safe for logs whatever `s` holds.
+inline std::string printable(std::string_view s, std::size_t max_bytes = 64) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out = "\"";
+  std::size_t i = 0;
+  while (i < s.size() && i < max_bytes) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+      ++i;
+    } else if (c >= 0x20 && c < 0x7F) {
+      out += static_cast<char>(c);
+      ++i;
+    } else if (const std::string_view seq = s.substr(i, c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2);
+               c >= 0x80 && invalid_utf8_at(seq) == std::string_view::npos) {
+      out.append(seq.data(), seq.size());  // one whole, well-formed sequence
+      i += seq.size();
+    } else {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+      ++i;
+    }
+  }
+  out += '"';
+  if (i < s.size()) absl::StrAppend(&out, "... (", s.size(), " bytes)");
+  return out;
+}
+
+// True when PostgreSQL's uuid type accepts `s`: 32 hex digits, optionally with a hyphen after
+// any group of four (but not after the last), optionally in braces; nothing else, no spaces.
+inline bool is_uuid(std::string_view s) {
+  auto hex = [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); };
+  std::size_t i = 0;
+  const bool braces = !s.empty() && s[0] == '{';
+  if (braces) ++i;
+  for (int byte = 0; byte < 16; ++byte) {
+    if (i + 1 >= s.size() || !hex(s[i]) || !hex(s[i + 1])) return false;
+    i += 2;
+    if (i < s.size() && s[i] == '-' && byte % 2 == 1 && byte < 15) ++i;
+  }
+  if (braces) {
+    if (i >= s.size() || s[i] != '}') return false;
+    ++i;
+  }
+  return i == s.size();
+}
+
+// What keeps JSON from being stored as jsonb. `text` continues "the input ..." / "the output
+// ...", e.g. "holds NaN at /a/0, which JSON cannot represent"; `sqlstate` is what PostgreSQL
+// says of the same value when it can be sent at all (22P05 for \u0000, 22021 for bytes that
+// are not UTF-8), else empty.
+struct JsonProblem {
+  std::string text;
+  std::string_view sqlstate;
+};
+
+// What keeps `j` from being stored as jsonb, found without recursion: nesting deeper than
+// kMaxJsonDepth, NaN or an infinity (JSON has neither; nlohmann would write null), a string or
+// key that is not valid UTF-8 or holds a NUL character (jsonb refuses \u0000), a discarded
+// value; nullopt when `j` can be stored.
+inline std::optional<JsonProblem> json_problem(const nlohmann::json& j) {
+  struct Frame {
+    const nlohmann::json* node;
+    nlohmann::json::const_iterator it;
+    std::size_t index;
+  };
+  std::vector<Frame> stack;
+  // The JSON pointer of the value being looked at (the current child of every open frame).
+  auto path = [&stack]() {
+    std::string p;
+    for (const Frame& f : stack) {
+      p += '/';
+      if (f.node->is_object()) {
+        for (char c : f.it.key()) {
+          if (c == '~') {
+            p += "~0";
+          } else if (c == '/') {
+            p += "~1";
+          } else {
+            p += c;
+          }
+        }
+      } else {
+        absl::StrAppend(&p, f.index);
+      }
+    }
+    return p;
+  };
+  auto where = [&path]() {
+    const std::string p = path();
+    return p.empty() ? std::string("at the top level") : absl::StrCat("at ", printable(p, 96));
+  };
+  auto string_problem = [&where](std::string_view s, std::string_view what) -> std::optional<JsonProblem> {
+    if (s.find('\0') != std::string_view::npos) {
+      return JsonProblem{absl::StrCat("holds a ", av(what), " with a NUL character (\\u0000) ", where(),
+                                      ", which PostgreSQL's jsonb cannot store"),
+                         "22P05"};
+    }
+    if (std::optional<std::string> problem = text_problem(s)) {
+      return JsonProblem{absl::StrCat("holds a ", av(what), " that ", *problem, " ", where()), "22021"};
+    }
+    return std::nullopt;
+  };
+  // Checks one value (its children come later); pushes containers.
+  auto visit = [&](const nlohmann::json& v) -> std::optional<JsonProblem> {
+    switch (v.type()) {
+      case nlohmann::json::value_t::number_float: {
+        const double d = v.get<double>();
+        if (std::isnan(d)) return JsonProblem{absl::StrCat("holds NaN ", where(), ", which JSON cannot represent"), ""};
+        if (std::isinf(d)) {
+          return JsonProblem{
+              absl::StrCat("holds ", d > 0 ? "Infinity " : "-Infinity ", where(), ", which JSON cannot represent"), ""};
+        }
+        return std::nullopt;
+      }
+      case nlohmann::json::value_t::string:
+        return string_problem(v.get_ref<const std::string&>(), "string");
+      case nlohmann::json::value_t::discarded:
+        return JsonProblem{absl::StrCat("holds a discarded value (a failed parse) ", where()), ""};
+      case nlohmann::json::value_t::array:
+      case nlohmann::json::value_t::object:
+        if (static_cast<int>(stack.size()) >= kMaxJsonDepth) {
+          return JsonProblem{absl::StrCat("is nested deeper than ", kMaxJsonDepth, " levels (", where(), ")"), ""};
+        }
+        stack.push_back(Frame{&v, v.cbegin(), 0});
+        return std::nullopt;
+      default:
+        return std::nullopt;
+    }
+  };
+  if (std::optional<JsonProblem> problem = visit(j)) return problem;
+  while (!stack.empty()) {
+    Frame& f = stack.back();
+    if (f.it == f.node->cend()) {
+      stack.pop_back();
+      if (!stack.empty()) {
+        ++stack.back().it;
+        ++stack.back().index;
+      }
+      continue;
+    }
+    if (f.node->is_object()) {
+      if (std::optional<JsonProblem> problem = string_problem(f.it.key(), "key")) return problem;
+    }
+    const nlohmann::json& child = *f.it;
+    const bool container = child.is_array() || child.is_object();
+    if (std::optional<JsonProblem> problem = visit(child)) return problem;
+    if (!container) {
+      ++f.it;  // (f is still valid: visit pushed nothing)
+      ++f.index;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace pgflow::internal
+
+#endif  // PGFLOW_INTERNAL_TEXT_CHECKS_H_

@@ -1,0 +1,162 @@
+#include "proxy.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <random>
+
+#include "absl/strings/str_cat.h"
+
+namespace pgflow::soak {
+
+namespace {
+
+sockaddr_in loopback(int port) {
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  return addr;
+}
+
+void no_delay(int fd) {
+  const int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+// A connection to the server, or -1 when it is down.
+int connect_upstream(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  const sockaddr_in addr = loopback(port);
+  if (connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
+    close(fd);
+    return -1;
+  }
+  no_delay(fd);
+  return fd;
+}
+
+bool write_all(int fd, const char* data, ssize_t size) {
+  while (size > 0) {
+    // send, not write: a peer gone meanwhile is an error here, not a SIGPIPE for the driver.
+    const ssize_t n = send(fd, data, static_cast<size_t>(size), MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data += n;
+    size -= n;
+  }
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<TcpProxy>> TcpProxy::start(int upstream_port) {
+  std::random_device seed;
+  std::mt19937 pick(seed());
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    const int port = 20000 + static_cast<int>(pick() % 12000);
+    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return absl::InternalError(absl::StrCat("socket: ", std::strerror(errno)));
+    const int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    const sockaddr_in addr = loopback(port);
+    if (bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0 && listen(fd, 128) == 0) {
+      return std::unique_ptr<TcpProxy>(new TcpProxy(fd, port, upstream_port));
+    }
+    close(fd);
+  }
+  return absl::UnavailableError("proxy: no free port in 20000..31999 after 100 attempts");
+}
+
+TcpProxy::TcpProxy(int listen_fd, int port, int upstream_port)
+    : listen_fd_(listen_fd), port_(port), upstream_port_(upstream_port), acceptor_([this] { accept_loop(); }) {}
+
+TcpProxy::~TcpProxy() {
+  stopping_ = true;
+  acceptor_.join();
+  close(listen_fd_);
+  cut();
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& link : links_) {
+    link->up.join();
+    link->down.join();
+    close(link->client);
+    close(link->server);
+  }
+}
+
+void TcpProxy::accept_loop() {
+  while (!stopping_) {
+    reap_finished();
+    pollfd p{listen_fd_, POLLIN, 0};
+    if (poll(&p, 1, 200) <= 0) continue;
+    const int client = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (client < 0) continue;
+    ++accepted_;
+    const int server = connect_upstream(upstream_port_);
+    if (server < 0) {
+      ++refused_;
+      close(client);
+      continue;
+    }
+    no_delay(client);
+    auto link = std::make_unique<Link>();
+    link->client = client;
+    link->server = server;
+    Link& l = *link;
+    std::lock_guard<std::mutex> lock(mu_);
+    l.up = std::thread([&l] { relay(l, l.client, l.server); });
+    l.down = std::thread([&l] { relay(l, l.server, l.client); });
+    links_.push_back(std::move(link));
+  }
+}
+
+void TcpProxy::relay(Link& link, int from, int to) {
+  char buffer[65536];
+  for (;;) {
+    const ssize_t n = read(from, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0 || !write_all(to, buffer, n)) break;
+  }
+  // Either end closed (or was cut): end both, which also ends the other direction's thread.
+  shutdown(link.client, SHUT_RDWR);
+  shutdown(link.server, SHUT_RDWR);
+  ++link.finished;
+}
+
+void TcpProxy::reap_finished() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = links_.begin(); it != links_.end();) {
+    Link& link = **it;
+    if (link.finished.load() < 2) {
+      ++it;
+      continue;
+    }
+    link.up.join();
+    link.down.join();
+    close(link.client);
+    close(link.server);
+    it = links_.erase(it);
+  }
+}
+
+int TcpProxy::cut() {
+  std::lock_guard<std::mutex> lock(mu_);
+  int live = 0;
+  for (auto& link : links_) {
+    if (link->finished.load() > 0) continue;
+    ++live;
+    shutdown(link->client, SHUT_RDWR);
+    shutdown(link->server, SHUT_RDWR);
+  }
+  return live;
+}
+
+}  // namespace pgflow::soak
