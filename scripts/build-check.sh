@@ -33,13 +33,13 @@ case "$type" in
 esac
 
 shift
-supp=$root/tests/sanitizers
+sanitizers=$root/tests/sanitizers
 cmake_args=()
 if [ "$type" = asan ]; then
   sanitize=address,undefined
 else
   sanitize=thread
-  "$supp/build-abseil.sh" "$build/abseil"
+  "$sanitizers/build-abseil.sh" "$build/abseil"
   cmake_args+=(-Dabsl_DIR="$build/abseil/lib/cmake/absl")
 fi
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPGFLOW_WERROR=ON \
@@ -59,17 +59,22 @@ rm -rf "$logs"
 mkdir -p "$logs"
 common="halt_on_error=1:log_path=$logs/report"
 export ASAN_OPTIONS="$common:detect_leaks=1:detect_stack_use_after_return=1:check_initialization_order=1:strict_init_order=1"
-export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS="$common:print_stacktrace=1"
-export TSAN_OPTIONS="$common:second_deadlock_stack=1:suppressions=$supp/tsan.supp:print_suppressions=0"
+export TSAN_OPTIONS="$common:second_deadlock_stack=1"
 
 # Left out: tests that run none of the sanitized code and only cost time here —
 # unit.thread_safety_analysis (clang -fsyntax-only over src/, minutes of both cores), and the
-# fault soak (label soak, its own program and cluster; not built here).
+# fault soak (label soak, its own program and cluster; not built here). Under TSan also the
+# typed-handler outputs of the hostile inputs, whose 100 MB output cannot get through the
+# instrumented worker within its step's 60 s timeout (+30 s stall window) on two cores: stall
+# recovery fails it (under ASan, and unsanitized, it passes).
+excluded='^unit\.thread_safety_analysis$'
+if [ "$type" = tsan ]; then
+  excluded+='|^db\.HostileInputTest\.TypedHandlerOutputsAreStoredOrFailTheAttempt$'
+fi
 cd "$build"
 status=0
-ctest --output-on-failure -j"$(nproc)" -L '^(unit|db)$' -LE '^soak$' \
-  -E '^unit\.thread_safety_analysis$' "$@" || status=$?
+ctest --output-on-failure -j"$(nproc)" -L '^(unit|db)$' -LE '^soak$' -E "$excluded" "$@" || status=$?
 
 reports=("$logs"/report.*)
 found=0

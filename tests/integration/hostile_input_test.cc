@@ -221,8 +221,10 @@ json output_of(const json& input) {
   return j ? std::move(*j) : json();
 }
 
-// A typed handler: its result is checked by the typed wrapper before it is copied.
-inline const auto host = pgflow::Flow<"hHost", json>({.max_attempts = 1})
+// A typed handler: its result is checked by the typed wrapper before it is copied. Reporting a
+// 100 MB output takes the SQL core tens of seconds (minutes on a loaded machine or under a
+// sanitizer): a one-hour timeout keeps stall recovery out of what the test checks.
+inline const auto host = pgflow::Flow<"hHost", json>({.max_attempts = 1, .timeout = 3600})
                              .step<"emit">([](const json& input) -> json { return output_of(input); });
 
 // A hand-built handler: nothing checks its result before the worker reports it.
