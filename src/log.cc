@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/strings/str_format.h"
+#include "internal/text_checks.h"
 #include "absl/synchronization/mutex.h"
 
 namespace pgflow {
@@ -28,9 +28,21 @@ namespace {
 
 bool is_control(char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }
 
-// Appends `text` with control characters (and, when `quoted`, '"' and '\\') escaped.
+// Appends `text` with control characters, bytes that are not well-formed UTF-8 (and, when
+// `quoted`, '"' and '\\') escaped.
 void append_escaped(std::string& out, std::string_view text, bool quoted) {
-  for (char c : text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (static_cast<unsigned char>(c) >= 0x80) {
+      const std::size_t len = internal::utf8_sequence_length(text, i);
+      if (len == 0) {
+        out.append("\\x").append(internal::hex_byte(static_cast<unsigned char>(c)));
+      } else {
+        out.append(text.substr(i, len));
+        i += len - 1;
+      }
+      continue;
+    }
     switch (c) {
       case '\n':
         out.append("\\n");
@@ -48,7 +60,7 @@ void append_escaped(std::string& out, std::string_view text, bool quoted) {
         break;
       default:
         if (is_control(c)) {
-          out.append(absl::StrFormat("\\x%02x", static_cast<unsigned char>(c)));
+          out.append("\\x").append(internal::hex_byte(static_cast<unsigned char>(c)));
         } else {
           out.push_back(c);
         }
@@ -57,9 +69,10 @@ void append_escaped(std::string& out, std::string_view text, bool quoted) {
 }
 
 bool needs_quotes(std::string_view value) {
-  return value.empty() || std::any_of(value.begin(), value.end(), [](char c) {
-           return c == ' ' || c == '"' || c == '=' || c == '\\' || is_control(c);
-         });
+  return value.empty() ||
+         std::any_of(value.begin(), value.end(),
+                     [](char c) { return c == ' ' || c == '"' || c == '=' || c == '\\' || is_control(c); }) ||
+         internal::invalid_utf8_at(value) != std::string_view::npos;
 }
 
 }  // namespace

@@ -46,10 +46,11 @@ using LogSink = std::function<void(const LogRecord&)>;
 LogSink stderr_log_sink();
 
 // `level message key=value ...` on one line, for sinks that write text. A value is quoted when
-// it is empty or holds a space, '"', '=', '\\' or a control character; inside the quotes '"', '\\'
-// and control characters are escaped (\", \\, \n, \r, \t, \xHH). Control characters in the
-// message are escaped the same way. So a slug or a handler's error text can never start a new
-// line or pose as another field.
+// it is empty or holds a space, '"', '=', '\\', a control character or a byte that is not
+// well-formed UTF-8; inside the quotes '"', '\\', control characters and such bytes are escaped
+// (\", \\, \n, \r, \t, \xHH). Control characters and such bytes in the message are escaped the
+// same way. So a slug or a handler's error text can never start a new line, pose as another
+// field or make the line invalid UTF-8.
 std::string to_log_line(const LogRecord& record);
 
 // A cheap, copyable handle over a sink, a minimum level and fields added to every record.

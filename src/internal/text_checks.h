@@ -25,40 +25,49 @@ namespace pgflow::internal {
 // recurse once per level; its parser and destructor do not).
 inline constexpr int kMaxJsonDepth = 1000;
 
-// The byte offset of the first byte that does not start a well-formed UTF-8 sequence (as
-// PostgreSQL defines it: no overlong forms, no surrogates, nothing above U+10FFFF), or npos.
-inline std::size_t invalid_utf8_at(std::string_view s) {
+// The length of the well-formed UTF-8 sequence that starts at s[i] (1 for ASCII), as PostgreSQL
+// defines it (no overlong forms, no surrogates, nothing above U+10FFFF), or 0 when the bytes
+// there are not one.
+inline std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-  const std::size_t n = s.size();
-  std::size_t i = 0;
-  while (i < n) {
-    const unsigned char c = p[i];
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    std::size_t len = 0;
-    unsigned char lo = 0x80, hi = 0xBF;  // the allowed range of the second byte
-    if (c >= 0xC2 && c <= 0xDF) {
-      len = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      len = 3;
-      if (c == 0xE0) lo = 0xA0;  // overlong
-      if (c == 0xED) hi = 0x9F;  // surrogates
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      len = 4;
-      if (c == 0xF0) lo = 0x90;  // overlong
-      if (c == 0xF4) hi = 0x8F;  // above U+10FFFF
-    } else {
-      return i;
-    }
-    if (i + len > n || p[i + 1] < lo || p[i + 1] > hi) return i;
-    for (std::size_t k = 2; k < len; ++k) {
-      if (p[i + k] < 0x80 || p[i + k] > 0xBF) return i;
-    }
+  const unsigned char c = p[i];
+  if (c < 0x80) return 1;
+  std::size_t len = 0;
+  unsigned char lo = 0x80, hi = 0xBF;  // the allowed range of the second byte
+  if (c >= 0xC2 && c <= 0xDF) {
+    len = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    len = 3;
+    if (c == 0xE0) lo = 0xA0;  // overlong
+    if (c == 0xED) hi = 0x9F;  // surrogates
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    len = 4;
+    if (c == 0xF0) lo = 0x90;  // overlong
+    if (c == 0xF4) hi = 0x8F;  // above U+10FFFF
+  } else {
+    return 0;
+  }
+  if (i + len > s.size() || p[i + 1] < lo || p[i + 1] > hi) return 0;
+  for (std::size_t k = 2; k < len; ++k) {
+    if (p[i + k] < 0x80 || p[i + k] > 0xBF) return 0;
+  }
+  return len;
+}
+
+// The byte offset of the first byte that does not start a well-formed UTF-8 sequence, or npos.
+inline std::size_t invalid_utf8_at(std::string_view s) {
+  for (std::size_t i = 0; i < s.size();) {
+    const std::size_t len = utf8_sequence_length(s, i);
+    if (len == 0) return i;
     i += len;
   }
   return std::string_view::npos;
+}
+
+// A byte as two lowercase hex digits ("ff").
+inline std::string hex_byte(unsigned char b) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  return {kHex[b >> 4], kHex[b & 15]};
 }
 
 // Why PostgreSQL cannot take `s` as text ("contains a NUL byte at byte 3", "is not valid UTF-8
@@ -68,10 +77,8 @@ inline std::optional<std::string> text_problem(std::string_view s) {
     return absl::StrCat("contains a NUL byte at byte ", nul);
   }
   if (const std::size_t bad = invalid_utf8_at(s); bad != std::string_view::npos) {
-    static constexpr char kHex[] = "0123456789abcdef";
-    const auto b = static_cast<unsigned char>(s[bad]);
-    const char hex[] = {kHex[b >> 4], kHex[b & 15], '\0'};
-    return absl::StrCat("is not valid UTF-8 (byte 0x", hex, " at byte ", bad, ")");
+    return absl::StrCat("is not valid UTF-8 (byte 0x", hex_byte(static_cast<unsigned char>(s[bad])),
+                        " at byte ", bad, ")");
   }
   return std::nullopt;
 }
@@ -80,7 +87,6 @@ inline std::optional<std::string> text_problem(std::string_view s) {
 // and `\` escaped, every other byte as \xNN; at most `max_bytes` of `s`, then "..." and its
 // length. Safe for logs whatever `s` holds.
 inline std::string printable(std::string_view s, std::size_t max_bytes = 64) {
-  static constexpr char kHex[] = "0123456789abcdef";
   std::string out = "\"";
   std::size_t i = 0;
   while (i < s.size() && i < max_bytes) {
@@ -92,14 +98,11 @@ inline std::string printable(std::string_view s, std::size_t max_bytes = 64) {
     } else if (c >= 0x20 && c < 0x7F) {
       out += static_cast<char>(c);
       ++i;
-    } else if (const std::string_view seq = s.substr(i, c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2);
-               c >= 0x80 && invalid_utf8_at(seq) == std::string_view::npos) {
-      out.append(seq.data(), seq.size());  // one whole, well-formed sequence
-      i += seq.size();
+    } else if (const std::size_t len = c >= 0x80 ? utf8_sequence_length(s, i) : 0; len > 0) {
+      out.append(s.substr(i, len));  // one whole, well-formed sequence
+      i += len;
     } else {
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
+      out += "\\x" + hex_byte(c);
       ++i;
     }
   }

@@ -68,6 +68,14 @@ TEST(LogLine, ControlCharactersAreEscapedInValuesAndMessages) {
             R"(debug two\nlines\r v="a\tb\x01c\x7f")");
 }
 
+TEST(LogLine, BytesThatAreNotUtf8AreEscapedWellFormedUtf8IsKept) {
+  // A lone lead byte, a truncated sequence, an overlong form; "é" and "€" stay as they are.
+  EXPECT_EQ(line_of(LogLevel::kWarn, "m\xff", {{"v", "\xc3\xa9\xe2\x82\xac \xc3"}, {"w", "\xc0\xaf"}}),
+            "warn m\\xff v=\"\xc3\xa9\xe2\x82\xac \\xc3\" w=\"\\xc0\\xaf\"");
+  // A value that is only non-ASCII but well formed needs no quotes.
+  EXPECT_EQ(line_of(LogLevel::kWarn, "m", {{"v", "\xc3\xa9"}}), "warn m v=\xc3\xa9");
+}
+
 TEST(LogLine, TheStderrSinkWritesOneLinePerRecord) {
   std::vector<LogField> fields = {{"error", "x\ny"}};
   ::testing::internal::CaptureStderr();
