@@ -8,6 +8,8 @@ packages=(
   g++ cmake make pkg-config git ca-certificates
   clang  # thread-safety analysis (tests/tools/thread_safety_analysis.sh)
   libpq-dev libabsl-dev nlohmann-json3-dev
+  libcli11-dev        # the `pgflow` command line's argument parser (header-only)
+  prometheus-cpp-dev  # the optional pgflow::prometheus component (built and tested when present)
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   postgresql-15 postgresql-contrib postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl
 )

@@ -17,6 +17,17 @@ struct EmbeddedMigration {
 // sql/migrations/*.sql, ascending by version.
 const std::vector<EmbeddedMigration>& embedded_migrations();
 
+// A migration's read-only pre-upgrade report (sql/audit/NNNN_name_audit.sql): one SELECT of
+// (severity, category, flow_slug, step_slug, detail, repair_hint) rows.
+struct EmbeddedAudit {
+  int version;  // the migration it audits
+  std::string_view file_name;
+  std::string_view sql;
+};
+
+// sql/audit/*.sql, ascending by version.
+const std::vector<EmbeddedAudit>& embedded_audits();
+
 // sql/pgmq/pgmq.sql: the pure-SQL PGMQ 1.5.1 layer.
 std::string_view bundled_pgmq_sql();
 

@@ -1,17 +1,26 @@
-// The `pgflow` program against the real embedded PostgreSQL: `pgflow flows` lists every flow's
-// alias, queue mode and route with the live workers of each queue (the post-deploy coverage
-// check); `pgflow aliases` lists aliases with their versions; `pgflow activate` switches an
-// alias by compare-and-swap; `pgflow run cancel|retry|resume` controls runs.
+// The `pgflow` program against the real embedded PostgreSQL, every subcommand: migrate
+// (--dry-run, --adopt), status (--metrics), audit, flows, flow show, aliases, activate, runs,
+// run show|cancel|retry|resume, start (--wait), workers (pause|resume|deprecate) and prune;
+// --json output parsed back; bad arguments (exit 2, naming the argument); a database without
+// the schema.
+#include <atomic>
+#include <stdexcept>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "pg/connection.h"
+#include "pgflow/context.h"
+#include "pgflow/flow.h"
+#include "pgflow/worker.h"
 #include "testing/command.h"
 #include "testing/database_test.h"
 #include "testing/status_matchers.h"
+#include "testing/worker_harness.h"
 
 namespace pgflow {
 namespace {
@@ -21,11 +30,14 @@ using ::testing::HasSubstr;
 using pgflow::testing::CommandResult;
 using pgflow::testing::run_command;
 using pgflow::testing::shell_quote;
+using pgflow::testing::test_worker_config;
+using pgflow::testing::wait_for;
 
 class CliTest : public pgflow::testing::DatabaseTest {
  protected:
-  CommandResult pgflow(const std::string& args) {
-    return run_command(absl::StrCat(PGFLOW_CLI_BIN, " ", args, " --database ", shell_quote(db_->url())));
+  CommandResult pgflow(const std::string& args) { return pgflow_at(db_->url(), args); }
+  static CommandResult pgflow_at(const std::string& url, const std::string& args) {
+    return run_command(absl::StrCat(PGFLOW_CLI_BIN, " ", args, " --database ", shell_quote(url)));
   }
   // One step of a flow shape.
   // A worker's startup deployment of one-step flow `flow` under alias `alias`.
@@ -59,19 +71,24 @@ TEST_F(CliTest, FlowsListsQueueModesRoutesAndLiveWorkersPerQueue) {
 
   CommandResult listed = pgflow("flows --json");
   ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  sql("select pgflow.start_run('orders', '{}')");
   EXPECT_EQ(json::parse(listed.out), json::parse(R"([
-    {"flow_slug": "orders", "flow_alias": "orders", "active": true, "queue_mode": "step", "routes": [
+    {"flow_slug": "orders", "flow_alias": "orders", "active": true, "queue_mode": "step", "step_count": 2,
+     "runs": {"started": 0, "completed": 0, "failed": 0}, "routes": [
       {"step_slug": "pay", "queue_name": "orders__pay", "live_workers": 2},
       {"step_slug": "ship", "queue_name": "orders__ship", "live_workers": 0}]},
-    {"flow_slug": "plain", "flow_alias": "plain", "active": true, "queue_mode": "flow", "routes": [
+    {"flow_slug": "plain", "flow_alias": "plain", "active": true, "queue_mode": "flow", "step_count": 1,
+     "runs": {"started": 0, "completed": 0, "failed": 0}, "routes": [
       {"step_slug": "only", "queue_name": "plain", "live_workers": 0}]}])"));
 
   CommandResult table = pgflow("flows");
   ASSERT_EQ(table.exit_code, 0) << table.err;
-  EXPECT_THAT(table.out, HasSubstr("FLOW"));
-  EXPECT_THAT(table.out, ::testing::ContainsRegex("orders +orders +active +step +pay +orders__pay +2"));
-  EXPECT_THAT(table.out, ::testing::ContainsRegex("\n +ship +orders__ship +0"));
-  EXPECT_THAT(table.out, ::testing::ContainsRegex("plain +plain +active +flow +only +plain +0"));
+  EXPECT_THAT(table.out, ::testing::ContainsRegex("FLOW +ALIAS +STATE +MODE +STEPS +RUNS STARTED +COMPLETED +FAILED"));
+  EXPECT_THAT(table.out, ::testing::ContainsRegex("orders +orders +active +step +2 +1 +0 +0"));
+  EXPECT_THAT(table.out, ::testing::ContainsRegex("plain +plain +active +flow +1 +0 +0 +0"));
+  EXPECT_THAT(table.out, ::testing::ContainsRegex("orders +pay +orders__pay +2"));
+  EXPECT_THAT(table.out, ::testing::ContainsRegex("orders +ship +orders__ship +0"));
+  EXPECT_THAT(table.out, ::testing::ContainsRegex("plain +only +plain +0"));
 }
 
 // Versions greetV1 (active) and greetV2 of alias "greet".
@@ -124,14 +141,19 @@ TEST_F(CliTest, ActivateSwitchesWithCompareAndSwap) {
 }
 
 TEST_F(CliTest, ActivateChecksItsArguments) {
-  for (const char* args : {"activate greet", "activate greet greetV2", "activate greet greetV2 extra --expected x",
-                           "activate greet greetV2 --expected greetV1 --expected-none"}) {
-    CommandResult r = pgflow(args);
-    EXPECT_EQ(r.exit_code, 2) << args;
-    EXPECT_THAT(r.err, HasSubstr("usage: pgflow")) << args;
+  struct Case {
+    const char* args;
+    const char* names;
+  };
+  for (const Case& c : {Case{"activate greet", "SLUG is required"},
+                        Case{"activate greet greetV2", "activate needs --expected CURRENT"},
+                        Case{"activate greet greetV2 extra --expected x", "extra"},
+                        Case{"activate greet greetV2 --expected greetV1 --expected-none", "--expected-none"}}) {
+    CommandResult r = pgflow(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args;
+    EXPECT_THAT(r.err, HasSubstr(c.names)) << c.args;
+    EXPECT_THAT(r.err, HasSubstr("Run `pgflow activate --help` for usage.")) << c.args;
   }
-  EXPECT_THAT(pgflow("activate greet greetV2").err, HasSubstr("exactly one of --expected CURRENT"));
-  EXPECT_THAT(pgflow("activate greet greetV2 extra --expected x").err, HasSubstr("unexpected argument extra"));
 }
 
 TEST_F(CliTest, RunCancelRetryAndResume) {
@@ -160,16 +182,19 @@ TEST_F(CliTest, RunCancelRetryAndResume) {
 }
 
 TEST_F(CliTest, RunChecksItsArguments) {
-  for (const char* args : {"run", "run cancel", "run stop 00000000-0000-0000-0000-000000000001",
-                           "run retry 00000000-0000-0000-0000-000000000001 --reason x",
-                           "run cancel 00000000-0000-0000-0000-000000000001 --new-run-id x"}) {
-    CommandResult r = pgflow(args);
-    EXPECT_EQ(r.exit_code, 2) << args;
-    EXPECT_THAT(r.err, HasSubstr("usage: pgflow")) << args;
+  struct Case {
+    const char* args;
+    const char* names;
+  };
+  for (const Case& c : {Case{"run", "subcommand"}, Case{"run cancel", "RUN_ID is required"},
+                        Case{"run stop 00000000-0000-0000-0000-000000000001", "stop"},
+                        Case{"run retry 00000000-0000-0000-0000-000000000001 --reason x", "--reason"},
+                        Case{"run cancel 00000000-0000-0000-0000-000000000001 --new-run-id x", "--new-run-id"},
+                        Case{"run cancel 42", "RUN_ID"}}) {
+    CommandResult r = pgflow(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args;
+    EXPECT_THAT(r.err, HasSubstr(c.names)) << c.args;
   }
-  EXPECT_THAT(pgflow("run stop 00000000-0000-0000-0000-000000000001").err, HasSubstr("unknown run action stop"));
-  EXPECT_THAT(pgflow("run retry 00000000-0000-0000-0000-000000000001 --reason x").err,
-              HasSubstr("--reason is for run cancel"));
   CommandResult unknown = pgflow("run cancel 00000000-0000-0000-0000-000000000001");
   EXPECT_EQ(unknown.exit_code, 1);
   EXPECT_THAT(unknown.err, HasSubstr("Run \"00000000-0000-0000-0000-000000000001\" does not exist"));
@@ -177,9 +202,7 @@ TEST_F(CliTest, RunChecksItsArguments) {
 
 TEST_F(CliTest, MigrateAdoptsASchemaInstalledByUpstreamsTooling) {
   PGFLOW_ASSERT_OK_AND_ASSIGN(pgflow::testing::TestDatabase fresh, pgflow::testing::TestDatabase::empty());
-  auto on_fresh = [&](const std::string& args) {
-    return run_command(absl::StrCat(PGFLOW_CLI_BIN, " ", args, " --database ", shell_quote(fresh.url())));
-  };
+  auto on_fresh = [&](const std::string& args) { return pgflow_at(fresh.url(), args); };
   ASSERT_EQ(on_fresh("migrate --to 1").exit_code, 0);
   // What upstream's tooling leaves: the schema without our ledger.
   PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection conn, pg::Connection::open(fresh.url()));
@@ -200,10 +223,410 @@ TEST_F(CliTest, MigrateAdoptsASchemaInstalledByUpstreamsTooling) {
 TEST_F(CliTest, FlowsRefusesAValueForTheJsonSwitch) {
   CommandResult r = pgflow("flows --json=maybe");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_THAT(r.err, HasSubstr("--json takes no value"));
+  EXPECT_THAT(r.err, HasSubstr("--json"));
   CommandResult table = pgflow("aliases --json=false");
   EXPECT_EQ(table.exit_code, 0) << table.err;
   EXPECT_THAT(table.out, HasSubstr("ALIAS")) << "--json=false is the table";
+}
+
+
+// ---- the operator commands (#17) ----
+
+// A map over the input and a sum: `run show` has a map step with progress to show.
+const auto kSum = Flow<"cliSum", std::vector<int>>()
+                      .map<"double">([](int x) { return 2 * x; })
+                      .step<"total">(after<"double">, [](const std::vector<int>& doubled) {
+                        int total = 0;
+                        for (int x : doubled) total += x;
+                        return total;
+                      });
+// Fails on its only attempt.
+const auto kBoom = Flow<"cliBoom", int>({.max_attempts = 1}).step<"explode">([](int) -> int {
+  throw std::runtime_error("it blew up");
+});
+
+TEST_F(CliTest, HelpListsEveryCommandAndEachCommandsOptions) {
+  CommandResult help = run_command(absl::StrCat(PGFLOW_CLI_BIN, " --help"));
+  ASSERT_EQ(help.exit_code, 0) << help.err;
+  for (const char* command : {"migrate", "status", "audit", "flows", "flow", "aliases", "activate", "runs", "run",
+                              "start", "workers", "prune"}) {
+    EXPECT_THAT(help.out, ::testing::ContainsRegex(absl::StrCat("\n  ", command, " +[a-z]"))) << command;
+  }
+  EXPECT_THAT(help.out, HasSubstr("Exit status"));
+  struct Case {
+    const char* command;
+    const char* option;
+  };
+  for (const Case& c : {Case{"migrate", "--dry-run"}, Case{"status", "--metrics"}, Case{"flow show", "SLUG"},
+                        Case{"runs", "--since"}, Case{"run show", "RUN_ID"}, Case{"start", "--wait"},
+                        Case{"workers", "--all"}, Case{"workers pause", "--reason"}, Case{"prune", "--older-than"},
+                        Case{"activate", "--expected-none"}}) {
+    CommandResult r = run_command(absl::StrCat(PGFLOW_CLI_BIN, " ", c.command, " --help"));
+    EXPECT_EQ(r.exit_code, 0) << c.command;
+    EXPECT_THAT(r.out, HasSubstr(c.option)) << c.command;
+    EXPECT_THAT(r.out, HasSubstr("--database")) << c.command;
+    EXPECT_THAT(r.out, HasSubstr("--json")) << c.command;
+  }
+}
+
+TEST_F(CliTest, BadArgumentsExitTwoNamingTheArgument) {
+  struct Case {
+    const char* args;
+    const char* names;
+  };
+  for (const Case& c : {Case{"frobnicate", "frobnicate"},
+                        Case{"migrate --to 0", "--to"},
+                        Case{"migrate --databse x", "--databse"},
+                        Case{"flow show", "SLUG is required"},
+                        Case{"runs --status sleeping", "--status"},
+                        Case{"runs --since yesterday", "--since"},
+                        Case{"runs --limit 0", "--limit"},
+                        Case{"run show not-a-uuid", "RUN_ID"},
+                        Case{"start", "FLOW is required"},
+                        Case{"start cliSum --input '[1,'", "--input"},
+                        Case{"start cliSum --timeout 5s", "--timeout"},
+                        Case{"start cliSum --wait --timeout soon", "--timeout"},
+                        Case{"workers pause", "FUNCTION is required"},
+                        Case{"workers deprecate", "TARGET is required"},
+                        Case{"prune", "--older-than is required"},
+                        Case{"prune --older-than 14", "--older-than"},
+                        Case{"prune --older-than -1d", "--older-than"}}) {
+    CommandResult r = pgflow(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args;
+    EXPECT_THAT(r.err, HasSubstr(c.names)) << c.args;
+    EXPECT_THAT(r.out, ::testing::IsEmpty()) << c.args;
+  }
+  CommandResult nothing = run_command(absl::StrCat("env -u DATABASE_URL ", PGFLOW_CLI_BIN, " flows"));
+  EXPECT_EQ(nothing.exit_code, 2);
+  EXPECT_THAT(nothing.err, HasSubstr("no database: pass --database URL or set DATABASE_URL"));
+  CommandResult from_env =
+      run_command(absl::StrCat("DATABASE_URL=", shell_quote(db_->url()), " ", PGFLOW_CLI_BIN, " flows --json"));
+  EXPECT_EQ(from_env.exit_code, 0) << from_env.err;
+}
+
+TEST_F(CliTest, ADatabaseWithoutTheSchemaIsNamedAndLeftAlone) {
+  PGFLOW_ASSERT_OK_AND_ASSIGN(pgflow::testing::TestDatabase fresh, pgflow::testing::TestDatabase::empty());
+  auto on_fresh = [&](const std::string& args) { return pgflow_at(fresh.url(), args); };
+  for (const char* args : {"flows", "flow show x", "aliases", "runs", "run show 00000000-0000-0000-0000-000000000001",
+                           "start x", "workers", "workers pause f", "workers deprecate f", "prune --older-than 1d",
+                           "status --metrics", "activate a b --expected-none",
+                           "run cancel 00000000-0000-0000-0000-000000000001"}) {
+    CommandResult r = on_fresh(args);
+    EXPECT_EQ(r.exit_code, 1) << args;
+    EXPECT_THAT(r.err, HasSubstr("no pgflow schema")) << args;
+    EXPECT_THAT(r.err, HasSubstr("pgflow migrate")) << args;
+  }
+  CommandResult status = on_fresh("status --json");
+  ASSERT_EQ(status.exit_code, 0) << status.err;
+  json s = json::parse(status.out);
+  EXPECT_EQ(s["schema_version"], 0);
+  EXPECT_EQ(s["pgmq_mode"], "missing");
+  EXPECT_EQ(s["pending"].size(), s["library_version"].get<size_t>());
+  CommandResult audit = on_fresh("audit");
+  EXPECT_EQ(audit.exit_code, 0) << audit.err;
+  EXPECT_THAT(audit.out, HasSubstr("no pgflow schema yet"));
+
+  CommandResult dry = on_fresh("migrate --dry-run --json");
+  ASSERT_EQ(dry.exit_code, 0) << dry.err;
+  json d = json::parse(dry.out);
+  EXPECT_EQ(d["installs_pgmq"], true);
+  ASSERT_EQ(d["would_apply"].size(), s["library_version"].get<size_t>());
+  EXPECT_EQ(d["would_apply"][0]["file"], "0001_core.sql");
+  PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection conn, pg::Connection::open(fresh.url()));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Result schemas,
+                              conn.exec("select count(*) from pg_namespace where nspname in ('pgflow', 'pgmq')"));
+  EXPECT_EQ(schemas.scalar(), "0") << "a dry run changes nothing";
+}
+
+TEST_F(CliTest, MigrateDryRunListsWhatWouldRunUpToTheTarget) {
+  PGFLOW_ASSERT_OK_AND_ASSIGN(pgflow::testing::TestDatabase fresh, pgflow::testing::TestDatabase::empty());
+  auto on_fresh = [&](const std::string& args) { return pgflow_at(fresh.url(), args); };
+  ASSERT_EQ(on_fresh("migrate --to 1").exit_code, 0);
+  CommandResult dry = on_fresh("migrate --dry-run --to 3");
+  ASSERT_EQ(dry.exit_code, 0) << dry.err;
+  EXPECT_THAT(dry.out, HasSubstr("would apply  0002_queue_identity.sql\nwould apply  0003_readable_core.sql\n("));
+  EXPECT_THAT(dry.out, HasSubstr("dry run: nothing changed"));
+  CommandResult status = on_fresh("status --json");
+  EXPECT_EQ(json::parse(status.out)["schema_version"], 1);
+  CommandResult migrated = on_fresh("migrate --json");
+  ASSERT_EQ(migrated.exit_code, 0) << migrated.err;
+  json m = json::parse(migrated.out);
+  EXPECT_EQ(m["schema_version"], m["library_version"]);
+  EXPECT_TRUE(m["pending"].empty());
+  CommandResult nothing = on_fresh("migrate --dry-run");
+  EXPECT_THAT(nothing.out, HasSubstr("nothing to apply: up to date"));
+}
+
+TEST_F(CliTest, AuditReportsWhatTheNextMigrationWouldRefuse) {
+  PGFLOW_ASSERT_OK_AND_ASSIGN(pgflow::testing::TestDatabase fresh, pgflow::testing::TestDatabase::empty());
+  auto on_fresh = [&](const std::string& args) { return pgflow_at(fresh.url(), args); };
+  ASSERT_EQ(on_fresh("migrate --to 1").exit_code, 0);
+  CommandResult clean = on_fresh("audit --json");
+  ASSERT_EQ(clean.exit_code, 0) << clean.err;
+  json report = json::parse(clean.out);
+  EXPECT_EQ(report["migration"], 2);
+  ASSERT_FALSE(report["findings"].empty());
+  EXPECT_EQ(report["findings"][0]["severity"], "info");
+  EXPECT_EQ(report["findings"][0]["category"], "backfill");
+
+  // A flow slug the queue-identity rules refuse (legal in 0001).
+  PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection conn, pg::Connection::open(fresh.url()));
+  ASSERT_TRUE(conn.exec("insert into pgflow.flows (flow_slug) values ('bad__slug')").ok());
+  CommandResult refused = on_fresh("audit");
+  EXPECT_EQ(refused.exit_code, 3) << refused.err;
+  EXPECT_THAT(refused.out, ::testing::ContainsRegex("error +invalid_flow_slug +\\(bad__slug\\)"));
+  EXPECT_THAT(refused.out, HasSubstr("error(s): the upgrade would refuse until they are fixed"));
+  CommandResult as_json = on_fresh("audit --json");
+  EXPECT_EQ(as_json.exit_code, 3);
+  json errors = json::parse(as_json.out)["findings"];
+  EXPECT_EQ(errors[0]["severity"], "error");
+  EXPECT_EQ(errors[0]["flow_slug"], "bad__slug");
+  EXPECT_THAT(pgflow("audit").out, HasSubstr("up to date: nothing to audit"));
+}
+
+TEST_F(CliTest, FlowShowPrintsStepsAsATreeWithOptionsAndConditions) {
+  sql(absl::StrCat(R"(select pgflow.ensure_flow_compiled('shop', '{"steps": [)", step("load"), ",",
+                   R"({"slug": "items", "stepType": "map", "dependencies": ["load"], "whenUnmet": "skip",
+                       "whenExhausted": "skip", "options": {"maxAttempts": 7},
+                       "requiredInputPattern": {"defined": true, "value": {"vip": true}},
+                       "forbiddenInputPattern": {"defined": false}},)",
+                   step("report", R"("load", "items")"), R"(]}', pgflow.worker_protocol()))"));
+  CommandResult shown = pgflow("flow show shop --json");
+  ASSERT_EQ(shown.exit_code, 0) << shown.err;
+  json flow = json::parse(shown.out);
+  EXPECT_EQ(flow["flow_slug"], "shop");
+  EXPECT_EQ(flow["queue_mode"], "flow");
+  ASSERT_EQ(flow["steps"].size(), 3u);
+  EXPECT_EQ(flow["steps"][1]["step_type"], "map");
+  EXPECT_EQ(flow["steps"][1]["options"]["max_attempts"], 7);
+  EXPECT_EQ(flow["steps"][1]["required_input_pattern"], json({{"vip", true}}));
+  EXPECT_EQ(flow["steps"][1]["when_exhausted"], "skip");
+  EXPECT_EQ(flow["steps"][2]["dependencies"], json({"load", "items"}));
+
+  CommandResult tree = pgflow("flow show shop");
+  ASSERT_EQ(tree.exit_code, 0) << tree.err;
+  EXPECT_THAT(tree.out, HasSubstr("flow shop  (alias shop, active version; one queue per flow)"));
+  EXPECT_THAT(tree.out, HasSubstr("\n  load  [single step; queue shop]\n"));
+  EXPECT_THAT(tree.out, HasSubstr("\n  └─ items  [map step; queue shop; max_attempts 7; if input contains "
+                                  "{\"vip\":true}; when unmet: skip; when retries are exhausted: skip]\n"));
+  EXPECT_THAT(tree.out, HasSubstr("\n     └─ report (after load, items)  [single step; queue shop]\n"));
+
+  CommandResult unknown = pgflow("flow show nope");
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_THAT(unknown.err, HasSubstr("no flow or alias \"nope\""));
+}
+
+TEST_F(CliTest, StartWaitsForTheRunAndItsExitStatusSaysHowItEnded) {
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker sum_worker, EdgeWorker::start(kSum, test_worker_config(db_->url())));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker boom_worker, EdgeWorker::start(kBoom, test_worker_config(db_->url())));
+
+  CommandResult done = pgflow("start cliSum --input '[1, 2, 3]' --wait --json");
+  ASSERT_EQ(done.exit_code, 0) << done.err;
+  json run = json::parse(done.out);
+  EXPECT_EQ(run["status"], "completed");
+  EXPECT_EQ(run["output"], json({{"total", 12}})) << "a run's output holds its leaf steps' outputs";
+  EXPECT_EQ(run["steps"][0]["tasks_total"], 3);
+  EXPECT_EQ(run["steps"][0]["tasks_completed"], 3);
+  EXPECT_THAT(done.err, ::testing::IsEmpty()) << "no progress output when stderr is not a terminal";
+
+  CommandResult shown = pgflow("run show " + run["run_id"].get<std::string>());
+  ASSERT_EQ(shown.exit_code, 0) << shown.err;
+  EXPECT_THAT(shown.out, ::testing::ContainsRegex("run [-0-9a-f]+  flow cliSum  completed after "));
+  EXPECT_THAT(shown.out, ::testing::ContainsRegex(
+                             "double +map +completed +1 +[-0-9: Z]+ +[0-9.a-z ]+ +\\[#+\\] 3/3"));
+  EXPECT_THAT(shown.out, HasSubstr("output: {\"total\":12}"));
+
+  CommandResult failed = pgflow("start cliBoom --input 1 --wait");
+  EXPECT_EQ(failed.exit_code, 3) << failed.err;
+  EXPECT_THAT(failed.out, ::testing::ContainsRegex("explode +single +failed +1 .*it blew up"));
+
+  CommandResult started = pgflow("start cliSum --input '[5]' --json");
+  ASSERT_EQ(started.exit_code, 0) << started.err;
+  EXPECT_EQ(json::parse(started.out)["flow_slug"], "cliSum");
+  CommandResult unknown = pgflow("start noSuchFlow --wait");
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_THAT(unknown.err, HasSubstr("noSuchFlow"));
+}
+
+TEST_F(CliTest, StartWaitEndsOnCancelAndOnItsTimeout) {
+  std::atomic<int> holding{0};
+  auto hold = Flow<"cliHold", int>({.max_attempts = 1}).step<"hold">([&holding](int x, Context& ctx) -> int {
+    ++holding;
+    wait_for([&ctx] { return ctx.stop_token().stop_requested(); });
+    return x;
+  });
+  // No worker yet: the run cannot end, so the wait runs out.
+  sql(absl::StrCat("select pgflow.ensure_flow_compiled('cliHold', $1::jsonb, pgflow.worker_protocol())"),
+      {pgflow::shape_of(hold).dump()});
+  CommandResult waited = pgflow("start cliHold --input 1 --wait --timeout 1s");
+  EXPECT_EQ(waited.exit_code, 5) << waited.err;
+  EXPECT_THAT(waited.err, HasSubstr("is still running after 1s"));
+
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(hold, test_worker_config(db_->url())));
+  ASSERT_TRUE(wait_for([&] { return holding.load() == 1; }));
+  const std::string run_id = sql("select run_id::text from pgflow.runs");
+  CommandResult cancelled;
+  std::thread waiter([&] { cancelled = pgflow("start cliHold --input 2 --wait --run-id 00000000-0000-0000-0000-0000000000c1"); });
+  ASSERT_TRUE(wait_for([&] { return holding.load() == 2; }));
+  ASSERT_EQ(pgflow("run cancel 00000000-0000-0000-0000-0000000000c1 --reason enough").exit_code, 0);
+  waiter.join();
+  EXPECT_EQ(cancelled.exit_code, 4) << cancelled.err;
+  EXPECT_THAT(cancelled.out, HasSubstr("cancelled: enough"));
+  EXPECT_EQ(pgflow("run cancel " + run_id).exit_code, 0);
+}
+
+TEST_F(CliTest, RunsListsNewestFirstWithFilters) {
+  deploy("alpha", "alpha");
+  deploy("betaV1", "beta");
+  const std::string a1 = sql("select pgflow.start_run('alpha', '{}')::text");
+  const std::string b1 = sql("select pgflow.start_run('beta', '{}')::text");
+  const std::string a2 = sql("select pgflow.start_run('alpha', '{}')::text");
+  sql("update pgflow.runs set started_at = now() - interval '3 days' where run_id = $1::uuid", {a1});
+  sql("update pgflow.runs set started_at = now() - interval '1 minute' where run_id = $1::uuid", {b1});
+  sql("select pgflow.cancel_run($1::uuid, 'stop')", {a2});
+
+  auto ids = [&](const std::string& args) {
+    CommandResult r = pgflow("runs --json " + args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    std::vector<std::string> out;
+    for (const json& run : json::parse(r.out)) out.push_back(run["run_id"]);
+    return out;
+  };
+  EXPECT_EQ(ids(""), (std::vector<std::string>{a2, b1, a1}));
+  EXPECT_EQ(ids("--flow alpha"), (std::vector<std::string>{a2, a1}));
+  EXPECT_EQ(ids("--flow beta"), (std::vector<std::string>{b1})) << "an alias finds its versions' runs";
+  EXPECT_EQ(ids("--flow betaV1"), (std::vector<std::string>{b1}));
+  EXPECT_EQ(ids("--status started"), (std::vector<std::string>{b1, a1}));
+  EXPECT_EQ(ids("--status cancelled"), (std::vector<std::string>{a2}));
+  EXPECT_EQ(ids("--status failed"), (std::vector<std::string>{a2}));
+  EXPECT_EQ(ids("--status completed"), (std::vector<std::string>{}));
+  EXPECT_EQ(ids("--since 1h"), (std::vector<std::string>{a2, b1}));
+  EXPECT_EQ(ids("--since 30s"), (std::vector<std::string>{a2}));
+  EXPECT_EQ(ids("--since 2000-01-01T00:00:00Z --limit 2"), (std::vector<std::string>{a2, b1}));
+
+  CommandResult table = pgflow("runs --limit 1");
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_THAT(table.out, ::testing::ContainsRegex("RUN ID +FLOW +STATUS +STARTED +TOOK +STEPS DONE"));
+  EXPECT_THAT(table.out, ::testing::ContainsRegex(a2 + " +alpha +cancelled +"));
+  EXPECT_THAT(table.out, HasSubstr("(the newest 1; --limit N shows more)"));
+
+  CommandResult unknown = pgflow("run show 00000000-0000-0000-0000-000000000001");
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_THAT(unknown.err, HasSubstr("run 00000000-0000-0000-0000-000000000001 does not exist"));
+}
+
+TEST_F(CliTest, WorkersListPauseResumeAndDeprecate) {
+  deploy("greet", "greet");
+  auto register_worker = [&] {
+    return sql("select worker_id from pgflow.register_worker(gen_random_uuid(), 'greet-worker', 'greet', 'greet', "
+               "pgflow.worker_protocol())");
+  };
+  const std::string w1 = register_worker(), w2 = register_worker(), gone = register_worker();
+  sql("select pgflow.mark_worker_stopped($1::uuid)", {gone});
+  sql("update pgflow.workers set last_heartbeat_at = now() - interval '1 minute' where worker_id = $1::uuid", {w2});
+
+  auto states = [&](const std::string& args) {
+    CommandResult r = pgflow("workers --json " + args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    const json listed = json::parse(r.out);
+    std::map<std::string, std::string> out;
+    for (const json& w : listed["workers"]) out[w["worker_id"]] = w["state"];
+    return out;
+  };
+  EXPECT_EQ(states(""), (std::map<std::string, std::string>{{w1, "alive"}, {w2, "unresponsive"}}));
+  EXPECT_EQ(states("--all"),
+            (std::map<std::string, std::string>{{w1, "alive"}, {w2, "unresponsive"}, {gone, "stopped"}}));
+  CommandResult table = pgflow("workers");
+  EXPECT_THAT(table.out, ::testing::ContainsRegex("greet-worker +enabled +1"));
+  EXPECT_THAT(table.out, ::testing::ContainsRegex(w2 + " +greet-worker +unresponsive +greet +greet +1m( [0-9]+s)? ago"));
+
+  CommandResult paused = pgflow("workers pause greet-worker --reason 'bad release'");
+  ASSERT_EQ(paused.exit_code, 0) << paused.err;
+  EXPECT_EQ(sql("select pause_reason from pgflow.worker_functions where function_name = 'greet-worker'"),
+            "bad release");
+  EXPECT_EQ(states("")[w1], "paused");
+  PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection other, pg::Connection::open(db_->url()));
+  absl::StatusOr<pg::Result> refused = other.exec(
+      "select pgflow.register_worker(gen_random_uuid(), 'greet-worker', 'greet', 'greet', pgflow.worker_protocol())");
+  EXPECT_THAT(refused.status(), pgflow::testing::StatusIs(::testing::_, HasSubstr("is paused")));
+  CommandResult listed = pgflow("workers");
+  EXPECT_THAT(listed.out, ::testing::ContainsRegex("greet-worker +paused +1 +[-0-9: Z]+ +bad release"));
+  ASSERT_EQ(pgflow("workers resume greet-worker").exit_code, 0);
+  EXPECT_EQ(states("")[w1], "alive");
+
+  CommandResult one = pgflow("workers deprecate " + w2 + " --json");
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_EQ(json::parse(one.out)["deprecated"], json({w2}));
+  CommandResult rest = pgflow("workers deprecate greet-worker --json");
+  EXPECT_EQ(json::parse(rest.out)["deprecated"], json({w1}));
+  EXPECT_EQ(states(""), (std::map<std::string, std::string>{{w1, "deprecated"}, {w2, "deprecated"}}));
+  EXPECT_EQ(sql("select pgflow.worker_heartbeat($1::uuid)", {w1}), "t") << "the worker learns it at its heartbeat";
+  EXPECT_THAT(pgflow("workers deprecate greet-worker").out, HasSubstr("nothing to deprecate"));
+
+  for (const char* args : {"workers pause nobody", "workers resume nobody", "workers deprecate nobody"}) {
+    CommandResult r = pgflow(args);
+    EXPECT_EQ(r.exit_code, 1) << args;
+    EXPECT_THAT(r.err, HasSubstr("\"nobody\"")) << args;
+  }
+}
+
+TEST_F(CliTest, StatusMetricsGivesQueueDepthOldestTaskAndRunsPerFlow) {
+  deploy("busy", "busy");
+  deploy("idle", "idle");
+  sql("select pgflow.start_run('busy', '{}')");
+  sql("select pgflow.start_run('busy', '{}')");
+  const std::string cancelled = sql("select pgflow.start_run('busy', '{}')::text");
+  sql("select pgflow.cancel_run($1::uuid)", {cancelled});
+  sql("update pgflow.step_tasks set queued_at = now() - interval '10 minutes' where status = 'queued'");
+  CommandResult r = pgflow("status --metrics --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json flows = json::parse(r.out)["flows"];
+  ASSERT_EQ(flows.size(), 2u);
+  EXPECT_EQ(flows[0]["flow_slug"], "busy");
+  EXPECT_EQ(flows[0]["queued_tasks"], 2);
+  EXPECT_EQ(flows[0]["started_tasks"], 0);
+  EXPECT_GE(flows[0]["oldest_queued_age_seconds"].get<double>(), 600);
+  EXPECT_EQ(flows[0]["runs"], json({{"started", 2}, {"completed", 0}, {"failed", 1}}));
+  EXPECT_EQ(flows[1], json::parse(R"({"flow_slug": "idle", "queued_tasks": 0, "started_tasks": 0,
+      "oldest_queued_age_seconds": null, "runs": {"started": 0, "completed": 0, "failed": 0}})"));
+  CommandResult table = pgflow("status --metrics");
+  EXPECT_THAT(table.out, ::testing::ContainsRegex("busy +2 +0 +10m( [0-9]+s)? +2 +0 +1"));
+}
+
+TEST_F(CliTest, PruneCountsWhatItDeletesAndADryRunDeletesNothing) {
+  deploy("old", "old");
+  const std::string finished = sql("select pgflow.start_run('old', '{}')::text");
+  const std::string running = sql("select pgflow.start_run('old', '{}')::text");
+  sql("select pgflow.cancel_run($1::uuid)", {finished});
+  sql("update pgflow.runs set started_at = now() - interval '30 days', failed_at = now() - interval '29 days', "
+      "cancelled_at = now() - interval '29 days' where run_id = $1::uuid",
+      {finished});
+  sql("update pgflow.runs set started_at = now() - interval '30 days' where run_id = $1::uuid", {running});
+
+  CommandResult missing = pgflow("prune --older-than 14d");
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_THAT(missing.err, HasSubstr("sql/contrib/prune_data_older_than.sql"));
+  EXPECT_EQ(sql("select count(*) from pgflow.runs"), "2");
+
+  PGFLOW_ASSERT_OK_AND_ASSIGN(std::string helper, [] {
+    CommandResult r = run_command(absl::StrCat("cat ", PGFLOW_SOURCE_DIR, "/sql/contrib/prune_data_older_than.sql"));
+    return r.exit_code == 0 ? absl::StatusOr<std::string>(r.out) : absl::NotFoundError(r.err);
+  }());
+  ASSERT_TRUE(conn_->exec_script(helper).ok());
+  CommandResult dry = pgflow("prune --older-than 14d --dry-run --json");
+  ASSERT_EQ(dry.exit_code, 0) << dry.err;
+  json counted = json::parse(dry.out);
+  EXPECT_EQ(counted["runs"], 1);
+  EXPECT_EQ(counted["step_states"], 1);
+  EXPECT_EQ(counted["step_tasks"], 1);
+  EXPECT_EQ(counted["dry_run"], true);
+  EXPECT_EQ(sql("select count(*) from pgflow.runs"), "2") << "a dry run deletes nothing";
+
+  CommandResult pruned = pgflow("prune --older-than 14d");
+  ASSERT_EQ(pruned.exit_code, 0) << pruned.err;
+  EXPECT_THAT(pruned.out, ::testing::ContainsRegex("deleted history that ended before .*\n +WHAT +ROWS\n +runs +1\n"));
+  EXPECT_EQ(sql("select run_id::text from pgflow.runs"), running) << "a started run is never pruned";
+  EXPECT_EQ(sql("select count(*) from pgflow.step_tasks where run_id = $1::uuid", {finished}), "0");
 }
 
 }  // namespace

@@ -1,0 +1,364 @@
+// runs, run show|cancel|retry|resume, start [--wait]: runs and their steps.
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "cli/cli.h"
+#include "cli/output.h"
+
+namespace pgflow::cli {
+namespace {
+
+// A run's display status: a cancelled run is failed with cancelled_at (shown as "cancelled").
+constexpr char kRunStatus[] = "case when r.cancelled_at is not null then 'cancelled' else r.status end";
+
+// Runs, newest first. $1 flow slug or alias, $2 status (or "cancelled"), $3 started since, $4 limit.
+const std::string kRunsQuery = absl::StrCat(R"sql(
+select coalesce(jsonb_agg(jsonb_build_object(
+  'run_id', r.run_id, 'flow_slug', r.flow_slug, 'status', r.status, 'cancelled', r.cancelled_at is not null,
+  'started_at', r.started_at, 'ended_at', coalesce(r.completed_at, r.failed_at),
+  'steps_total', (select count(*) from pgflow.step_states s where s.run_id = r.run_id),
+  'steps_remaining', r.remaining_steps) order by r.started_at desc, r.run_id), '[]'::jsonb)::text
+from (select r.* from pgflow.runs r
+      where ($1::text is null or r.flow_slug = $1
+             or r.flow_slug in (select f.flow_slug from pgflow.flows f where f.flow_alias = $1))
+        and ($2::text is null or )sql", kRunStatus, R"sql( = $2
+             or ($2 = 'failed' and r.status = 'failed'))
+        and ($3::timestamptz is null or r.started_at >= $3::timestamptz)
+      order by r.started_at desc, r.run_id
+      limit $4::int) r
+)sql");
+
+// One run and its steps: status, attempts, timings, errors, map progress.
+constexpr char kRunQuery[] = R"sql(
+select coalesce((select jsonb_build_object(
+  'run_id', r.run_id, 'flow_slug', r.flow_slug, 'status', r.status,
+  'cancelled', r.cancelled_at is not null, 'cancel_reason', r.cancel_reason,
+  'restart_of_run_id', r.restart_of_run_id,
+  'started_at', r.started_at, 'completed_at', r.completed_at, 'failed_at', r.failed_at,
+  'cancelled_at', r.cancelled_at, 'remaining_steps', r.remaining_steps,
+  'input', r.input, 'output', r.output,
+  'steps', (select coalesce(jsonb_agg(jsonb_build_object(
+              'step_slug', ss.step_slug, 'step_type', st.step_type, 'status', ss.status,
+              'started_at', ss.started_at, 'completed_at', ss.completed_at, 'failed_at', ss.failed_at,
+              'skipped_at', ss.skipped_at, 'skip_reason', ss.skip_reason, 'error_message', ss.error_message,
+              'tasks_total', ss.initial_tasks, 'tasks_completed', t.completed, 'tasks_failed', t.failed,
+              'attempts', t.attempts, 'last_task_error', t.last_error) order by st.step_index), '[]'::jsonb)
+            from pgflow.step_states ss
+            join pgflow.steps st on st.flow_slug = ss.flow_slug and st.step_slug = ss.step_slug
+            cross join lateral (
+              select count(*) filter (where tk.status = 'completed') as completed,
+                     count(*) filter (where tk.status = 'failed') as failed,
+                     max(tk.attempts_count) as attempts,
+                     (array_agg(tk.error_message order by coalesce(tk.failed_at, tk.started_at, tk.queued_at) desc)
+                        filter (where tk.error_message is not null))[1] as last_error
+              from pgflow.step_tasks tk where tk.run_id = ss.run_id and tk.step_slug = ss.step_slug) t
+            where ss.run_id = r.run_id))
+  from pgflow.runs r where r.run_id = $1::uuid), 'null'::jsonb)::text
+)sql";
+
+std::string display_status(const nlohmann::json& run) {
+  return run["cancelled"].get<bool>() ? "cancelled" : run["status"].get<std::string>();
+}
+
+// RUN_ID arguments are checked before anything is sent.
+const CLI::Validator kUuid(
+    [](std::string& v) -> std::string {
+      const bool ok = v.size() == 36 && std::all_of(v.begin(), v.end(), [i = 0](char c) mutable {
+                        const int at = i++;
+                        return (at == 8 || at == 13 || at == 18 || at == 23) ? c == '-' : std::isxdigit(c) != 0;
+                      });
+      return ok ? "" : "not a run id (a UUID such as 8c5e...-...): " + v;
+    },
+    "UUID");
+
+struct RunsOptions {
+  std::optional<std::string> flow, status, since;
+  int limit = 50;
+};
+
+// --since: a duration back from now ("2h", "7d") or an RFC 3339 time.
+std::optional<absl::Time> since_time(const std::string& since) {
+  if (std::optional<absl::Duration> d = parse_duration(since)) return absl::Now() - *d;
+  absl::Time t;
+  std::string error;
+  if (absl::ParseTime(absl::RFC3339_full, since, &t, &error)) return t;
+  return std::nullopt;
+}
+
+int list_runs(const Globals& g, const RunsOptions& o) {
+  absl::StatusOr<pg::Connection> conn = open_pgflow(g);
+  if (!conn.ok()) return fail(conn.status());
+  std::optional<std::string> since;
+  if (o.since) since = absl::FormatTime(absl::RFC3339_full, *since_time(*o.since), absl::UTCTimeZone());
+  absl::StatusOr<nlohmann::json> runs =
+      query_json(*conn, kRunsQuery, {o.flow, o.status, since, std::to_string(o.limit)});
+  if (!runs.ok()) return fail(runs.status());
+  if (g.json) {
+    print_json(*runs);
+    return kOk;
+  }
+  Table table({"RUN ID", "FLOW", "STATUS", "STARTED", "TOOK", "STEPS DONE"});
+  for (const auto& r : *runs) {
+    const long long total = r["steps_total"], remaining = r["steps_remaining"];
+    table.add_row({r["run_id"], r["flow_slug"], display_status(r), when(r["started_at"]),
+                   took(r["started_at"], r["ended_at"]), absl::StrCat(total - remaining, "/", total)});
+  }
+  table.print();
+  if (runs->size() == static_cast<size_t>(o.limit)) std::printf("(the newest %d; --limit N shows more)\n", o.limit);
+  return kOk;
+}
+
+absl::StatusOr<nlohmann::json> read_run(const Globals& g, const std::string& run_id) {
+  absl::StatusOr<pg::Connection> conn = open_pgflow(g);
+  if (!conn.ok()) return conn.status();
+  absl::StatusOr<nlohmann::json> run = query_json(*conn, kRunQuery, {run_id});
+  if (run.ok() && run->is_null()) return absl::NotFoundError(absl::StrCat("run ", run_id, " does not exist"));
+  return run;
+}
+
+void print_run(const nlohmann::json& run) {
+  const std::string status = display_status(run);
+  const nlohmann::json& ended = run["completed_at"].is_null() ? run["failed_at"] : run["completed_at"];
+  std::printf("run %s  flow %s  %s", text(run["run_id"]).c_str(), text(run["flow_slug"]).c_str(), status.c_str());
+  if (!ended.is_null()) std::printf(" after %s", took(run["started_at"], ended).c_str());
+  std::printf("\nstarted %s", when(run["started_at"]).c_str());
+  if (!ended.is_null()) std::printf(", ended %s", when(ended).c_str());
+  std::printf("\n");
+  if (run["cancelled"].get<bool>()) std::printf("cancelled: %s\n", text(run["cancel_reason"]).c_str());
+  if (!run["restart_of_run_id"].is_null()) std::printf("retry of run %s\n", text(run["restart_of_run_id"]).c_str());
+  std::printf("\n");
+  Table table({"STEP", "TYPE", "STATUS", "ATTEMPTS", "STARTED", "TOOK", "TASKS / ERROR"});
+  for (const auto& s : run["steps"]) {
+    const nlohmann::json& end =
+        !s["completed_at"].is_null() ? s["completed_at"] : (!s["failed_at"].is_null() ? s["failed_at"] : s["skipped_at"]);
+    std::string detail;
+    if (s["step_type"] == "map" && s["tasks_total"].is_number()) {
+      detail = progress_bar(s["tasks_completed"].get<long long>(), s["tasks_total"].get<long long>());
+    }
+    for (const char* why : {"error_message", "last_task_error", "skip_reason"}) {
+      if (s[why].is_null() || (std::string(why) == "last_task_error" && s["status"] == "completed")) continue;
+      detail += (detail.empty() ? "" : "  ") + std::string(std::string(why) == "skip_reason" ? "skipped: " : "") +
+                text(s[why]);
+      break;
+    }
+    table.add_row({s["step_slug"], s["step_type"], s["status"], text(s["attempts"]), when(s["started_at"]),
+                   took(s["started_at"], end), detail});
+  }
+  table.print();
+  if (!run["output"].is_null()) std::printf("\noutput: %s\n", run["output"].dump().c_str());
+}
+
+int show_run(const Globals& g, const std::string& run_id) {
+  absl::StatusOr<nlohmann::json> run = read_run(g, run_id);
+  if (!run.ok()) return fail(run.status());
+  if (g.json) {
+    print_json(*run);
+  } else {
+    print_run(*run);
+  }
+  return kOk;
+}
+
+struct ControlOptions {
+  std::string run_id;
+  std::optional<std::string> reason, new_run_id;
+};
+
+int cancel(const Globals& g, const ControlOptions& o) {
+  absl::StatusOr<Client> client = connect_client(g);
+  if (!client.ok()) return fail(client.status());
+  absl::StatusOr<bool> cancelled = client->cancel_run(o.run_id, o.reason);
+  if (!cancelled.ok()) return fail(cancelled.status());
+  if (g.json) {
+    print_json({{"run_id", o.run_id}, {"cancelled", *cancelled}});
+  } else {
+    std::printf(*cancelled ? "run %s cancelled\n" : "run %s had already finished: nothing changed\n",
+                o.run_id.c_str());
+  }
+  return kOk;
+}
+
+int retry(const Globals& g, const ControlOptions& o) {
+  absl::StatusOr<Client> client = connect_client(g);
+  if (!client.ok()) return fail(client.status());
+  absl::StatusOr<std::string> retry = client->retry_run(o.run_id, o.new_run_id);
+  if (!retry.ok()) return fail(retry.status());
+  if (g.json) {
+    print_json({{"run_id", o.run_id}, {"new_run_id", *retry}});
+  } else {
+    std::printf("run %s retried as run %s\n", o.run_id.c_str(), retry->c_str());
+  }
+  return kOk;
+}
+
+int resume(const Globals& g, const ControlOptions& o) {
+  absl::StatusOr<Client> client = connect_client(g);
+  if (!client.ok()) return fail(client.status());
+  absl::StatusOr<RunState> resumed = client->resume_run(o.run_id);
+  if (!resumed.ok()) return fail(resumed.status());
+  const std::string status(to_string(resumed->status));
+  if (g.json) {
+    print_json({{"run_id", o.run_id}, {"status", status}});
+  } else {
+    std::printf("run %s resumed: %s\n", o.run_id.c_str(), status.c_str());
+  }
+  return kOk;
+}
+
+struct StartOptions {
+  std::string flow;
+  std::string input = "{}";
+  std::optional<std::string> run_id, timeout;
+  bool wait = false;
+};
+
+// One line of live progress: steps done, and the progress of started map steps.
+std::string progress_line(const RunState& run) {
+  int done = 0;
+  std::string maps;
+  for (const StepState& s : run.steps) {
+    if (s.status == StepStatus::kCompleted || s.status == StepStatus::kSkipped) ++done;
+    if (s.status == StepStatus::kStarted && s.initial_tasks.value_or(0) > 1) {
+      absl::StrAppend(&maps, "  ", s.step_slug, " ",
+                      progress_bar(*s.initial_tasks - s.remaining_tasks.value_or(0), *s.initial_tasks, 10));
+    }
+  }
+  return absl::StrCat("run ", run.run_id, ": ", done, "/", run.steps.size(), " steps done", maps);
+}
+
+int start(const Globals& g, const StartOptions& o) {
+  absl::StatusOr<Client> client = connect_client(g);
+  if (!client.ok()) return fail(client.status());
+  absl::StatusOr<RunState> run = client->start_flow(o.flow, nlohmann::json::parse(o.input), o.run_id);
+  if (!run.ok()) return fail(run.status());
+  if (!o.wait) {
+    if (g.json) {
+      print_json({{"run_id", run->run_id}, {"flow_slug", run->flow_slug}, {"status", to_string(run->status)}});
+    } else {
+      std::printf("run %s started (flow %s)\n", run->run_id.c_str(), run->flow_slug.c_str());
+    }
+    return kOk;
+  }
+  // Live progress goes to stderr, and only when it is a terminal; stdout gets the result.
+  const bool live = !g.json && is_terminal(2);
+  const absl::Time deadline = o.timeout ? absl::Now() + *parse_duration(*o.timeout) : absl::InfiniteFuture();
+  while (run->status == RunStatus::kStarted) {
+    if (live) std::fprintf(stderr, "\r\033[K%s", progress_line(*run).c_str());
+    const absl::Duration left = deadline - absl::Now();
+    if (left <= absl::ZeroDuration()) break;
+    const absl::Duration slice = std::min(left, live ? absl::Seconds(1) : absl::Minutes(1));
+    absl::StatusOr<RunState> next =
+        client->wait_for_run(run->run_id, std::chrono::milliseconds(std::max<int64_t>(1, absl::ToInt64Milliseconds(slice))));
+    if (next.ok()) {
+      run = std::move(next);
+    } else if (next.status().code() != absl::StatusCode::kDeadlineExceeded) {
+      return fail(next.status());
+    } else if (live) {
+      absl::StatusOr<RunState> now = client->get_run(run->run_id);
+      if (now.ok()) run = std::move(now);
+    }
+  }
+  if (live) std::fprintf(stderr, "\r\033[K");
+  if (run->status == RunStatus::kStarted) {
+    std::fprintf(stderr, "pgflow: run %s is still running after %s (pgflow run show %s)\n", run->run_id.c_str(),
+                 o.timeout->c_str(), run->run_id.c_str());
+    return kStillRunning;
+  }
+  absl::StatusOr<nlohmann::json> shown = read_run(g, run->run_id);
+  if (!shown.ok()) return fail(shown.status());
+  if (g.json) {
+    print_json(*shown);
+  } else {
+    print_run(*shown);
+  }
+  if (run->status == RunStatus::kCompleted) return kOk;
+  return run->cancelled() ? kCancelled : kNegative;
+}
+
+}  // namespace
+
+void add_run_commands(CommandSet& commands) {
+  CLI::App& app = commands.app();
+  auto runs_options = std::make_shared<RunsOptions>();
+  CLI::App* runs = commands.add(&app, "runs", "recent runs, newest first",
+                                [runs_options](const Globals& g) { return list_runs(g, *runs_options); });
+  runs->add_option("--flow", runs_options->flow, "only runs of this flow (a slug, or an alias: all its versions)");
+  runs->add_option("--status", runs_options->status, "only runs in this state (failed includes cancelled)")
+      ->check(CLI::IsMember({"started", "completed", "failed", "cancelled"}));
+  runs->add_option("--since", runs_options->since,
+                   "only runs started since: a duration back from now (90s, 15m, 2h, 7d) or an RFC 3339 time")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            return since_time(v) ? "" : "not a duration (90s, 15m, 2h, 7d, 1w) or an RFC 3339 time: " + v;
+          },
+          "DURATION|TIME"));
+  runs->add_option("--limit", runs_options->limit, "at most this many runs (default 50)")
+      ->check(CLI::Range(1, 100000));
+
+  CLI::App* run = commands.group("run", "one run: show, cancel, retry or resume it");
+  auto show_id = std::make_shared<std::string>();
+  commands
+      .add(run, "show", "a run's steps: status, attempts, timings, errors; map steps with a progress bar",
+           [show_id](const Globals& g) { return show_run(g, *show_id); })
+      ->add_option("RUN_ID", *show_id, "the run")
+      ->required()
+      ->check(kUuid);
+
+  auto control = std::make_shared<ControlOptions>();
+  CLI::App* cancel_command = commands.add(
+      run, "cancel",
+      "cancel a started run: it fails as cancelled, its tasks are cancelled and the workers running them stop them",
+      [control](const Globals& g) { return cancel(g, *control); });
+  cancel_command->add_option("RUN_ID", control->run_id, "the run")->required()->check(kUuid);
+  cancel_command->add_option("--reason", control->reason, "why (kept as the run's cancel_reason)");
+
+  CLI::App* retry_command =
+      commands.add(run, "retry",
+                   "start a new run of a failed or cancelled run's flow version with the same input, linked to it",
+                   [control](const Globals& g) { return retry(g, *control); });
+  retry_command->add_option("RUN_ID", control->run_id, "the failed or cancelled run")->required()->check(kUuid);
+  retry_command->add_option("--new-run-id", control->new_run_id, "the new run's id (makes the retry safe to repeat)")
+      ->check(kUuid);
+
+  commands
+      .add(run, "resume",
+           "continue a failed or cancelled run where it stopped: completed steps are kept, failed and cancelled "
+           "tasks run again",
+           [control](const Globals& g) { return resume(g, *control); })
+      ->add_option("RUN_ID", control->run_id, "the failed or cancelled run")
+      ->required()
+      ->check(kUuid);
+
+  auto start_options = std::make_shared<StartOptions>();
+  CLI::App* start_command =
+      commands.add(&app, "start", "start a run of FLOW's active version; --wait follows it to the end",
+                   [start_options](const Globals& g) { return start(g, *start_options); });
+  start_command->add_option("FLOW", start_options->flow, "the flow alias (a plain flow's slug)")->required();
+  start_command->add_option("--input", start_options->input, "the run's input, JSON (default {})")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            return nlohmann::json::accept(v) ? "" : "not valid JSON: " + v;
+          },
+          "JSON"));
+  start_command->add_option("--run-id", start_options->run_id, "the new run's id (makes the start safe to repeat)")
+      ->check(kUuid);
+  start_command->add_flag("--wait", start_options->wait,
+                          "wait until the run ends, with live progress on a terminal; exit 0 completed, 3 failed, "
+                          "4 cancelled");
+  start_command
+      ->add_option("--timeout", start_options->timeout, "with --wait: stop waiting after this long (exit 5)")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string { return parse_duration(v) ? "" : "not a duration (30s, 5m, 1h): " + v; },
+          "DURATION"))
+      ->needs("--wait");
+}
+
+}  // namespace pgflow::cli

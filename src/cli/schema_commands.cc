@@ -1,0 +1,240 @@
+// migrate, status (and status --metrics), audit: the SQL core itself.
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "cli/cli.h"
+#include "cli/output.h"
+#include "internal/status_macros.h"
+#include "migrate/embedded_sql.h"
+#include "pgflow/migrate.h"
+
+namespace pgflow::cli {
+namespace {
+
+std::string rfc3339(absl::Time t) { return absl::FormatTime(absl::RFC3339_full, t, absl::UTCTimeZone()); }
+
+nlohmann::json migration_json(const Migration& m) {
+  return {{"version", m.version}, {"name", m.name}, {"file", m.file_name()}};
+}
+
+nlohmann::json status_json(const SchemaStatus& status) {
+  nlohmann::json applied = nlohmann::json::array(), pending = nlohmann::json::array();
+  for (const AppliedMigration& a : status.applied) {
+    nlohmann::json m = migration_json(a.migration);
+    m["applied_at"] = rfc3339(a.applied_at);
+    m["adopted"] = a.adopted;
+    applied.push_back(std::move(m));
+  }
+  for (const Migration& m : status.pending) pending.push_back(migration_json(m));
+  return {{"schema_version", status.applied.empty() ? 0 : status.applied.back().migration.version},
+          {"library_version", status.library_version},
+          {"pgmq_mode", status.pgmq_mode},
+          {"applied", applied},
+          {"pending", pending}};
+}
+
+struct MigrateOptions {
+  std::optional<int> to;
+  bool adopt = false;
+  bool dry_run = false;
+};
+
+int run_migrate(const Globals& g, const MigrateOptions& o) {
+  if (o.dry_run) {
+    absl::StatusOr<SchemaStatus> status = schema_status(g.database);
+    if (!status.ok()) return fail(status.status());
+    nlohmann::json would_apply = nlohmann::json::array();
+    for (const Migration& m : status->pending) {
+      if (!o.to || m.version <= *o.to) would_apply.push_back(migration_json(m));
+    }
+    const bool installs_pgmq = status->pgmq_mode == "missing";
+    if (g.json) {
+      print_json({{"dry_run", true}, {"would_apply", would_apply}, {"installs_pgmq", installs_pgmq}});
+      return kOk;
+    }
+    if (installs_pgmq) std::printf("would install PGMQ (the extension if the server offers it, else the bundled layer)\n");
+    for (const auto& m : would_apply) std::printf("would apply  %s\n", m["file"].get<std::string>().c_str());
+    if (would_apply.empty()) std::printf("nothing to apply: up to date\n");
+    std::printf("(dry run: nothing changed; `pgflow audit` checks what the next migration would refuse)\n");
+    return kOk;
+  }
+  pgflow::MigrateOptions options;
+  options.target_version = o.to;
+  options.adopt_existing_schema = o.adopt;
+  if (absl::Status s = migrate(g.database, options); !s.ok()) return fail(s);
+  absl::StatusOr<SchemaStatus> status = schema_status(g.database);
+  if (!status.ok()) return fail(status.status());
+  if (g.json) {
+    print_json(status_json(*status));
+    return kOk;
+  }
+  const int version = status->applied.empty() ? 0 : status->applied.back().migration.version;
+  std::printf("pgflow schema at version %d (library %d), PGMQ %s\n", version, status->library_version,
+              status->pgmq_mode.c_str());
+  return kOk;
+}
+
+// Per flow: tasks waiting and in flight, the age of the oldest waiting one, runs by status.
+constexpr char kMetricsQuery[] = R"sql(
+select coalesce(jsonb_agg(jsonb_build_object(
+  'flow_slug', f.flow_slug,
+  'queued_tasks', t.queued,
+  'started_tasks', t.started,
+  'oldest_queued_age_seconds', t.oldest_queued_age_seconds,
+  'runs', jsonb_build_object('started', r.started, 'completed', r.completed, 'failed', r.failed))
+  order by f.flow_slug), '[]'::jsonb)::text
+from pgflow.flows f
+cross join lateral (
+  select count(*) filter (where st.status = 'queued') as queued,
+         count(*) filter (where st.status = 'started') as started,
+         round(extract(epoch from now() - min(st.queued_at) filter (where st.status = 'queued'))::numeric, 3)
+           as oldest_queued_age_seconds
+  from pgflow.step_tasks st
+  where st.flow_slug = f.flow_slug and st.status in ('queued', 'started')) t
+cross join lateral (
+  select count(*) filter (where ru.status = 'started') as started,
+         count(*) filter (where ru.status = 'completed') as completed,
+         count(*) filter (where ru.status = 'failed') as failed
+  from pgflow.runs ru where ru.flow_slug = f.flow_slug) r
+)sql";
+
+int run_metrics(const Globals& g) {
+  absl::StatusOr<pg::Connection> conn = open_pgflow(g);
+  if (!conn.ok()) return fail(conn.status());
+  absl::StatusOr<nlohmann::json> flows = query_json(*conn, kMetricsQuery);
+  if (!flows.ok()) return fail(flows.status());
+  if (g.json) {
+    print_json({{"flows", *flows}});
+    return kOk;
+  }
+  Table table({"FLOW", "QUEUED TASKS", "STARTED TASKS", "OLDEST QUEUED", "RUNS STARTED", "COMPLETED", "FAILED"});
+  for (const auto& f : *flows) {
+    const nlohmann::json& age = f["oldest_queued_age_seconds"];
+    table.add_row({f["flow_slug"], text(f["queued_tasks"]), text(f["started_tasks"]),
+                   age.is_null() ? "-" : human_duration(absl::Seconds(age.get<double>())),
+                   text(f["runs"]["started"]), text(f["runs"]["completed"]), text(f["runs"]["failed"])});
+  }
+  table.print();
+  return kOk;
+}
+
+int run_status(const Globals& g, bool metrics) {
+  if (metrics) return run_metrics(g);
+  absl::StatusOr<SchemaStatus> status = schema_status(g.database);
+  if (!status.ok()) return fail(status.status());
+  if (g.json) {
+    print_json(status_json(*status));
+    return kOk;
+  }
+  std::printf("PGMQ: %s\n", status->pgmq_mode.c_str());
+  std::printf("library version: %d\n", status->library_version);
+  for (const auto& a : status->applied) {
+    std::printf("applied  %s  %s%s\n", a.migration.file_name().c_str(), rfc3339(a.applied_at).c_str(),
+                a.adopted ? "  (adopted: an existing schema verified equal to it)" : "");
+  }
+  for (const auto& m : status->pending) std::printf("pending  %s\n", m.file_name().c_str());
+  if (status->pending.empty()) std::printf("up to date\n");
+  return kOk;
+}
+
+// The read-only report of the next pending migration, when it has one (sql/audit/).
+int run_audit(const Globals& g) {
+  absl::StatusOr<SchemaStatus> status = schema_status(g.database);
+  if (!status.ok()) return fail(status.status());
+  auto say = [&](const std::string& summary, std::optional<int> version, const nlohmann::json& findings) {
+    if (g.json) {
+      print_json({{"migration", version ? nlohmann::json(*version) : nlohmann::json(nullptr)},
+                  {"summary", summary},
+                  {"findings", findings}});
+    } else {
+      std::printf("%s\n", summary.c_str());
+    }
+  };
+  if (status->pending.empty()) {
+    say("up to date: nothing to audit", std::nullopt, nlohmann::json::array());
+    return kOk;
+  }
+  const Migration& next = status->pending.front();
+  if (status->applied.empty()) {
+    say(absl::StrCat("no pgflow schema yet: `pgflow migrate` installs it (", next.file_name(),
+                     " first); nothing to audit"),
+        next.version, nlohmann::json::array());
+    return kOk;
+  }
+  const internal::EmbeddedAudit* audit = nullptr;
+  for (const auto& a : internal::embedded_audits()) {
+    if (a.version == next.version) audit = &a;
+  }
+  if (audit == nullptr) {
+    say(absl::StrCat(next.file_name(), " has no upgrade audit: it needs no preparation (docs/upgrading.md)"),
+        next.version, nlohmann::json::array());
+    return kOk;
+  }
+  absl::StatusOr<pg::Connection> conn = pg::Connection::open(g.database, "pgflow-cli");
+  if (!conn.ok()) return fail(conn.status());
+  // The audit is one SELECT; a read-only transaction makes sure of it.
+  absl::StatusOr<pg::Result> rows = conn->exec("begin read only");
+  if (rows.ok()) rows = conn->exec(audit->sql);
+  if (!rows.ok()) return fail(rows.status());
+  nlohmann::json findings = nlohmann::json::array();
+  int errors = 0;
+  for (int r = 0; r < rows->rows(); ++r) {
+    nlohmann::json finding;
+    for (int c = 0; c < rows->columns(); ++c) {
+      const char* names[] = {"severity", "category", "flow_slug", "step_slug", "detail", "repair_hint"};
+      finding[c < 6 ? names[c] : "extra"] =
+          rows->is_null(r, c) ? nlohmann::json(nullptr) : nlohmann::json(std::string(rows->text(r, c)));
+    }
+    if (finding["severity"] == "error") ++errors;
+    findings.push_back(std::move(finding));
+  }
+  const std::string summary =
+      errors > 0 ? absl::StrCat(next.file_name(), ": ", errors, " error(s): the upgrade would refuse until they are fixed")
+                 : absl::StrCat(next.file_name(), ": no errors: the upgrade can run (docs/upgrading.md)");
+  if (g.json) {
+    say(summary, next.version, findings);
+  } else {
+    std::printf("audit of %s (read-only)\n\n", next.file_name().c_str());
+    for (const auto& f : findings) {
+      std::string where = text(f["flow_slug"]);
+      if (!f["step_slug"].is_null()) where += "." + f["step_slug"].get<std::string>();
+      std::printf("%-6s  %s%s\n  %s\n", text(f["severity"]).c_str(), text(f["category"]).c_str(),
+                  f["flow_slug"].is_null() ? "" : ("  (" + where + ")").c_str(), text(f["detail"]).c_str());
+      if (!f["repair_hint"].is_null()) std::printf("  fix: %s\n", text(f["repair_hint"]).c_str());
+      std::printf("\n");
+    }
+    std::printf("%s\n", summary.c_str());
+  }
+  return errors > 0 ? kNegative : kOk;
+}
+
+}  // namespace
+
+void add_schema_commands(CommandSet& commands) {
+  CLI::App& app = commands.app();
+  auto migrate_options = std::make_shared<MigrateOptions>();
+  CLI::App* migrate = commands.add(&app, "migrate", "install or upgrade pgflow's SQL core (and PGMQ if missing)",
+                                   [migrate_options](const Globals& g) { return run_migrate(g, *migrate_options); });
+  migrate->add_option("--to", migrate_options->to, "stop after this migration version")->check(CLI::PositiveNumber);
+  migrate->add_flag("--dry-run", migrate_options->dry_run, "list what would be applied; change nothing");
+  migrate->add_flag("--adopt", migrate_options->adopt,
+                    "take over a pgflow schema installed by upstream's tooling (no ledger) after checking it "
+                    "matches 0001 (docs/upgrading.md)");
+
+  auto metrics = std::make_shared<bool>(false);
+  CLI::App* status = commands.add(&app, "status", "applied and pending migrations and the PGMQ mode",
+                                  [metrics](const Globals& g) { return run_status(g, *metrics); });
+  status->add_flag("--metrics", *metrics,
+                   "instead: per flow, tasks queued and started, the oldest queued task's age and runs by "
+                   "status (what an alert needs)");
+
+  commands.add(&app, "audit",
+               "the read-only report of what the next pending migration would refuse (exit 3 if it would)",
+               run_audit);
+}
+
+}  // namespace pgflow::cli
