@@ -448,6 +448,22 @@ TEST_F(CliTest, StartWaitsForTheRunAndItsExitStatusSaysHowItEnded) {
   EXPECT_THAT(unknown.err, HasSubstr("noSuchFlow"));
 }
 
+TEST_F(CliTest, StartWaitShowsLiveProgressOnlyOnATerminal) {
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(kSum, test_worker_config(db_->url())));
+  // script(1) (util-linux, always installed) runs the command on a pseudo-terminal.
+  const std::string command =
+      absl::StrCat(PGFLOW_CLI_BIN, " start cliSum --input '[1, 2]' --wait --database ", shell_quote(db_->url()));
+  CommandResult on_terminal = run_command(absl::StrCat("script -qec ", shell_quote(command), " /dev/null"));
+  ASSERT_EQ(on_terminal.exit_code, 0) << on_terminal.out;
+  EXPECT_THAT(on_terminal.out, ::testing::ContainsRegex("\r\x1b\\[Krun [-0-9a-f]+: [0-9]/2 steps done"));
+  EXPECT_THAT(on_terminal.out, ::testing::ContainsRegex("run [-0-9a-f]+  flow cliSum  completed after "));
+
+  CommandResult piped = pgflow("start cliSum --input '[1, 2]' --wait");
+  ASSERT_EQ(piped.exit_code, 0) << piped.err;
+  EXPECT_THAT(piped.err, ::testing::IsEmpty());
+  EXPECT_THAT(piped.out, ::testing::Not(HasSubstr("steps done")));
+}
+
 TEST_F(CliTest, StartWaitEndsOnCancelAndOnItsTimeout) {
   std::atomic<int> holding{0};
   auto hold = Flow<"cliHold", int>({.max_attempts = 1}).step<"hold">([&holding](int x, Context& ctx) -> int {
