@@ -102,11 +102,46 @@ cross join lateral (
   from pgflow.runs ru where ru.flow_slug = f.flow_slug) r
 )sql";
 
-int run_metrics(const Globals& g) {
+// The metrics in Prometheus' text exposition format, for node_exporter's textfile collector.
+// (Slugs are letters, digits and underscores: nothing in a label value needs escaping.)
+void print_prometheus(const nlohmann::json& flows) {
+  struct Gauge {
+    const char* name;
+    const char* key;  // in kMetricsQuery's JSON
+    const char* help;
+  };
+  constexpr Gauge kGauges[] = {
+      {"pgflow_queued_tasks", "queued_tasks", "Tasks waiting in a queue of the flow (retries and delayed steps too)"},
+      {"pgflow_started_tasks", "started_tasks", "Tasks of the flow being run by workers"},
+      {"pgflow_oldest_queued_task_age_seconds", "oldest_queued_age_seconds",
+       "How long the flow's oldest waiting task has waited (0: none waits)"},
+  };
+  for (const Gauge& gauge : kGauges) {
+    std::printf("# HELP %s %s\n# TYPE %s gauge\n", gauge.name, gauge.help, gauge.name);
+    for (const auto& f : flows) {
+      const nlohmann::json& value = f[gauge.key];
+      std::printf("%s{flow=\"%s\"} %s\n", gauge.name, f["flow_slug"].get<std::string>().c_str(),
+                  value.is_null() ? "0" : value.dump().c_str());
+    }
+  }
+  std::printf("# HELP pgflow_runs Runs of the flow by status\n# TYPE pgflow_runs gauge\n");
+  for (const auto& f : flows) {
+    for (const char* status : {"started", "completed", "failed"}) {
+      std::printf("pgflow_runs{flow=\"%s\",status=\"%s\"} %s\n", f["flow_slug"].get<std::string>().c_str(), status,
+                  f["runs"][status].dump().c_str());
+    }
+  }
+}
+
+int run_metrics(const Globals& g, bool prometheus) {
   absl::StatusOr<pg::Connection> conn = open_pgflow(g);
   if (!conn.ok()) return fail(conn.status());
   absl::StatusOr<nlohmann::json> flows = query_json(*conn, kMetricsQuery);
   if (!flows.ok()) return fail(flows.status());
+  if (prometheus) {
+    print_prometheus(*flows);
+    return kOk;
+  }
   if (g.json) {
     print_json({{"flows", *flows}});
     return kOk;
@@ -122,8 +157,13 @@ int run_metrics(const Globals& g) {
   return kOk;
 }
 
-int run_status(const Globals& g, bool metrics) {
-  if (metrics) return run_metrics(g);
+struct StatusOptions {
+  bool metrics = false;
+  bool prometheus = false;
+};
+
+int run_status(const Globals& g, const StatusOptions& o) {
+  if (o.metrics) return run_metrics(g, o.prometheus);
   absl::StatusOr<SchemaStatus> status = schema_status(g.database);
   if (!status.ok()) return fail(status.status());
   if (g.json) {
@@ -225,12 +265,17 @@ void add_schema_commands(CommandSet& commands) {
                     "take over a pgflow schema installed by upstream's tooling (no ledger) after checking it "
                     "matches 0001 (docs/upgrading.md)");
 
-  auto metrics = std::make_shared<bool>(false);
+  auto status_options = std::make_shared<StatusOptions>();
   CLI::App* status = commands.add(&app, "status", "applied and pending migrations and the PGMQ mode",
-                                  [metrics](const Globals& g) { return run_status(g, *metrics); });
-  status->add_flag("--metrics", *metrics,
-                   "instead: per flow, tasks queued and started, the oldest queued task's age and runs by "
-                   "status (what an alert needs)");
+                                  [status_options](const Globals& g) { return run_status(g, *status_options); });
+  CLI::Option* metrics = status->add_flag("--metrics", status_options->metrics,
+                                          "instead: per flow, tasks queued and started, the oldest queued task's "
+                                          "age and runs by status (what an alert needs)");
+  status
+      ->add_flag("--prometheus", status_options->prometheus,
+                 "with --metrics: in Prometheus' text format (for node_exporter's textfile collector)")
+      ->needs(metrics)
+      ->excludes("--json");
 
   commands.add(&app, "audit",
                "the read-only report of what the next pending migration would refuse (exit 3 if it would)",

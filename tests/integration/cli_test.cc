@@ -607,6 +607,22 @@ TEST_F(CliTest, StatusMetricsGivesQueueDepthOldestTaskAndRunsPerFlow) {
       "oldest_queued_age_seconds": null, "runs": {"started": 0, "completed": 0, "failed": 0}})"));
   CommandResult table = pgflow("status --metrics");
   EXPECT_THAT(table.out, ::testing::ContainsRegex("busy +2 +0 +10m( [0-9]+s)? +2 +0 +1"));
+
+  CommandResult scraped = pgflow("status --metrics --prometheus");
+  ASSERT_EQ(scraped.exit_code, 0) << scraped.err;
+  EXPECT_THAT(scraped.out, HasSubstr("# TYPE pgflow_queued_tasks gauge\n"));
+  EXPECT_THAT(scraped.out, HasSubstr("\npgflow_queued_tasks{flow=\"busy\"} 2\n"));
+  EXPECT_THAT(scraped.out, HasSubstr("\npgflow_started_tasks{flow=\"idle\"} 0\n"));
+  EXPECT_THAT(scraped.out,
+              ::testing::ContainsRegex("\npgflow_oldest_queued_task_age_seconds\\{flow=\"busy\"\\} 6[0-9][0-9]"));
+  EXPECT_THAT(scraped.out, HasSubstr("\npgflow_oldest_queued_task_age_seconds{flow=\"idle\"} 0\n"));
+  EXPECT_THAT(scraped.out, HasSubstr("\npgflow_runs{flow=\"busy\",status=\"failed\"} 1\n"));
+  EXPECT_THAT(scraped.out, HasSubstr("\npgflow_runs{flow=\"busy\",status=\"started\"} 2\n"));
+  for (const char* args : {"status --prometheus", "status --metrics --prometheus --json"}) {
+    CommandResult refused = pgflow(args);
+    EXPECT_EQ(refused.exit_code, 2) << args;
+    EXPECT_THAT(refused.err, HasSubstr("--prometheus")) << args;
+  }
 }
 
 TEST_F(CliTest, PruneCountsWhatItDeletesAndADryRunDeletesNothing) {
