@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "cli/output.h"
 #include "internal/status_macros.h"
 
 namespace pgflow::cli {
@@ -36,6 +37,14 @@ const Action* CommandSet::chosen() const {
   while (!leaf->get_subcommands().empty()) leaf = leaf->get_subcommands().front();
   auto it = actions_.find(leaf);
   return it == actions_.end() ? nullptr : &it->second;
+}
+
+CLI::Validator duration_check(const std::string& examples) {
+  return CLI::Validator(
+      [examples](std::string& v) -> std::string {
+        return parse_duration(v) ? "" : "not a duration (" + examples + "): " + v;
+      },
+      "DURATION");
 }
 
 int fail(const absl::Status& status) {

@@ -69,6 +69,10 @@ void add_run_commands(CommandSet& commands);     // runs, run show|cancel|retry|
 void add_worker_commands(CommandSet& commands);  // workers [pause|resume|deprecate]
 void add_prune_command(CommandSet& commands);    // prune
 
+// A CLI11 check that the value is a duration (parse_duration, cli/output.h); the message
+// names the option and shows `examples`.
+CLI::Validator duration_check(const std::string& examples);
+
 // Prints the error (without the library's "pgflow: " prefix, which this adds) and returns kFailed.
 int fail(const absl::Status& status);
 

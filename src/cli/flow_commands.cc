@@ -9,7 +9,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/time/time.h"
 #include "cli/cli.h"
 #include "cli/output.h"
 
@@ -183,9 +182,7 @@ int list_aliases(const Globals& g) {
       out.push_back({{"alias", a.alias},
                      {"active_flow_slug", a.active_flow_slug ? nlohmann::json(*a.active_flow_slug) : nullptr},
                      {"versions", a.versions},
-                     {"updated_at", a.updated_at ? nlohmann::json(absl::FormatTime(absl::RFC3339_full, *a.updated_at,
-                                                                                   absl::UTCTimeZone()))
-                                                 : nullptr}});
+                     {"updated_at", a.updated_at ? nlohmann::json(rfc3339(*a.updated_at)) : nullptr}});
     }
     print_json(out);
     return kOk;

@@ -66,6 +66,8 @@ std::optional<absl::Time> time_of(const nlohmann::json& timestamp) {
 }
 }  // namespace
 
+std::string rfc3339(absl::Time t) { return absl::FormatTime(absl::RFC3339_full, t, absl::UTCTimeZone()); }
+
 std::string when(const nlohmann::json& timestamp) {
   std::optional<absl::Time> t = time_of(timestamp);
   if (!t) return timestamp.is_string() ? timestamp.get<std::string>() : "-";

@@ -29,6 +29,9 @@ class Table {
 // "12s", "3m 12s", "2h 5m", "4d 3h": the two largest units of a non-negative span.
 std::string human_duration(absl::Duration d);
 
+// `t` in UTC, RFC 3339 ("2026-12-01T14:16:38.123456+00:00"): timestamps in --json output.
+std::string rfc3339(absl::Time t);
+
 // A timestamp from the SQL core's JSON (null: "-"), shown as "2026-12-01 14:16:38Z".
 std::string when(const nlohmann::json& timestamp);
 

@@ -91,9 +91,7 @@ void add_prune_command(CommandSet& commands) {
       [o](const Globals& g) { return prune(g, *o); });
   prune_command->add_option("--older-than", o->older_than, "keep this much history: 14d, 12h, 2w")
       ->required()
-      ->check(CLI::Validator(
-          [](std::string& v) -> std::string { return parse_duration(v) ? "" : "not a duration (14d, 12h, 2w): " + v; },
-          "DURATION"));
+      ->check(duration_check("14d, 12h, 2w"));
   prune_command->add_flag("--dry-run", o->dry_run, "count what would be deleted; change nothing");
 }
 

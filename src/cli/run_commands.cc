@@ -97,7 +97,7 @@ int list_runs(const Globals& g, const RunsOptions& o) {
   absl::StatusOr<pg::Connection> conn = open_pgflow(g);
   if (!conn.ok()) return fail(conn.status());
   std::optional<std::string> since;
-  if (o.since) since = absl::FormatTime(absl::RFC3339_full, *since_time(*o.since), absl::UTCTimeZone());
+  if (o.since) since = rfc3339(*since_time(*o.since));
   absl::StatusOr<nlohmann::json> runs =
       query_json(*conn, kRunsQuery, {o.flow, o.status, since, std::to_string(o.limit)});
   if (!runs.ok()) return fail(runs.status());
@@ -355,9 +355,7 @@ void add_run_commands(CommandSet& commands) {
                           "4 cancelled");
   start_command
       ->add_option("--timeout", start_options->timeout, "with --wait: stop waiting after this long (exit 5)")
-      ->check(CLI::Validator(
-          [](std::string& v) -> std::string { return parse_duration(v) ? "" : "not a duration (30s, 5m, 1h): " + v; },
-          "DURATION"))
+      ->check(duration_check("30s, 5m, 1h"))
       ->needs("--wait");
 }
 

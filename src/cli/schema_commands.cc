@@ -15,8 +15,6 @@
 namespace pgflow::cli {
 namespace {
 
-std::string rfc3339(absl::Time t) { return absl::FormatTime(absl::RFC3339_full, t, absl::UTCTimeZone()); }
-
 nlohmann::json migration_json(const Migration& m) {
   return {{"version", m.version}, {"name", m.name}, {"file", m.file_name()}};
 }
@@ -224,10 +222,9 @@ int run_audit(const Globals& g) {
   int errors = 0;
   for (int r = 0; r < rows->rows(); ++r) {
     nlohmann::json finding;
-    for (int c = 0; c < rows->columns(); ++c) {
-      const char* names[] = {"severity", "category", "flow_slug", "step_slug", "detail", "repair_hint"};
-      finding[c < 6 ? names[c] : "extra"] =
-          rows->is_null(r, c) ? nlohmann::json(nullptr) : nlohmann::json(std::string(rows->text(r, c)));
+    for (const char* name : {"severity", "category", "flow_slug", "step_slug", "detail", "repair_hint"}) {
+      const int c = rows->column(name);
+      finding[name] = c < 0 || rows->is_null(r, c) ? nlohmann::json(nullptr) : nlohmann::json(std::string(rows->text(r, c)));
     }
     if (finding["severity"] == "error") ++errors;
     findings.push_back(std::move(finding));

@@ -39,6 +39,16 @@ class CliTest : public pgflow::testing::DatabaseTest {
   static CommandResult pgflow_at(const std::string& url, const std::string& args) {
     return run_command(absl::StrCat(PGFLOW_CLI_BIN, " ", args, " --database ", shell_quote(url)));
   }
+  // `args` refused as bad usage: exit 2, a message naming `names` with the pointer to --help,
+  // nothing on stdout.
+  CommandResult expect_usage_error(const std::string& args, const std::string& names) {
+    CommandResult r = pgflow(args);
+    EXPECT_EQ(r.exit_code, 2) << args;
+    EXPECT_THAT(r.err, HasSubstr(names)) << args;
+    EXPECT_THAT(r.err, HasSubstr("--help` for usage.")) << args;
+    EXPECT_THAT(r.out, ::testing::IsEmpty()) << args;
+    return r;
+  }
   // One step of a flow shape.
   // A worker's startup deployment of one-step flow `flow` under alias `alias`.
   void deploy(const std::string& flow, const std::string& alias) {
@@ -149,10 +159,8 @@ TEST_F(CliTest, ActivateChecksItsArguments) {
                         Case{"activate greet greetV2", "activate needs --expected CURRENT"},
                         Case{"activate greet greetV2 extra --expected x", "extra"},
                         Case{"activate greet greetV2 --expected greetV1 --expected-none", "--expected-none"}}) {
-    CommandResult r = pgflow(c.args);
-    EXPECT_EQ(r.exit_code, 2) << c.args;
-    EXPECT_THAT(r.err, HasSubstr(c.names)) << c.args;
-    EXPECT_THAT(r.err, HasSubstr("Run `pgflow activate --help` for usage.")) << c.args;
+    EXPECT_THAT(expect_usage_error(c.args, c.names).err, HasSubstr("Run `pgflow activate --help` for usage."))
+        << c.args;
   }
 }
 
@@ -191,9 +199,7 @@ TEST_F(CliTest, RunChecksItsArguments) {
                         Case{"run retry 00000000-0000-0000-0000-000000000001 --reason x", "--reason"},
                         Case{"run cancel 00000000-0000-0000-0000-000000000001 --new-run-id x", "--new-run-id"},
                         Case{"run cancel 42", "RUN_ID"}}) {
-    CommandResult r = pgflow(c.args);
-    EXPECT_EQ(r.exit_code, 2) << c.args;
-    EXPECT_THAT(r.err, HasSubstr(c.names)) << c.args;
+    expect_usage_error(c.args, c.names);
   }
   CommandResult unknown = pgflow("run cancel 00000000-0000-0000-0000-000000000001");
   EXPECT_EQ(unknown.exit_code, 1);
@@ -221,9 +227,7 @@ TEST_F(CliTest, MigrateAdoptsASchemaInstalledByUpstreamsTooling) {
 }
 
 TEST_F(CliTest, FlowsRefusesAValueForTheJsonSwitch) {
-  CommandResult r = pgflow("flows --json=maybe");
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_THAT(r.err, HasSubstr("--json"));
+  expect_usage_error("flows --json=maybe", "--json");
   CommandResult table = pgflow("aliases --json=false");
   EXPECT_EQ(table.exit_code, 0) << table.err;
   EXPECT_THAT(table.out, HasSubstr("ALIAS")) << "--json=false is the table";
@@ -291,10 +295,7 @@ TEST_F(CliTest, BadArgumentsExitTwoNamingTheArgument) {
                         Case{"prune", "--older-than is required"},
                         Case{"prune --older-than 14", "--older-than"},
                         Case{"prune --older-than -1d", "--older-than"}}) {
-    CommandResult r = pgflow(c.args);
-    EXPECT_EQ(r.exit_code, 2) << c.args;
-    EXPECT_THAT(r.err, HasSubstr(c.names)) << c.args;
-    EXPECT_THAT(r.out, ::testing::IsEmpty()) << c.args;
+    expect_usage_error(c.args, c.names);
   }
   CommandResult nothing = run_command(absl::StrCat("env -u DATABASE_URL ", PGFLOW_CLI_BIN, " flows"));
   EXPECT_EQ(nothing.exit_code, 2);
@@ -618,11 +619,8 @@ TEST_F(CliTest, StatusMetricsGivesQueueDepthOldestTaskAndRunsPerFlow) {
   EXPECT_THAT(scraped.out, HasSubstr("\npgflow_oldest_queued_task_age_seconds{flow=\"idle\"} 0\n"));
   EXPECT_THAT(scraped.out, HasSubstr("\npgflow_runs{flow=\"busy\",status=\"failed\"} 1\n"));
   EXPECT_THAT(scraped.out, HasSubstr("\npgflow_runs{flow=\"busy\",status=\"started\"} 2\n"));
-  for (const char* args : {"status --prometheus", "status --metrics --prometheus --json"}) {
-    CommandResult refused = pgflow(args);
-    EXPECT_EQ(refused.exit_code, 2) << args;
-    EXPECT_THAT(refused.err, HasSubstr("--prometheus")) << args;
-  }
+  expect_usage_error("status --prometheus", "--prometheus");
+  expect_usage_error("status --metrics --prometheus --json", "--prometheus");
 }
 
 TEST_F(CliTest, PruneCountsWhatItDeletesAndADryRunDeletesNothing) {
