@@ -26,52 +26,10 @@ std::string_view to_string(LogLevel level) {
 
 namespace {
 
-bool is_control(char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }
-
-// Appends `text` with control characters, bytes that are not well-formed UTF-8 (and, when
-// `quoted`, '"' and '\\') escaped.
-void append_escaped(std::string& out, std::string_view text, bool quoted) {
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (static_cast<unsigned char>(c) >= 0x80) {
-      const std::size_t len = internal::utf8_sequence_length(text, i);
-      if (len == 0) {
-        out.append("\\x").append(internal::hex_byte(static_cast<unsigned char>(c)));
-      } else {
-        out.append(text.substr(i, len));
-        i += len - 1;
-      }
-      continue;
-    }
-    switch (c) {
-      case '\n':
-        out.append("\\n");
-        break;
-      case '\r':
-        out.append("\\r");
-        break;
-      case '\t':
-        out.append("\\t");
-        break;
-      case '"':
-      case '\\':
-        if (quoted) out.push_back('\\');
-        out.push_back(c);
-        break;
-      default:
-        if (is_control(c)) {
-          out.append("\\x").append(internal::hex_byte(static_cast<unsigned char>(c)));
-        } else {
-          out.push_back(c);
-        }
-    }
-  }
-}
-
 bool needs_quotes(std::string_view value) {
   return value.empty() ||
          std::any_of(value.begin(), value.end(),
-                     [](char c) { return c == ' ' || c == '"' || c == '=' || c == '\\' || is_control(c); }) ||
+                     [](char c) { return c == ' ' || c == '"' || c == '=' || c == '\\' || internal::is_control(c); }) ||
          internal::invalid_utf8_at(value) != std::string_view::npos;
 }
 
@@ -80,12 +38,12 @@ bool needs_quotes(std::string_view value) {
 std::string to_log_line(const LogRecord& record) {
   std::string line(to_string(record.level));
   line.push_back(' ');
-  append_escaped(line, record.message, /*quoted=*/false);
+  internal::append_escaped(line, record.message, /*quoted=*/false);
   for (const LogField& field : record.fields) {
     line.append(" ").append(field.key).append("=");
     if (needs_quotes(field.value)) {
       line.push_back('"');
-      append_escaped(line, field.value, /*quoted=*/true);
+      internal::append_escaped(line, field.value, /*quoted=*/true);
       line.push_back('"');
     } else {
       line.append(field.value);

@@ -5,7 +5,7 @@
 --     psql "$DATABASE_URL" -v ON_ERROR_STOP=1 -1 -f share/pgflow/sql/contrib/grants.sql
 -- Run it as the role that ran `pgflow migrate` (the owner of schema pgflow and, for the bundled
 -- PGMQ, of schema pgmq) or as a superuser; creating the roles the first time needs CREATEROLE.
--- It needs schema version 0011 or later.
+-- It needs schema version 0012 or later.
 -- It is idempotent: running it again changes nothing. It only adds privileges (plus the
 -- PUBLIC revocations below); withdraw one with REVOKE, or remove a role with
 -- `drop owned by pgflow_worker; drop role pgflow_worker;`.
@@ -15,41 +15,35 @@
 --
 -- pgflow_worker: what pgflow::EdgeWorker runs (docs/worker.md): worker_protocol(),
 --   ensure_flow_compiled(slug, shape, 5, queue_mode, route_map, alias) (verify a flow, or compile
---   a new one and initialise its alias when the alias has no active version),
---   register_worker,
+--   a new one and initialise its alias when the alias has no active version), register_worker,
 --   pgmq.read + claim_tasks, complete_tasks/fail_tasks, worker_heartbeat,
---   requeue_stalled_tasks() (SECURITY DEFINER), mark_worker_stopped, and
---   `select input from pgflow.runs`. Every one of these runs with the caller's rights except
---   stall recovery, queue creation and pausing (below), so the role holds table privileges:
---   SELECT on pgflow's tables; INSERT
---   where compiling, registering and starting steps write (flows, flow_aliases, steps, deps,
---   step_tasks, workers, worker_functions); UPDATE only on the columns the runtime changes. It has no
---   DELETE anywhere in pgflow, cannot insert runs (so it cannot start flows), cannot change a
---   run's input, a flow's options, or a worker's deprecated_at, cannot lift the pause of a
---   worker function (a fatal claim pauses it through the SECURITY DEFINER
---   _pause_worker_function; resume_worker_function needs UPDATE on paused_at, which only the
---   owner has), cannot switch an alias's active
---   version (activate_flow_version needs UPDATE on flow_aliases: an operator runs it as the
---   owner), and cannot recompile a local flow destructively (delete_flow_and_data needs
---   DELETE: develop as the owner).
+--   requeue_stalled_tasks(), mark_worker_stopped, `select input from pgflow.runs` and which of
+--   its tasks are still wanted (step_tasks); upstream's one-task protocol (start_tasks,
+--   complete_task, fail_task) too. Since schema 0012 every function that writes is SECURITY
+--   DEFINER: it runs as the owner and derives every queue it touches from the definitions, so
+--   the role holds no INSERT, UPDATE or DELETE on any pgflow table - it cannot plant a step or a
+--   task naming another application's queue, start runs, change a run's input, a flow's
+--   options or a worker's deprecation, lift the pause of a worker function, switch an alias's
+--   active version (activate_flow_version: an operator runs it as the owner), or recompile a
+--   local flow destructively (develop as the owner). It reads pgflow's tables (SELECT).
+--   On PGMQ it needs only what pgmq.read does: SELECT and UPDATE on the queue tables of pgflow's
+--   routes (claims, results and retries touch messages as the owner).
 --
--- Queues. Compiling a new flow creates its PGMQ queues. The worker must not own them: the
---   owner's SECURITY DEFINER functions (start_flow_with_states, stall recovery) write into
---   them, and whoever owns a table can attach triggers or defaults that then run with the
---   writer's rights. So queues are created by pgflow._create_queue, SECURITY DEFINER since
---   schema 0011 (pinned search_path, EXECUTE for its owner and pgflow_worker only, and only for
---   names derived from a pgflow flow): every queue table is created by, and owned by, the owner
---   of schema pgflow, and pgflow_worker receives DML on them through
---   `alter default privileges for role <that owner> in schema pgmq`. The worker gets no CREATE
---   on any schema, owns nothing and needs no PGMQ function beyond the invoker ones every role
---   may call. This works the same with the bundled PGMQ and with the pgmq extension, whose
---   queue tables become members of the extension: there the owner of schema pgflow must also
---   be the extension's owner (`pgflow migrate` creates the extension when it is missing, so
---   it is; on a server where an administrator created it, run `pgflow migrate` as that role).
---   Queues of flows compiled before this script ran are granted explicitly; queues the owner
---   creates later for other purposes are usable by pgflow_worker too (create application
---   queues with another role to keep them from workers). Versions of this script before 0011
---   made the bundled pgmq.create SECURITY DEFINER instead; it is put back as PGMQ ships it.
+-- Queues. Compiling a new flow creates its PGMQ queues with the rights of the owner of schema
+--   pgflow (ensure_flow_compiled and _create_queue are SECURITY DEFINER), so every queue table is
+--   created by, and owned by, that role; the worker owns nothing and needs no PGMQ DDL rights,
+--   with the bundled PGMQ and with the pgmq extension alike (whose queue tables become members
+--   of the extension: there the owner of schema pgflow must also be the extension's owner;
+--   `pgflow migrate` creates the extension when it is missing, so it is; on a server where an
+--   administrator created it, run `pgflow migrate` as that role). pgflow_worker receives SELECT
+--   and UPDATE on queues created from now on through `alter default privileges for role <that
+--   owner> in schema pgmq` (so queues the owner creates later for other purposes are readable
+--   by pgflow_worker too: create application queues with another role to keep them from
+--   workers), and on existing queues only when the script can prove they are pgflow's: a
+--   step's queue that is its derived route (lower(flow_slug), or its step queue) and was created
+--   together with its flow. Any other queue a step names is reported and not granted.
+--   Versions of this script before 0012 granted INSERT and DELETE on queues (and before 0011
+--   made the bundled pgmq.create SECURITY DEFINER); both are withdrawn.
 --
 -- pgflow_starter: start_flow_with_states (a run of an alias's active version),
 --   start_flow_with_states_by_slug (a pinned version), their lean forms start_run and
@@ -63,22 +57,27 @@
 --
 -- PUBLIC. Schema pgflow grants nothing to PUBLIC. EXECUTE on a SECURITY INVOKER function is
 --   no boundary (it can only do what the caller may do anyway), but on a SECURITY DEFINER
---   function it is the only one: this script revokes PUBLIC's EXECUTE from every SECURITY
---   DEFINER function of schema pgflow (and from pgmq.create) and grants it per role, so e.g.
---   setup_requeue_stalled_tasks_cron stays the owner's.
+--   function it is the only one: the migrations revoke PUBLIC's EXECUTE from every SECURITY
+--   DEFINER function of schema pgflow and this script does it again (and from pgmq.create),
+--   granting per role, so e.g. setup_requeue_stalled_tasks_cron stays the owner's.
 --
--- Supabase. When realtime.send exists the core calls it on every state change, which needs
+-- Supabase. When realtime.send exists the core calls it on every state change, as the owner
+--   of schema pgflow (every state change runs in a SECURITY DEFINER function), which needs
 --   USAGE on schema realtime, EXECUTE on realtime.send and INSERT on realtime.messages. The
---   script grants these when it may, and warns with the statements to run otherwise.
+--   script grants these to that owner when it may, and warns with the statements to run
+--   otherwise. (Versions before 0012 granted them to pgflow_worker; they are withdrawn.)
+--
+-- Threat model, and what each role may and may not do: docs/security.md.
 --
 -- Everything is one DO block, so the script applies completely or not at all.
 do $grants$
 declare
   v_create_fn regprocedure;
-  v_queue_owner oid;
+  v_owner oid;
   v_pgmq_extension boolean;
   v_problems text[];
   v_queues text[];
+  v_off_route text[];
   v_queue text;
   v_fn regprocedure;
   v_rel regclass;
@@ -101,8 +100,8 @@ begin
             hint = 'Run this script as the role that ran `pgflow migrate` (the owner of these objects) or as a superuser.';
   end if;
   if not exists (select 1 from pg_catalog.pg_proc p
-                 where p.pronamespace = 'pgflow'::regnamespace and p.proname = '_pause_worker_function') then
-    raise exception 'pgflow grants: this database has a pgflow schema older than version 0011: run `pgflow migrate` first'
+                 where p.pronamespace = 'pgflow'::regnamespace and p.proname = '_lock_row') then
+    raise exception 'pgflow grants: this database has a pgflow schema older than version 0012: run `pgflow migrate` first'
       using errcode = 'undefined_function';
   end if;
   if pgflow.worker_protocol() <> 5 then
@@ -113,35 +112,51 @@ begin
   v_pgmq_extension := exists (select 1 from pg_catalog.pg_depend d
                               where d.classid = 'pg_catalog.pg_proc'::regclass and d.objid = v_create_fn
                                 and d.deptype = 'e');
-  -- Queue tables are created by pgflow._create_queue, with its owner's rights.
-  v_queue_owner := (select p.proowner from pg_catalog.pg_proc p
-                    where p.oid = 'pgflow._create_queue(text)'::regprocedure);
+  -- The owner of the SECURITY DEFINER functions: every write of pgflow runs as this role, and
+  -- queue tables are created by it (pgflow._create_queue).
+  v_owner := (select p.proowner from pg_catalog.pg_proc p
+              where p.oid = 'pgflow._create_queue(text)'::regprocedure);
 
-  -- The queues on pgflow's routes: every step's queue, and a flow's generated queue when the
-  -- flow owns it (created together with the flow), as pgflow.delete_flow_and_data decides.
-  -- (A runner that may not read these tables is refused below for the tables themselves.)
+  -- The queues the script can prove are pgflow's: the queue of a step that is that step's
+  -- derived route (the flow's generated queue, or the step's private queue in queue mode
+  -- `step`), and a step-less flow's generated queue created together with the flow, as
+  -- pgflow.delete_flow_and_data decides. A step naming any other queue was not written by
+  -- pgflow (the 0012 migration refuses such rows; only the owner could write one since), so its
+  -- queue is reported and not granted. (A runner that may not read these tables is refused
+  -- below for the tables themselves.)
   v_queues := '{}';
   if pg_catalog.has_table_privilege('pgflow.steps', 'SELECT')
      and pg_catalog.has_table_privilege('pgflow.flows', 'SELECT')
      and pg_catalog.has_table_privilege('pgmq.meta', 'SELECT') then
     v_queues := array(
-      select s.queue_name from pgflow.steps s
+      select s.queue_name from pgflow.steps s join pgflow.flows f on f.flow_slug = s.flow_slug
+      where s.queue_name = case when f.queue_mode = 'step'
+                                then pgflow._step_queue_name(s.flow_slug, s.step_slug, s.step_index)
+                                else pg_catalog.lower(s.flow_slug) end
       union
-      select lower(f.flow_slug) from pgflow.flows f
-      join pgmq.meta m on lower(m.queue_name) = lower(f.flow_slug) and m.created_at = f.created_at
+      select pg_catalog.lower(f.flow_slug) from pgflow.flows f
+      join pgmq.meta m on pg_catalog.lower(m.queue_name) = pg_catalog.lower(f.flow_slug) and m.created_at = f.created_at
+      where f.queue_mode = 'flow'
       order by 1);
+    v_off_route := array(
+      select pg_catalog.format('step "%s" of flow "%s" names queue "%s"', s.step_slug, s.flow_slug, s.queue_name)
+      from pgflow.steps s where s.queue_name <> all(v_queues) order by 1);
+    if pg_catalog.cardinality(v_off_route) > 0 then
+      raise warning 'pgflow grants: not granted (these queues are not the steps'' own routes, which pgflow never writes): %',
+        pg_catalog.array_to_string(v_off_route, '; ');
+    end if;
   end if;
 
   -- GRANT by a role without the grant option only warns ("no privileges were granted"), so
   -- check every object up front and refuse with the complete list.
   select array_agg(x.what order by x.what) into v_problems
   from (
-    select format('table %s', c.oid::regclass) as what
+    select pg_catalog.format('table %s', c.oid::regclass) as what
     from pg_catalog.pg_class c
     where c.relnamespace = 'pgflow'::regnamespace and c.relkind in ('r', 'p')
       and not pg_catalog.pg_has_role(c.relowner, 'USAGE')
     union all
-    select format('function %s', p.oid::regprocedure)
+    select pg_catalog.format('function %s', p.oid::regprocedure)
     from pg_catalog.pg_proc p
     where p.pronamespace = 'pgflow'::regnamespace and p.prosecdef
       and not pg_catalog.pg_has_role(p.proowner, 'USAGE')
@@ -151,24 +166,22 @@ begin
     union all
     select 'table pgmq.meta' where not pg_catalog.has_table_privilege('pgmq.meta', 'SELECT WITH GRANT OPTION')
     union all
-    select format('function %s (owner)', v_create_fn)
+    select pg_catalog.format('function %s (owner)', v_create_fn)
     where not v_pgmq_extension
       and (select p.prosecdef from pg_catalog.pg_proc p where p.oid = v_create_fn)
       and not pg_catalog.pg_has_role((select p.proowner from pg_catalog.pg_proc p where p.oid = v_create_fn), 'USAGE')
     union all
-    select format('table %s', t.rel)
+    select pg_catalog.format('table %s', t.rel)
     from unnest(v_queues) q,
-         lateral (values (pg_catalog.to_regclass(format('pgmq.%I', 'q_' || q))),
-                         (pg_catalog.to_regclass(format('pgmq.%I', 'a_' || q)))) t(rel)
+         lateral (values (pg_catalog.to_regclass(pg_catalog.format('pgmq.%I', 'q_' || q))),
+                         (pg_catalog.to_regclass(pg_catalog.format('pgmq.%I', 'a_' || q)))) t(rel)
     where t.rel is not null
       and not (pg_catalog.has_table_privilege(t.rel, 'SELECT WITH GRANT OPTION')
-               and pg_catalog.has_table_privilege(t.rel, 'INSERT WITH GRANT OPTION')
-               and pg_catalog.has_table_privilege(t.rel, 'UPDATE WITH GRANT OPTION')
-               and pg_catalog.has_table_privilege(t.rel, 'DELETE WITH GRANT OPTION'))
+               and pg_catalog.has_table_privilege(t.rel, 'UPDATE WITH GRANT OPTION'))
   ) x;
   if v_problems is not null then
     raise exception 'pgflow grants: role "%" cannot grant on: %', current_user,
-      array_to_string(v_problems, ', ')
+      pg_catalog.array_to_string(v_problems, ', ')
       using errcode = 'insufficient_privilege',
             hint = 'Run this script as the role that ran `pgflow migrate` (the owner of these objects) or as a superuser.';
   end if;
@@ -193,7 +206,7 @@ begin
   -- ---- PUBLIC: EXECUTE is the boundary of SECURITY DEFINER functions ---------------------------
   for v_fn in select p.oid::regprocedure from pg_catalog.pg_proc p
               where p.pronamespace = 'pgflow'::regnamespace and p.prosecdef order by 1 loop
-    execute format('revoke execute on function %s from public', v_fn);
+    execute pg_catalog.format('revoke execute on function %s from public', v_fn);
   end loop;
 
   -- ---- pgflow_starter -------------------------------------------------------------------------
@@ -209,55 +222,59 @@ begin
 
   -- ---- pgflow_worker: pgflow ------------------------------------------------------------------
   grant usage on schema pgflow to pgflow_worker;
-  -- Definitions: ensure_flow_compiled verifies, or compiles a new flow (and gives an alias
-  -- without an active version its first member).
-  grant select, insert on pgflow.flows, pgflow.flow_aliases, pgflow.steps, pgflow.deps to pgflow_worker;
-  -- (created_at: verifying a step-less flow; queue_mode: compiling a step-queued flow)
-  grant update (created_at, queue_mode) on pgflow.flows to pgflow_worker;
-  -- Runtime: claims, results, retries, conditions, cascades, starting dependent steps.
-  grant select on pgflow.runs, pgflow.step_states, pgflow.step_tasks to pgflow_worker;
-  grant update (status, output, remaining_steps, completed_at, failed_at)
-    on pgflow.runs to pgflow_worker;
-  grant update (status, remaining_deps, initial_tasks, remaining_tasks, output, error_message,
-                skip_reason, started_at, completed_at, failed_at, skipped_at)
-    on pgflow.step_states to pgflow_worker;
-  grant insert on pgflow.step_tasks to pgflow_worker;
-  grant update (status, attempts_count, output, error_message, last_worker_id, started_at,
-                completed_at, failed_at)
-    on pgflow.step_tasks to pgflow_worker;
-  -- Registration, heartbeats, stopping; a fatal claim pauses the worker's function, through
-  -- _pause_worker_function only (one way: the columns of the pause are not the worker's, so it
-  -- cannot resume; versions of this script before 0011 granted them).
-  grant select, insert on pgflow.workers, pgflow.worker_functions to pgflow_worker;
-  grant update (last_heartbeat_at, stopped_at) on pgflow.workers to pgflow_worker;
-  grant update (updated_at) on pgflow.worker_functions to pgflow_worker;
-  revoke update (paused_at, pause_reason) on pgflow.worker_functions from pgflow_worker;
-  grant execute on function pgflow.requeue_stalled_tasks(), pgflow._create_queue(text),
-                            pgflow._pause_worker_function(text, text) to pgflow_worker;
+  -- Reads only: every write goes through the SECURITY DEFINER worker API below. (Withdraws the
+  -- table and column writes versions of this script before 0012 granted.)
+  revoke insert, update, delete, truncate, references, trigger on all tables in schema pgflow from pgflow_worker;
+  grant select on pgflow.flows, pgflow.flow_aliases, pgflow.steps, pgflow.deps, pgflow.runs,
+                  pgflow.step_states, pgflow.step_tasks, pgflow.workers, pgflow.worker_functions,
+                  pgflow.locks to pgflow_worker;
+  grant execute on function pgflow.ensure_flow_compiled(text, jsonb, int, text, jsonb, text),
+                            pgflow.register_worker(uuid, text, text, text, int),
+                            pgflow.claim_tasks(text, text, bigint[], uuid, text),
+                            pgflow.complete_tasks(jsonb),
+                            pgflow.fail_tasks(jsonb),
+                            pgflow.start_tasks(text, bigint[], uuid),
+                            pgflow.complete_task(uuid, text, int, jsonb),
+                            pgflow.fail_task(uuid, text, int, text),
+                            pgflow.worker_heartbeat(uuid),
+                            pgflow.mark_worker_stopped(uuid),
+                            pgflow.requeue_stalled_tasks() to pgflow_worker;
+  -- (Versions before 0012 granted these; the worker API now calls them as the owner.)
+  revoke execute on function pgflow._create_queue(text), pgflow._pause_worker_function(text, text)
+    from pgflow_worker;
 
   -- ---- pgflow_worker: PGMQ --------------------------------------------------------------------
   grant usage on schema pgmq to pgflow_worker;
   grant select on pgmq.meta to pgflow_worker;
-  -- Queues that already exist: a queue table gets read, sent to, re-timed and archived from;
-  -- its archive only receives.
+  -- Withdraw what earlier versions granted on queue tables (inserts, deletes, archives, and
+  -- queues this version cannot prove are pgflow's) wherever this role may; then pgmq.read's
+  -- SELECT and UPDATE on the queues of pgflow's routes.
+  for v_rel in select c.oid::regclass from pg_catalog.pg_class c
+               where c.relnamespace = 'pgmq'::regnamespace and c.relkind in ('r', 'p')
+                 and c.oid <> 'pgmq.meta'::regclass
+                 and pg_catalog.pg_has_role(c.relowner, 'USAGE')
+                 and exists (select 1 from pg_catalog.aclexplode(c.relacl) a
+                             where a.grantee = 'pgflow_worker'::regrole)
+               order by 1 loop
+    execute pg_catalog.format('revoke all on %s from pgflow_worker', v_rel);
+  end loop;
   foreach v_queue in array v_queues loop
-    v_rel := pg_catalog.to_regclass(format('pgmq.%I', 'q_' || v_queue));
+    v_rel := pg_catalog.to_regclass(pg_catalog.format('pgmq.%I', 'q_' || v_queue));
     if v_rel is not null then
-      execute format('grant select, insert, update, delete on %s to pgflow_worker', v_rel);
-    end if;
-    v_rel := pg_catalog.to_regclass(format('pgmq.%I', 'a_' || v_queue));
-    if v_rel is not null then
-      execute format('grant select, insert on %s to pgflow_worker', v_rel);
+      execute pg_catalog.format('grant select, update on %s to pgflow_worker', v_rel);
     end if;
   end loop;
-  -- Queues created from now on (by pgflow._create_queue's owner; see "Queues" above).
-  if pg_catalog.pg_has_role(v_queue_owner, 'MEMBER') then
-    execute format('alter default privileges for role %I in schema pgmq '
-                   'grant select, insert, update, delete on tables to pgflow_worker',
-                   pg_catalog.pg_get_userbyid(v_queue_owner));
+  -- Queues created from now on (by the owner; see "Queues" above).
+  if pg_catalog.pg_has_role(v_owner, 'MEMBER') then
+    execute pg_catalog.format('alter default privileges for role %I in schema pgmq '
+                              'revoke insert, delete on tables from pgflow_worker',
+                              pg_catalog.pg_get_userbyid(v_owner));
+    execute pg_catalog.format('alter default privileges for role %I in schema pgmq '
+                              'grant select, update on tables to pgflow_worker',
+                              pg_catalog.pg_get_userbyid(v_owner));
   else
-    raise notice 'pgflow grants: queues created later by role "%" will not be usable by pgflow_worker until this script runs again (or that role runs: alter default privileges in schema pgmq grant select, insert, update, delete on tables to pgflow_worker)',
-      pg_catalog.pg_get_userbyid(v_queue_owner);
+    raise notice 'pgflow grants: queues created later by role "%" will not be usable by pgflow_worker until this script runs again (or that role runs: alter default privileges in schema pgmq grant select, update on tables to pgflow_worker)',
+      pg_catalog.pg_get_userbyid(v_owner);
   end if;
   -- Undo what versions of this script before 0011 did to the bundled pgmq.create.
   if not v_pgmq_extension and (select p.prosecdef from pg_catalog.pg_proc p where p.oid = v_create_fn) then
@@ -266,7 +283,7 @@ begin
     grant execute on function pgmq."create"(text) to public;
   end if;
 
-  -- ---- pgflow_worker: Supabase realtime -------------------------------------------------------
+  -- ---- Supabase realtime: the owner broadcasts --------------------------------------------------
   -- (Catalog lookups again: this role may lack USAGE on schema realtime.)
   if pg_catalog.to_regnamespace('realtime') is not null then
     v_fn := (select p.oid::regprocedure from pg_catalog.pg_proc p
@@ -275,20 +292,36 @@ begin
     v_rel := (select c.oid from pg_catalog.pg_class c
               where c.relnamespace = 'realtime'::regnamespace and c.relname = 'messages'
                 and c.relkind in ('r', 'p'));
-    -- (GRANT without the grant option only warns: check first.)
-    if pg_catalog.has_schema_privilege('realtime', 'USAGE WITH GRANT OPTION')
-       and (v_fn is null or pg_catalog.has_function_privilege(v_fn, 'EXECUTE WITH GRANT OPTION'))
-       and (v_rel is null or pg_catalog.has_table_privilege(v_rel, 'INSERT WITH GRANT OPTION')) then
-      grant usage on schema realtime to pgflow_worker;
-      if v_fn is not null then
-        execute format('grant execute on function %s to pgflow_worker', v_fn);
+    if not (pg_catalog.has_schema_privilege(v_owner, 'realtime', 'USAGE')
+            and (v_fn is null or pg_catalog.has_function_privilege(v_owner, v_fn, 'EXECUTE'))
+            and (v_rel is null or pg_catalog.has_table_privilege(v_owner, v_rel, 'INSERT'))) then
+      -- (GRANT without the grant option only warns: check first.)
+      if pg_catalog.has_schema_privilege('realtime', 'USAGE WITH GRANT OPTION')
+         and (v_fn is null or pg_catalog.has_function_privilege(v_fn, 'EXECUTE WITH GRANT OPTION'))
+         and (v_rel is null or pg_catalog.has_table_privilege(v_rel, 'INSERT WITH GRANT OPTION')) then
+        execute pg_catalog.format('grant usage on schema realtime to %I', pg_catalog.pg_get_userbyid(v_owner));
+        if v_fn is not null then
+          execute pg_catalog.format('grant execute on function %s to %I', v_fn, pg_catalog.pg_get_userbyid(v_owner));
+        end if;
+        if v_rel is not null then
+          execute pg_catalog.format('grant insert on %s to %I', v_rel, pg_catalog.pg_get_userbyid(v_owner));
+        end if;
+      else
+        raise warning '%', pg_catalog.format(
+          'pgflow grants: role "%s" cannot grant on schema realtime: every state change fails until the owner of schema realtime runs: grant usage on schema realtime to %I; grant execute on function realtime.send(jsonb, text, text, boolean) to %I; grant insert on realtime.messages to %I;',
+          current_user, pg_catalog.pg_get_userbyid(v_owner), pg_catalog.pg_get_userbyid(v_owner),
+          pg_catalog.pg_get_userbyid(v_owner));
       end if;
-      if v_rel is not null then
-        execute format('grant insert on %s to pgflow_worker', v_rel);
-      end if;
-    else
-      raise warning 'pgflow grants: role "%" cannot grant on schema realtime: workers fail on every state change until the owner of schema realtime runs: grant usage on schema realtime to pgflow_worker; grant execute on function realtime.send(jsonb, text, text, boolean) to pgflow_worker; grant insert on realtime.messages to pgflow_worker;',
-        current_user;
+    end if;
+    -- Versions before 0012 granted these to pgflow_worker, which no longer calls realtime.send.
+    if pg_catalog.has_schema_privilege('realtime', 'USAGE WITH GRANT OPTION') then
+      revoke usage on schema realtime from pgflow_worker;
+    end if;
+    if v_fn is not null and pg_catalog.has_function_privilege(v_fn, 'EXECUTE WITH GRANT OPTION') then
+      execute pg_catalog.format('revoke execute on function %s from pgflow_worker', v_fn);
+    end if;
+    if v_rel is not null and pg_catalog.has_table_privilege(v_rel, 'INSERT WITH GRANT OPTION') then
+      execute pg_catalog.format('revoke insert on %s from pgflow_worker', v_rel);
     end if;
   end if;
 end

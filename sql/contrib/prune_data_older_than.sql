@@ -18,7 +18,7 @@
 create or replace function pgflow.prune_data_older_than(retention_interval interval)
 returns void
 language plpgsql volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_cutoff timestamptz := now() - retention_interval;

@@ -12,9 +12,11 @@
 -- convert_archive_partitioned raise the documented error) and the pg_partman helper functions.
 --
 -- Rules for this file: no BEGIN/COMMIT and no psql meta-commands (the runner sends it in one
--- PQexec inside its own transaction); every function pins search_path to '' and names objects
--- with their schema, so a caller's search_path can never redirect them; queue-derived
--- identifiers are always quoted with format('%I').
+-- PQexec inside its own transaction); every function pins search_path to pg_catalog, pg_temp
+-- (pg_temp named, and last: with an empty path PostgreSQL would search the caller's temporary
+-- schema first for type names, docs/security.md) and names objects with their schema, so a
+-- caller's search_path can never redirect them; queue-derived identifiers are always quoted
+-- with format('%I').
 
 create schema if not exists pgmq;
 
@@ -60,7 +62,7 @@ create type pgmq.metrics_result as (
 create function pgmq._extension_exists(extension_name text)
 returns boolean
 language sql stable
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $function$
   select exists (select 1 from pg_catalog.pg_extension e where e.extname = extension_name);
 $function$;
@@ -70,7 +72,7 @@ $function$;
 create function pgmq._belongs_to_pgmq(table_name text)
 returns boolean
 language sql stable
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $function$
   select exists (
     select 1
@@ -90,7 +92,7 @@ $function$;
 create function pgmq.format_table_name(queue_name text, prefix text)
 returns text
 language plpgsql immutable
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $function$
 begin
   if queue_name ~ '[$;'']|--' then
@@ -105,7 +107,7 @@ $function$;
 create function pgmq.validate_queue_name(queue_name text)
 returns void
 language plpgsql immutable
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $function$
 begin
   if pg_catalog.length(queue_name) >= 48 then
@@ -117,7 +119,7 @@ $function$;
 create function pgmq._ensure_pg_partman_installed()
 returns void
 language plpgsql stable
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $function$
 begin
   if not pgmq._extension_exists('pg_partman') then
@@ -137,7 +139,7 @@ $function$;
 create function pgmq._create_queue(queue_name text, unlogged boolean)
 returns void
 language plpgsql
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $function$
 declare
   qtable text;
@@ -187,7 +189,7 @@ $function$;
 create function pgmq.create_non_partitioned(queue_name text)
 returns void
 language sql
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $function$
   select pgmq._create_queue(queue_name, false);
 $function$;
@@ -195,7 +197,7 @@ $function$;
 create function pgmq."create"(queue_name text)
 returns void
 language sql
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $function$
   select pgmq.create_non_partitioned(queue_name);
 $function$;
@@ -203,7 +205,7 @@ $function$;
 create function pgmq.create_unlogged(queue_name text)
 returns void
 language sql
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $function$
   select pgmq._create_queue(queue_name, true);
 $function$;
@@ -217,7 +219,7 @@ create function pgmq.create_partitioned(
 )
 returns void
 language plpgsql
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $function$
 begin
   perform pgmq.validate_queue_name(queue_name);
@@ -236,7 +238,7 @@ create function pgmq.convert_archive_partitioned(
 )
 returns void
 language plpgsql
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $function$
 begin
   perform pgmq.format_table_name(table_name, 'a');
@@ -251,7 +253,7 @@ $function$;
 create function pgmq.detach_archive(queue_name text)
 returns void
 language plpgsql
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $function$
 begin
   perform pgmq.format_table_name(queue_name, 'a');
@@ -263,7 +265,7 @@ $function$;
 create function pgmq.drop_queue(queue_name text)
 returns boolean
 language plpgsql
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $function$
 declare
   qtable text;
@@ -284,7 +286,7 @@ $function$;
 create function pgmq.drop_queue(queue_name text, partitioned boolean)
 returns boolean
 language plpgsql
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $function$
 begin
   raise warning 'drop_queue(queue_name, partitioned) is deprecated; use drop_queue(queue_name)';
@@ -297,7 +299,7 @@ $function$;
 create function pgmq.purge_queue(queue_name text)
 returns bigint
 language plpgsql
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $function$
 declare
   qtable text := pgmq.format_table_name(queue_name, 'q');
@@ -313,7 +315,7 @@ $function$;
 create function pgmq.list_queues()
 returns setof pgmq.queue_record
 language sql stable
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $function$
   select m.queue_name, m.is_partitioned, m.is_unlogged, m.created_at from pgmq.meta m;
 $function$;
@@ -323,7 +325,7 @@ $function$;
 create function pgmq.metrics(queue_name text)
 returns pgmq.metrics_result
 language plpgsql
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $function$
 declare
   qtable text := pgmq.format_table_name(queue_name, 'q');
@@ -355,7 +357,7 @@ $function$;
 create function pgmq.metrics_all()
 returns setof pgmq.metrics_result
 language plpgsql
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $function$
 declare
   q record;
@@ -376,7 +378,7 @@ $function$;
 create function pgmq.send(queue_name text, msg jsonb, headers jsonb, delay timestamptz)
 returns setof bigint
 language plpgsql
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $function$
 begin
   return query execute pg_catalog.format(
@@ -389,7 +391,7 @@ $function$;
 create function pgmq.send(queue_name text, msg jsonb)
 returns setof bigint
 language sql
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $function$
   select * from pgmq.send(queue_name, msg, null::jsonb, pg_catalog.clock_timestamp());
 $function$;
@@ -397,7 +399,7 @@ $function$;
 create function pgmq.send(queue_name text, msg jsonb, delay integer)
 returns setof bigint
 language sql
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $function$
   select * from pgmq.send(queue_name, msg, null::jsonb,
                           pg_catalog.clock_timestamp() + pg_catalog.make_interval(secs => delay));
@@ -406,7 +408,7 @@ $function$;
 create function pgmq.send(queue_name text, msg jsonb, delay timestamptz)
 returns setof bigint
 language sql
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $function$
   select * from pgmq.send(queue_name, msg, null::jsonb, delay);
 $function$;
@@ -414,7 +416,7 @@ $function$;
 create function pgmq.send(queue_name text, msg jsonb, headers jsonb)
 returns setof bigint
 language sql
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $function$
   select * from pgmq.send(queue_name, msg, headers, pg_catalog.clock_timestamp());
 $function$;
@@ -422,7 +424,7 @@ $function$;
 create function pgmq.send(queue_name text, msg jsonb, headers jsonb, delay integer)
 returns setof bigint
 language sql
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $function$
   select * from pgmq.send(queue_name, msg, headers,
                           pg_catalog.clock_timestamp() + pg_catalog.make_interval(secs => delay));
@@ -434,7 +436,7 @@ $function$;
 create function pgmq.send_batch(queue_name text, msgs jsonb[], headers jsonb[], delay timestamptz)
 returns setof bigint
 language plpgsql
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $function$
 begin
   return query execute pg_catalog.format(
@@ -450,7 +452,7 @@ $function$;
 create function pgmq.send_batch(queue_name text, msgs jsonb[])
 returns setof bigint
 language sql
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $function$
   select * from pgmq.send_batch(queue_name, msgs, null::jsonb[], pg_catalog.clock_timestamp());
 $function$;
@@ -458,7 +460,7 @@ $function$;
 create function pgmq.send_batch(queue_name text, msgs jsonb[], delay integer)
 returns setof bigint
 language sql
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $function$
   select * from pgmq.send_batch(queue_name, msgs, null::jsonb[],
                                 pg_catalog.clock_timestamp() + pg_catalog.make_interval(secs => delay));
@@ -467,7 +469,7 @@ $function$;
 create function pgmq.send_batch(queue_name text, msgs jsonb[], delay timestamptz)
 returns setof bigint
 language sql
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $function$
   select * from pgmq.send_batch(queue_name, msgs, null::jsonb[], delay);
 $function$;
@@ -475,7 +477,7 @@ $function$;
 create function pgmq.send_batch(queue_name text, msgs jsonb[], headers jsonb[])
 returns setof bigint
 language sql
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $function$
   select * from pgmq.send_batch(queue_name, msgs, headers, pg_catalog.clock_timestamp());
 $function$;
@@ -483,7 +485,7 @@ $function$;
 create function pgmq.send_batch(queue_name text, msgs jsonb[], headers jsonb[], delay integer)
 returns setof bigint
 language sql
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $function$
   select * from pgmq.send_batch(queue_name, msgs, headers,
                                 pg_catalog.clock_timestamp() + pg_catalog.make_interval(secs => delay));
@@ -499,7 +501,7 @@ $function$;
 create function pgmq.read(queue_name text, vt integer, qty integer, conditional jsonb default '{}')
 returns setof pgmq.message_record
 language plpgsql
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $function$
 declare
   qtable text := pgmq.format_table_name(queue_name, 'q');
@@ -539,7 +541,7 @@ create function pgmq.read_with_poll(
 )
 returns setof pgmq.message_record
 language plpgsql
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $function$
 declare
   stop_at timestamptz :=
@@ -562,7 +564,7 @@ $function$;
 create function pgmq.pop(queue_name text)
 returns setof pgmq.message_record
 language plpgsql
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $function$
 declare
   qtable text := pgmq.format_table_name(queue_name, 'q');
@@ -589,7 +591,7 @@ $function$;
 create function pgmq.set_vt(queue_name text, msg_id bigint, vt integer)
 returns setof pgmq.message_record
 language plpgsql
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $function$
 begin
   return query execute pg_catalog.format(
@@ -612,7 +614,7 @@ $function$;
 create function pgmq.archive(queue_name text, msg_id bigint)
 returns boolean
 language plpgsql
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $function$
 declare
   moved bigint;
@@ -636,7 +638,7 @@ $function$;
 create function pgmq.archive(queue_name text, msg_ids bigint[])
 returns setof bigint
 language plpgsql
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $function$
 begin
   return query execute pg_catalog.format(
@@ -656,7 +658,7 @@ $function$;
 create function pgmq.delete(queue_name text, msg_id bigint)
 returns boolean
 language plpgsql
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $function$
 declare
   deleted bigint;
@@ -672,7 +674,7 @@ $function$;
 create function pgmq.delete(queue_name text, msg_ids bigint[])
 returns setof bigint
 language plpgsql
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $function$
 begin
   return query execute pg_catalog.format(

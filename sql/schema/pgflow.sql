@@ -16,11 +16,16 @@ set client_min_messages = warning;
 \ir 0030_workers.sql
 \ir 0040_runtime.sql
 \ir 0050_types.sql
+\ir 0060_locks.sql
 
 -- Definitions: building, comparing, compiling and deleting flows.
 \ir functions/definitions/is_local.sql
-\ir functions/definitions/_lock_flow_definition.sql
-\ir functions/definitions/_lock_flow_alias.sql
+\ir functions/locks/_lock_holders.sql
+\ir functions/locks/_lock_row.sql
+\ir functions/locks/_bound_lock_waits.sql
+\ir functions/locks/_raise_lock_timeout.sql
+\ir functions/locks/_lock_flow_definition.sql
+\ir functions/locks/_lock_flow_alias.sql
 \ir functions/definitions/create_flow.sql
 \ir functions/definitions/_create_flow.sql
 \ir functions/definitions/_add_step.sql

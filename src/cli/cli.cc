@@ -3,8 +3,12 @@
 #include <chrono>
 #include <cstdio>
 #include <utility>
+#include <vector>
 
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "cli/output.h"
+#include "internal/text_checks.h"
 #include "internal/status_macros.h"
 
 namespace pgflow::cli {
@@ -50,7 +54,11 @@ CLI::Validator duration_check(const std::string& examples) {
 int fail(const absl::Status& status) {
   std::string message(status.message());
   if (message.rfind("pgflow: ", 0) == 0) message.erase(0, 8);
-  std::fprintf(stderr, "pgflow: %s\n", message.c_str());
+  // (Line breaks of multi-line messages stay; everything else that could drive a terminal, e.g.
+  // from a name in the database, is escaped.)
+  std::vector<std::string> lines = absl::StrSplit(message, '\n');
+  for (std::string& line : lines) line = internal::escaped(line);
+  std::fprintf(stderr, "pgflow: %s\n", absl::StrJoin(lines, "\n").c_str());
   return kFailed;
 }
 

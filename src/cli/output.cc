@@ -9,6 +9,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "internal/text_checks.h"
 #include "internal/timestamps.h"
 
 namespace pgflow::cli {
@@ -19,6 +20,7 @@ Table::Table(std::vector<std::string> headers, std::string indent) : indent_(std
 
 void Table::add_row(std::vector<std::string> cells) {
   cells.resize(rows_.front().size());
+  for (std::string& cell : cells) cell = internal::escaped(cell);
   rows_.push_back(std::move(cells));
 }
 
@@ -70,7 +72,7 @@ std::string rfc3339(absl::Time t) { return absl::FormatTime(absl::RFC3339_full, 
 
 std::string when(const nlohmann::json& timestamp) {
   std::optional<absl::Time> t = time_of(timestamp);
-  if (!t) return timestamp.is_string() ? timestamp.get<std::string>() : "-";
+  if (!t) return text(timestamp);
   return absl::FormatTime("%Y-%m-%d %H:%M:%SZ", *t, absl::UTCTimeZone());
 }
 
@@ -118,7 +120,7 @@ std::string to_interval(absl::Duration d) { return absl::StrCat(absl::ToInt64Mil
 
 std::string text(const nlohmann::json& value) {
   if (value.is_null()) return "-";
-  if (value.is_string()) return value.get<std::string>();
+  if (value.is_string()) return internal::escaped(value.get<std::string>());
   return value.dump();
 }
 

@@ -13,7 +13,8 @@
 
 namespace pgflow::cli {
 
-// Columns padded to their widest cell, two spaces apart; the last column is not padded.
+// Columns padded to their widest cell, two spaces apart; the last column is not padded. Cells
+// are escaped like text() (they hold values from the database).
 class Table {
  public:
   explicit Table(std::vector<std::string> headers, std::string indent = "");
@@ -48,7 +49,9 @@ std::optional<absl::Duration> parse_duration(std::string_view text);
 // The duration as a PostgreSQL interval literal ("1209600000 milliseconds").
 std::string to_interval(absl::Duration d);
 
-// JSON value as display text: strings bare, null as "-", numbers and the rest as JSON.
+// JSON value as display text: strings bare (control characters and bytes that are not UTF-8
+// escaped, as in log lines: a value from the database cannot drive the operator's terminal),
+// null as "-", numbers and the rest as JSON.
 std::string text(const nlohmann::json& value);
 
 // True when file descriptor `fd` is a terminal (progress output goes only there).

@@ -83,6 +83,59 @@ inline std::optional<std::string> text_problem(std::string_view s) {
   return std::nullopt;
 }
 
+// True for ASCII control characters (below 0x20, and DEL).
+inline bool is_control(char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }
+
+// Appends `text` for a log line or a terminal: control characters as \n, \r, \t or \xNN,
+// bytes that are not well-formed UTF-8 as \xNN (and, when `quoted`, '"' and '\' with a
+// backslash); everything else as it is. So no value can move a cursor, clear a screen or forge
+// a line.
+inline void append_escaped(std::string& out, std::string_view text, bool quoted) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (static_cast<unsigned char>(c) >= 0x80) {
+      const std::size_t len = utf8_sequence_length(text, i);
+      if (len == 0) {
+        out.append("\\x").append(hex_byte(static_cast<unsigned char>(c)));
+      } else {
+        out.append(text.substr(i, len));
+        i += len - 1;
+      }
+      continue;
+    }
+    switch (c) {
+      case '\n':
+        out.append("\\n");
+        break;
+      case '\r':
+        out.append("\\r");
+        break;
+      case '\t':
+        out.append("\\t");
+        break;
+      case '"':
+      case '\\':
+        if (quoted) out.push_back('\\');
+        out.push_back(c);
+        break;
+      default:
+        if (is_control(c)) {
+          out.append("\\x").append(hex_byte(static_cast<unsigned char>(c)));
+        } else {
+          out.push_back(c);
+        }
+    }
+  }
+}
+
+// `text` as append_escaped writes it, unquoted: safe to print on an operator's terminal.
+inline std::string escaped(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  append_escaped(out, text, /*quoted=*/false);
+  return out;
+}
+
 // `s` in double quotes for a message: printable ASCII and well-formed UTF-8 as they are, `"`
 // and `\` escaped, every other byte as \xNN; at most `max_bytes` of `s`, then "..." and its
 // length. Safe for logs whatever `s` holds.

@@ -53,6 +53,16 @@ from pgflow.claim_tasks($1, $2,
                         $5::uuid, $6) c
 )sql";
 
+// One stall recovery pass (schema 0012): NULL when another session holds the lock.
+constexpr char kRecoverStalledTasks[] = "select pgflow.requeue_stalled_tasks()";
+// Who holds the stall recovery lock and has held it for at least $1 (an interval).
+constexpr char kStallRecoveryHolders[] = R"sql(
+select pgflow._lock_holders(l.xmax, 'pgflow.locks', now() - $1::interval)
+from pgflow.locks l where l.lock_name = 'stall_recovery'
+)sql";
+// Recovery skipped for this many intervals in a row is worth a warning.
+constexpr int kStallRecoveryWarnAfter = 4;
+
 // Which of the tasks this worker runs ($1: [{"id", "run_id", "step_slug", "task_index"}]) the
 // database no longer wants from it: cancelled or skipped, finished, claimed again by another
 // worker, or gone.
@@ -246,6 +256,7 @@ class EdgeWorker::Impl {
       ABSL_LOCKS_EXCLUDED(mu_, running_mu_);
   void execute(ClaimedTask task);
   void heartbeat_loop(std::stop_token stop);
+  void recover_stalled_tasks(Session& db, std::stop_token stop, std::optional<Clock::time_point>& skipped_since);
   // Waits on the heartbeat connection until `until`, stopping running tasks the database
   // announces as no longer wanted meanwhile; false when the worker is stopping.
   bool wait_for_stop_announcements(Session& db, Clock::time_point until, const std::stop_token& stop);
@@ -721,6 +732,7 @@ void EdgeWorker::Impl::heartbeat_loop(std::stop_token stop) {
   // A random first offset spreads recovery attempts of workers started together.
   auto next_recovery =
       Clock::now() + internal::random_duration(std::chrono::milliseconds(0), config_.stall_recovery_interval);
+  std::optional<Clock::time_point> skipped_since;  // recovery passes skipped since then
   while (!stop.stop_requested()) {
     auto wake = recovery ? std::min(next_beat, next_recovery) : next_beat;
     if (!wait_for_stop_announcements(db, wake, stop)) break;
@@ -739,16 +751,7 @@ void EdgeWorker::Impl::heartbeat_loop(std::stop_token stop) {
     }
     if (recovery && Clock::now() >= next_recovery) {
       next_recovery += config_.stall_recovery_interval;
-      // One worker at a time across the cluster (transaction-scoped try-lock).
-      absl::StatusOr<pg::Result> r = db.retry<pg::Result>(stop, "stall recovery", [](pg::Connection& c) {
-        return c.exec("select case when pg_try_advisory_xact_lock(1, hashtext('pgflow.requeue_stalled_tasks')) "
-                      "then pgflow.requeue_stalled_tasks() end");
-      });
-      if (r.ok() && !r->is_null(0, 0) && r->scalar() != "0") {
-        log_.info("stall recovery requeued tasks", {{"count", std::string(r->scalar())}});
-      } else if (!r.ok() && r.status().code() != absl::StatusCode::kCancelled) {
-        log_.error("stall recovery failed", {{"error", std::string(r.status().message())}});
-      }
+      recover_stalled_tasks(db, stop, skipped_since);
     }
   }
   // Last act: tell the database this worker is gone.
@@ -760,6 +763,44 @@ void EdgeWorker::Impl::heartbeat_loop(std::stop_token stop) {
     return c.exec("select pgflow.mark_worker_stopped($1::uuid)", {worker_id_}).status();
   });
   if (!marked.ok()) log_.warn("could not mark the worker stopped", {{"error", std::string(marked.message())}});
+}
+
+// One stall recovery pass; one worker at a time across the cluster: NULL when another session
+// holds pgflow's stall recovery lock. Skipped for longer than a few intervals means a session
+// holds that lock for a long time (recovery is off for every worker): warn once, naming it.
+void EdgeWorker::Impl::recover_stalled_tasks(Session& db, std::stop_token stop,
+                                             std::optional<Clock::time_point>& skipped_since) {
+  absl::StatusOr<pg::Result> r = db.retry<pg::Result>(stop, "stall recovery", [](pg::Connection& c) {
+    return c.exec(kRecoverStalledTasks);
+  });
+  if (!r.ok()) {
+    if (r.status().code() != absl::StatusCode::kCancelled) {
+      log_.error("stall recovery failed", {{"error", std::string(r.status().message())}});
+    }
+    return;
+  }
+  if (!r->is_null(0, 0)) {
+    skipped_since.reset();
+    if (r->scalar() != "0") log_.info("stall recovery requeued tasks", {{"count", std::string(r->scalar())}});
+    return;
+  }
+  const Clock::time_point now = Clock::now();
+  if (!skipped_since) {
+    skipped_since = now;
+    return;
+  }
+  const auto skipped = now - *skipped_since;
+  if (skipped < kStallRecoveryWarnAfter * config_.stall_recovery_interval) return;
+  const auto skipped_ms = std::chrono::duration_cast<std::chrono::milliseconds>(skipped).count();
+  absl::StatusOr<pg::Result> holders = db.retry<pg::Result>(stop, "stall recovery lock holders", [&](pg::Connection& c) {
+    return c.exec(kStallRecoveryHolders, {absl::StrCat(skipped_ms, " milliseconds")});
+  });
+  log_.warn("stall recovery has been skipped: another session holds pgflow's stall recovery lock, so no "
+            "worker recovers stalled tasks",
+            {{"skipped_s", std::to_string(skipped_ms / 1000)},
+             {"held_by", holders.ok() && holders->rows() > 0 ? std::string(holders->scalar())
+                                                              : std::string("unknown")}});
+  skipped_since = now;  // once per kStallRecoveryWarnAfter intervals while it lasts
 }
 
 // ---- task deadlines ----

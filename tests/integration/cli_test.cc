@@ -26,6 +26,7 @@ namespace pgflow {
 namespace {
 
 using ::nlohmann::json;
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 using pgflow::testing::CommandResult;
 using pgflow::testing::run_command;
@@ -585,6 +586,34 @@ TEST_F(CliTest, WorkersListPauseResumeAndDeprecate) {
     EXPECT_EQ(r.exit_code, 1) << args;
     EXPECT_THAT(r.err, HasSubstr("\"nobody\"")) << args;
   }
+}
+
+// Names and reasons in the database are chosen by workers and applications; printed raw, an
+// escape sequence in one would drive the operator's terminal (clear it, retitle it, hide
+// lines). Human output escapes control characters as log lines do; --json escapes them anyway.
+TEST_F(CliTest, HumanOutputEscapesControlCharactersFromTheDatabase) {
+  deploy("greet", "greet");
+  const std::string clear_screen = "\x1b[2J\x1b[H";
+  const std::string retitle = "\x1b]0;pwned\x07";
+  sql("select worker_id from pgflow.register_worker(gen_random_uuid(), $1, 'greet', 'greet', pgflow.worker_protocol())",
+      {"evil" + clear_screen + "worker"});
+  sql("select pgflow._pause_worker_function($1, $2)", {"evil" + clear_screen + "worker", "why" + retitle + "\nfake line"});
+  const std::string run_id = sql("select pgflow.start_run('greet', '{}')::text");
+  sql("select pgflow.cancel_run($1::uuid, $2)", {run_id, "reason" + retitle});
+
+  for (const std::string& args : {std::string("workers"), "run show " + run_id, std::string("runs")}) {
+    CommandResult r = pgflow(args);
+    ASSERT_EQ(r.exit_code, 0) << args << ": " << r.err;
+    EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << args << " printed an escape character";
+    EXPECT_EQ(r.out.find('\x07'), std::string::npos) << args << " printed a bell";
+  }
+  EXPECT_THAT(pgflow("workers").out,
+              AllOf(HasSubstr("evil\\x1b[2J\\x1b[Hworker"), HasSubstr("why\\x1b]0;pwned\\x07\\nfake line")));
+  EXPECT_THAT(pgflow("run show " + run_id).out, HasSubstr("cancelled: reason\\x1b]0;pwned\\x07"));
+  // Errors name database values too.
+  CommandResult refused = pgflow(std::string("workers resume 'x") + clear_screen + "'");
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_EQ(refused.err.find('\x1b'), std::string::npos) << refused.err;
 }
 
 TEST_F(CliTest, StatusMetricsGivesQueueDepthOldestTaskAndRunsPerFlow) {

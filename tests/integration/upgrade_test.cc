@@ -160,13 +160,13 @@ enum class AuditSession { kReadWrite, kReadOnly };
 
 constexpr char kReadOnlyEnv[] = "PGOPTIONS='-c default_transaction_read_only=on' ";
 
-// Runs sql/audit/0002_queue_identity_audit.sql with psql, as users are told to.
-std::vector<AuditRow> run_audit(const std::string& url,
-                                AuditSession session = AuditSession::kReadWrite) {
+// Runs an audit (by default sql/audit/0002_queue_identity_audit.sql) with psql, as users are
+// told to.
+std::vector<AuditRow> run_audit(const std::string& url, AuditSession session = AuditSession::kReadWrite,
+                                const std::string& file = "sql/audit/0002_queue_identity_audit.sql") {
   std::string command =
       absl::StrCat(session == AuditSession::kReadOnly ? kReadOnlyEnv : "", PGFLOW_PG_BIN,
-                   "/psql -X -q -A -t -z -v ON_ERROR_STOP=1 -f ",
-                   shell_quote(source_path("sql/audit/0002_queue_identity_audit.sql")), " ",
+                   "/psql -X -q -A -t -z -v ON_ERROR_STOP=1 -f ", shell_quote(source_path(file)), " ",
                    shell_quote(url));
   CommandResult r = run_command(command);
   EXPECT_EQ(r.exit_code, 0) << command << "\n" << r.err;
@@ -1580,7 +1580,7 @@ class Upgrade0005 : public Upgrade0002 {
   std::string runtime_and_queues() {
     CommandResult r = run_command(absl::StrCat(
         PGFLOW_PG_BIN, "/pg_dump --data-only --no-owner -n pgmq -n pgflow -T pgflow.flows -T pgflow.flow_aliases "
-        "-T pgflow.schema_migrations ", shell_quote(url())));
+        "-T pgflow.schema_migrations -T pgflow.locks ", shell_quote(url())));
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return normalise_dump(r.out);
   }
@@ -1798,6 +1798,90 @@ TEST_F(Upgrade0005, RunControlArrivesWithEmptyColumnsAndRunsInFlightCanBeCancell
             "1");
   ASSERT_THAT(exec("select pgflow.complete_task($1::uuid, 's', 0, '1')", {stepped_run_}), IsOk());
   EXPECT_EQ(run_status(stepped_run_), "completed");
+}
+
+// =============================================================================================
+// 14. 0011 -> 0012: role boundaries
+// =============================================================================================
+
+// 0012 pins every function's search_path, makes the worker API SECURITY DEFINER and moves the
+// definition and stall recovery locks to rows of a new table; no runtime row or message
+// changes. It refuses rows that name a queue other than their route, which pgflow never
+// writes and a worker role could before.
+class Upgrade0012 : public Upgrade0005 {
+ protected:
+  void populated_0011() {
+    ASSERT_NO_FATAL_FAILURE(populated_0004());
+    ASSERT_THAT(migrate(url(), {.target_version = 11}), IsOk());
+    ASSERT_EQ(schema_version(), 11);
+  }
+  std::vector<AuditRow> audit_0012() {
+    return run_audit(url(), AuditSession::kReadOnly, "sql/audit/0012_role_boundaries_audit.sql");
+  }
+};
+
+TEST_F(Upgrade0012, PinsEverySearchPathKeepsRuntimeDataAndRunsInFlightFinish) {
+  ASSERT_NO_FATAL_FAILURE(populated_0011());
+  const std::string data_before = runtime_and_queues();
+  const std::string bundled = scalar("select (not exists (select 1 from pg_extension where extname = 'pgmq'))::text");
+  ASSERT_THAT(migrate(url(), {.target_version = 12}), IsOk());
+  EXPECT_EQ(schema_version(), 12);
+  EXPECT_SAME_TEXT(data_before, runtime_and_queues(), "the upgrade changed runtime rows or queues");
+  EXPECT_EQ(scalar("select string_agg(lock_name || '=' || coalesce(last_completed_at::text, 'never'), ',') "
+                   "from pgflow.locks"),
+            "stall_recovery=never")
+      << "the new table holds only the stall recovery row";
+  EXPECT_EQ(scalar("select count(*)::text from pg_proc where pronamespace = 'pgflow'::regnamespace "
+                   "and proconfig[1] is distinct from 'search_path=pg_catalog, pg_temp'"),
+            "0");
+  EXPECT_EQ(scalar("select count(*)::text from pg_proc where pronamespace = 'pgmq'::regnamespace "
+                   "and proconfig[1] is not distinct from 'search_path=pg_catalog, pg_temp'") != "0",
+            bundled == "true")
+      << "the bundled PGMQ layer is pinned too; the extension's functions are left as they ship";
+  EXPECT_EQ(scalar("select count(*)::text from pg_proc where pronamespace = 'pgmq'::regnamespace "
+                   "and 'search_path=\"\"' = any(proconfig)"),
+            "0");
+  ASSERT_NO_FATAL_FAILURE(finish_in_flight_fanout("aaaaaaaa-0000-0000-0000-0000000000f1"));
+}
+
+TEST_F(Upgrade0012, RowsNamingAnotherQueueAreListedByTheAuditRefusedAndNothingChanges) {
+  ASSERT_NO_FATAL_FAILURE(populated_0011());
+  // What a pgflow_worker login could write before 0012: a step of a new flow routed to an
+  // application's queue, and a task of an existing flow re-addressed to one of its messages.
+  ASSERT_THAT(exec("select pgmq.create('billing')"), IsOk());
+  ASSERT_THAT(conn_->exec_script("insert into pgflow.flows (flow_slug, flow_alias) values ('planted', 'planted');"
+                                 "insert into pgflow.flow_aliases (flow_alias, flow_slug) values ('planted', 'planted');"
+                                 "insert into pgflow.steps (flow_slug, step_slug, step_index, queue_name) "
+                                 "values ('planted', 'evil', 0, 'billing')"),
+              IsOk());
+  ASSERT_THAT(exec("update pgflow.step_tasks set queue_name = 'billing' where run_id = $1::uuid", {kRunB1}), IsOk());
+  const std::string b1_tasks = scalar("select count(*)::text from pgflow.step_tasks where run_id = $1::uuid", {kRunB1});
+
+  const std::vector<AuditRow> findings = audit_0012();
+  EXPECT_THAT(findings, ::testing::Contains(AuditError("step_off_route", "planted", "evil")));
+  EXPECT_THAT(findings, ::testing::Contains(AuditError("task_off_route", "fanout", "each")));
+  std::vector<std::string> details;
+  for (const AuditRow& row : findings) {
+    if (row.severity == "error") details.push_back(row.detail);
+  }
+  ASSERT_EQ(details.size(), 2u);
+
+  const std::string before = dump();
+  absl::Status s = migrate(url(), {.target_version = 12});
+  EXPECT_THAT(s, StatusIs(::testing::_, HasSubstr("name a queue that is not their route")));
+  for (const std::string& detail : details) EXPECT_THAT(s.message(), HasSubstr(detail)) << "worded as the audit";
+  EXPECT_EQ(schema_version(), 11);
+  EXPECT_SAME_TEXT(before, dump(), "the refused migration changed the database");
+  EXPECT_THAT(details, ::testing::Contains(absl::StrCat(b1_tasks, " task(s) of step \"each\" of flow \"fanout\" "
+                                                        "name queue \"billing\", not their step's queue \"fanout\"")));
+
+  // Removing the planted rows lets it through.
+  ASSERT_THAT(exec("update pgflow.step_tasks set queue_name = 'fanout' where run_id = $1::uuid", {kRunB1}), IsOk());
+  ASSERT_THAT(conn_->exec_script("delete from pgflow.steps where flow_slug = 'planted'; delete from pgflow.flow_aliases "
+                                 "where flow_alias = 'planted'; delete from pgflow.flows where flow_slug = 'planted'"),
+              IsOk());
+  EXPECT_THAT(audit_0012(), ::testing::Not(::testing::Contains(Field(&AuditRow::severity, Eq("error")))));
+  EXPECT_THAT(migrate(url(), {.target_version = 12}), IsOk());
 }
 
 }  // namespace

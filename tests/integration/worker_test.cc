@@ -10,6 +10,7 @@
 #include <set>
 #include <thread>
 
+#include "absl/cleanup/cleanup.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "pg/connection.h"
@@ -339,6 +340,57 @@ TEST_F(WorkerTest, LocalDevelopmentRecompilesAChangedFlow) {
   EXPECT_TRUE(logs_.contains("recompiled"));
   PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id, start_run(*conn_, "wSequential", 1));
   EXPECT_EQ(run_to_end(run_id)["run"]["output"], json({{"c", 7}}));
+}
+
+// Stall recovery runs one pass at a time under a row lock only pgflow's owner can take (it was
+// an advisory lock any login could hold, turning recovery off silently). A session that holds
+// it for several intervals is named in a warning.
+TEST_F(WorkerTest, StallRecoveryHeldElsewhereIsReportedWithItsHolder) {
+  PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection holder, pg::Connection::open(db_->url(), "stall-lock-holder"));
+  ASSERT_THAT(holder.exec("begin").status(), IsOk());
+  ASSERT_THAT(holder.exec("select 1 from pgflow.locks where lock_name = 'stall_recovery' for update").status(), IsOk());
+  const std::string holder_pid = std::string(holder.exec("select pg_backend_pid()::text")->scalar());
+
+  WorkerConfig c = config();
+  c.stall_recovery_interval = std::chrono::milliseconds(100);
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(wf::sequential, c));
+  ASSERT_TRUE(logs_.wait_for_text("stall recovery has been skipped"));
+  bool named = false;
+  for (const auto& e : logs_.entries()) {
+    if (e.level == LogLevel::kWarn && e.message.find("stall recovery has been skipped") != std::string::npos) {
+      EXPECT_THAT(e.text(), AllOf(HasSubstr("pid " + holder_pid), HasSubstr("stall-lock-holder")));
+      named = true;
+    }
+  }
+  EXPECT_TRUE(named);
+  // Once the holder lets go, a pass runs and records when it ended.
+  ASSERT_THAT(holder.exec("rollback").status(), IsOk());
+  EXPECT_THAT(wait_until(*conn_, "select last_completed_at is not null from pgflow.locks "
+                                 "where lock_name = 'stall_recovery'"),
+              IsOk());
+  EXPECT_TRUE(worker.running());
+}
+
+// An advisory lock on the keys pgflow used before schema 0012, held by a login without any
+// grant, no longer stops stall recovery.
+TEST_F(WorkerTest, AStrangersAdvisoryLockDoesNotStopStallRecovery) {
+  ASSERT_THAT(conn_->exec("drop role if exists stall_stranger").status(), IsOk());
+  ASSERT_THAT(conn_->exec("create role stall_stranger login").status(), IsOk());
+  auto drop_role = absl::MakeCleanup([this] { (void)conn_->exec("drop role if exists stall_stranger"); });
+  std::string stranger_url = db_->url();
+  stranger_url.replace(stranger_url.find("postgres@"), 9, "stall_stranger@");
+  {
+    PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection stranger, pg::Connection::open(stranger_url));
+    ASSERT_THAT(stranger.exec("select pg_advisory_lock(1, hashtext('pgflow.requeue_stalled_tasks'))").status(), IsOk());
+    WorkerConfig c = config();
+    c.stall_recovery_interval = std::chrono::milliseconds(100);
+    PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(wf::sequential, c));
+    EXPECT_THAT(wait_until(*conn_, "select last_completed_at is not null from pgflow.locks "
+                                   "where lock_name = 'stall_recovery'"),
+                IsOk());
+    worker.stop();
+    EXPECT_THAT(worker.wait(), IsOk());
+  }
 }
 
 TEST_F(WorkerTest, ADeprecatedWorkerDrainsAndStops) {

@@ -119,3 +119,20 @@ begin
   return ok(false, description) || E'\n' || diag(format('    no exception; wanted: %s: like %s', errcode, pattern));
 end;
 $$;
+
+-- Whether another session holds the lock that `call` (e.g.
+-- 'select pgflow._lock_flow_definition(''orders'')') takes: runs it on dblink connection
+-- `connection` with a short lock_timeout, in a transaction of its own that ends at once. True
+-- when it gave up waiting (SQLSTATE 55P03), false when it got the lock.
+create or replace function pgflow_tests.lock_is_held(connection text, call text)
+returns boolean
+language plpgsql
+as $$
+begin
+  perform dblink_exec(connection, 'set lock_timeout = ''100ms''');
+  perform * from dblink(connection, format('select (%s)::text', call)) as t(x text);
+  return false;
+exception when lock_not_available then
+  return true;
+end;
+$$;

@@ -1,18 +1,16 @@
 -- On Supabase (a schema `realtime` with realtime.send), every state change the worker causes is
--- also broadcast through realtime.send, with the worker's rights. The script grants what that
--- needs; without USAGE on schema realtime every completion would fail.
+-- also broadcast through realtime.send. Since schema 0012 every state change runs in a SECURITY
+-- DEFINER function, so the broadcast runs with the rights of schema pgflow's owner, never the
+-- worker's: the script (run by a superuser, as on a server where someone else owns realtime)
+-- grants the owner what that needs and the worker nothing there. Without those rights of the
+-- owner every completion would fail.
 begin;
-select plan(6);
+select plan(7);
 
 \i _install_as_owner.sql
 \i _worker_statements.sql
-select pgflow_tests.install_realtime_stub();
-alter schema realtime owner to grants_owner;
-alter table realtime.messages owner to grants_owner;
-alter function realtime.send(jsonb, text, text, boolean) owner to grants_owner;
-set role grants_owner;
+select pgflow_tests.install_realtime_stub();  -- owned by the superuser
 \i ../../../sql/contrib/grants.sql
-reset role;
 create role grants_worker_login nologin in role pgflow_worker;
 create role grants_app_login nologin in role pgflow_starter;
 select jsonb_build_object('steps', jsonb_build_array(pgflow_tests.step_shape('only')))::text as shape \gset
@@ -36,18 +34,26 @@ reset session authorization;
 select results_eq($$select event from pgflow_tests.realtime_events('c0000000-0000-0000-0000-000000000061')$$,
                   $$values ('run:started'), ('step:only:started'), ('step:only:completed'), ('run:completed')$$,
                   'the worker''s state changes were broadcast too');
+select is(has_schema_privilege('grants_owner', 'realtime', 'USAGE')
+          and has_function_privilege('grants_owner', 'realtime.send(jsonb, text, text, boolean)', 'EXECUTE')
+          and has_table_privilege('grants_owner', 'realtime.messages', 'INSERT'), true,
+          'the script granted the owner USAGE on realtime, EXECUTE on send and INSERT on messages');
 select is(has_schema_privilege('pgflow_worker', 'realtime', 'USAGE')
-          and has_function_privilege('pgflow_worker', 'realtime.send(jsonb, text, text, boolean)', 'EXECUTE')
-          and has_table_privilege('pgflow_worker', 'realtime.messages', 'INSERT'), true,
-          'the script granted USAGE on realtime, EXECUTE on send and INSERT on messages');
-select is(has_table_privilege('pgflow_worker', 'realtime.messages', 'SELECT'), false, 'and nothing more there');
+          or has_table_privilege('grants_owner', 'realtime.messages', 'SELECT'), false,
+          'the worker nothing there, the owner nothing more');
 
--- Why the schema grant matters: the core looks realtime.send up on every state change.
-revoke usage on schema realtime from pgflow_worker;
+-- Whose rights matter: the owner's, not the worker's.
+revoke usage on schema realtime from grants_owner;
 set session authorization grants_worker_login;
 select throws_ok($$select * from pg_temp.complete_batch(jsonb_build_array(pg_temp.result('c0000000-0000-0000-0000-000000000062', 'only', 0, '1')))$$,
                  '42501', 'permission denied for schema realtime',
-                 'without USAGE on schema realtime a worker cannot complete anything');
+                 'without the owner''s USAGE on schema realtime no worker completes anything');
+reset session authorization;
+grant usage on schema realtime to pgflow_worker;
+set session authorization grants_worker_login;
+select throws_ok($$select * from pg_temp.complete_batch(jsonb_build_array(pg_temp.result('c0000000-0000-0000-0000-000000000062', 'only', 0, '1')))$$,
+                 '42501', 'permission denied for schema realtime',
+                 'and the worker''s own USAGE does not help');
 reset session authorization;
 
 select * from finish();

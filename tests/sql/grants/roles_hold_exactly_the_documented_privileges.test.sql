@@ -1,8 +1,9 @@
 -- The complete privilege set of both roles, so that any grant added later is a visible,
 -- deliberate change: NOLOGIN group roles with no attributes or memberships that own nothing;
--- the worker's table and column privileges; each role's schemas and functions; PUBLIC kept off
--- the SECURITY DEFINER functions; queue creation running as the owner; PGMQ as it ships (the
--- bundled layer or the extension, whichever the template has).
+-- the worker reads pgflow's tables and writes none (every write goes through its SECURITY
+-- DEFINER API); each role's schemas and functions; PUBLIC kept off the SECURITY DEFINER
+-- functions; queue creation running as the owner; PGMQ as it ships (the bundled layer or the
+-- extension, whichever the template has).
 begin;
 select plan(20);
 
@@ -51,40 +52,31 @@ select isnt(shobj_description('pgflow_worker'::regrole, 'pg_authid'), null, 'the
 
 -- pgflow_worker
 select is(array(select pg_temp.table_privileges('pgflow_worker')), array[
-  'pgflow.deps: INSERT', 'pgflow.deps: SELECT',
-  'pgflow.flow_aliases: INSERT', 'pgflow.flow_aliases: SELECT',
-  'pgflow.flows(created_at): UPDATE', 'pgflow.flows(queue_mode): UPDATE', 'pgflow.flows: INSERT', 'pgflow.flows: SELECT',
-  'pgflow.runs(completed_at): UPDATE', 'pgflow.runs(failed_at): UPDATE', 'pgflow.runs(output): UPDATE',
-  'pgflow.runs(remaining_steps): UPDATE', 'pgflow.runs(status): UPDATE', 'pgflow.runs: SELECT',
-  'pgflow.step_states(completed_at): UPDATE', 'pgflow.step_states(error_message): UPDATE',
-  'pgflow.step_states(failed_at): UPDATE', 'pgflow.step_states(initial_tasks): UPDATE',
-  'pgflow.step_states(output): UPDATE', 'pgflow.step_states(remaining_deps): UPDATE',
-  'pgflow.step_states(remaining_tasks): UPDATE', 'pgflow.step_states(skip_reason): UPDATE',
-  'pgflow.step_states(skipped_at): UPDATE', 'pgflow.step_states(started_at): UPDATE',
-  'pgflow.step_states(status): UPDATE', 'pgflow.step_states: SELECT',
-  'pgflow.step_tasks(attempts_count): UPDATE', 'pgflow.step_tasks(completed_at): UPDATE',
-  'pgflow.step_tasks(error_message): UPDATE', 'pgflow.step_tasks(failed_at): UPDATE',
-  'pgflow.step_tasks(last_worker_id): UPDATE', 'pgflow.step_tasks(output): UPDATE',
-  'pgflow.step_tasks(started_at): UPDATE', 'pgflow.step_tasks(status): UPDATE',
-  'pgflow.step_tasks: INSERT', 'pgflow.step_tasks: SELECT',
-  'pgflow.steps: INSERT', 'pgflow.steps: SELECT',
-  'pgflow.worker_functions(updated_at): UPDATE', 'pgflow.worker_functions: INSERT',
-  'pgflow.worker_functions: SELECT',
-  'pgflow.workers(last_heartbeat_at): UPDATE', 'pgflow.workers(stopped_at): UPDATE',
-  'pgflow.workers: INSERT', 'pgflow.workers: SELECT',
+  'pgflow.deps: SELECT', 'pgflow.flow_aliases: SELECT', 'pgflow.flows: SELECT', 'pgflow.locks: SELECT',
+  'pgflow.runs: SELECT', 'pgflow.step_states: SELECT', 'pgflow.step_tasks: SELECT', 'pgflow.steps: SELECT',
+  'pgflow.worker_functions: SELECT', 'pgflow.workers: SELECT',
   'pgmq.meta: SELECT'],
-  'the worker''s table privileges: reads, inserts where it compiles, registers and starts steps, updates only runtime columns (not a pause); no DELETE');
+  'the worker''s table privileges: it reads; no INSERT, UPDATE or DELETE on any pgflow table');
 select is(array(select pg_temp.other_privileges('pgflow_worker')), array[
-  'function pgflow._create_queue(text): EXECUTE', 'function pgflow._pause_worker_function(text,text): EXECUTE',
-  'function pgflow.requeue_stalled_tasks(): EXECUTE', 'schema pgflow: USAGE', 'schema pgmq: USAGE'],
-  'its schemas (USAGE only) and the SECURITY DEFINER functions it may call');
+  'function pgflow.claim_tasks(text,text,bigint[],uuid,text): EXECUTE',
+  'function pgflow.complete_task(uuid,text,integer,jsonb): EXECUTE',
+  'function pgflow.complete_tasks(jsonb): EXECUTE',
+  'function pgflow.ensure_flow_compiled(text,jsonb,integer,text,jsonb,text): EXECUTE',
+  'function pgflow.fail_task(uuid,text,integer,text): EXECUTE',
+  'function pgflow.fail_tasks(jsonb): EXECUTE',
+  'function pgflow.mark_worker_stopped(uuid): EXECUTE',
+  'function pgflow.register_worker(uuid,text,text,text,integer): EXECUTE',
+  'function pgflow.requeue_stalled_tasks(): EXECUTE',
+  'function pgflow.start_tasks(text,bigint[],uuid): EXECUTE',
+  'function pgflow.worker_heartbeat(uuid): EXECUTE',
+  'schema pgflow: USAGE', 'schema pgmq: USAGE'],
+  'its schemas (USAGE only) and the SECURITY DEFINER worker API, through which it writes');
 select is(array(select format('for role %s in schema %s on %s: %s', pg_get_userbyid(d.defaclrole),
                               d.defaclnamespace::regnamespace, d.defaclobjtype, a.privilege_type)
                 from pg_default_acl d, aclexplode(d.defaclacl) a
                 where a.grantee = 'pgflow_worker'::regrole order by 1),
-          array['for role grants_owner in schema pgmq on r: DELETE', 'for role grants_owner in schema pgmq on r: INSERT',
-                'for role grants_owner in schema pgmq on r: SELECT', 'for role grants_owner in schema pgmq on r: UPDATE'],
-          'and DML on the queue tables the owner creates from now on');
+          array['for role grants_owner in schema pgmq on r: SELECT', 'for role grants_owner in schema pgmq on r: UPDATE'],
+          'and what pgmq.read needs on the queue tables the owner creates from now on');
 select is(array(select s from unnest(array['pgflow', 'pgmq', 'public']) s
                 where has_schema_privilege('pgflow_worker', s, 'CREATE')), '{}'::text[],
           'it cannot create objects in any schema');
@@ -111,18 +103,19 @@ select is(array(select p.oid::regprocedure::text from pg_proc p
           '{}'::text[], 'PUBLIC executes no SECURITY DEFINER function of pgflow');
 select is(array(select p.proname::text from pg_proc p
                 where p.pronamespace = 'pgflow'::regnamespace and p.prosecdef order by 1),
-          array['_create_queue', '_pause_worker_function', 'cancel_run', 'get_run_with_states',
-                'requeue_stalled_tasks', 'resume_run', 'retry_run',
+          array['_create_queue', '_pause_worker_function', 'cancel_run', 'claim_tasks', 'complete_task',
+                'complete_tasks', 'ensure_flow_compiled', 'fail_task', 'fail_tasks', 'get_run_with_states',
+                'mark_worker_stopped', 'register_worker', 'requeue_stalled_tasks', 'resume_run', 'retry_run',
                 'setup_requeue_stalled_tasks_cron', 'start_flow_with_states', 'start_flow_with_states_by_slug',
-                'start_run', 'start_run_by_slug'],
+                'start_run', 'start_run_by_slug', 'start_tasks', 'worker_heartbeat'],
           '(the migrations'' SECURITY DEFINER set is unchanged)');
 select is(has_function_privilege('grants_owner', 'pgflow.setup_requeue_stalled_tasks_cron(text)', 'EXECUTE'), true,
           'the owner keeps all of them');
 select is((select proconfig from pg_proc where oid = 'pgflow._create_queue(text)'::regprocedure),
-          array['search_path=""'], 'queue creation runs as the owner, with a pinned search_path');
+          array['search_path=pg_catalog, pg_temp'], 'queue creation runs as the owner, with a pinned search_path');
 select is(array(select r from unnest(array['public', 'pgflow_starter', 'pgflow_worker', 'grants_owner']) r
                 where has_function_privilege(r, 'pgflow._create_queue(text)', 'EXECUTE') order by 1),
-          array['grants_owner', 'pgflow_worker'], 'and only the owner and pgflow_worker may call it');
+          array['grants_owner'], 'and only the owner may call it (workers compile through ensure_flow_compiled)');
 select is(has_function_privilege('public', 'pgmq.create(text)', 'EXECUTE'), true,
           'pgmq.create is left as PGMQ ships it: every role may call it');
 select is(array(select p.oid::regprocedure::text from pg_proc p

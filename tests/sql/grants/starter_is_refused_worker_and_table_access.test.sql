@@ -26,19 +26,19 @@ set session authorization grants_app_login;
 select throws_ok($$select * from pg_temp.read_and_claim('grants_refuse', 'grants_refuse', 'b0000000-0000-0000-0000-000000000031')$$,
                  '42501', 'permission denied for schema pgmq', 'cannot read and claim tasks');
 select throws_ok($$select * from pgflow.claim_tasks('grants_refuse', 'grants_refuse', '{1}', 'b0000000-0000-0000-0000-000000000031')$$,
-                 '42501', 'permission denied for table workers', 'cannot claim tasks');
+                 '42501', 'permission denied for function claim_tasks', 'cannot claim tasks');
 select throws_ok($$select * from pgflow.complete_task('c0000000-0000-0000-0000-000000000031', 'only', 0, '1')$$,
-                 '42501', 'permission denied for table runs', 'cannot complete a task');
+                 '42501', 'permission denied for function complete_task', 'cannot complete a task');
 select throws_ok($$select * from pgflow.fail_task('c0000000-0000-0000-0000-000000000031', 'only', 0, 'x')$$,
-                 '42501', 'permission denied for table runs', 'cannot fail a task');
+                 '42501', 'permission denied for function fail_task', 'cannot fail a task');
 select throws_ok($$select pgflow.requeue_stalled_tasks()$$,
                  '42501', 'permission denied for function requeue_stalled_tasks', 'cannot run stall recovery');
 select throws_ok($$select pgflow.register_worker('b0000000-0000-0000-0000-000000000032', 'x', 'grants_refuse', 'grants_refuse', pgflow.worker_protocol())$$,
-                 '42501', 'permission denied for table flows', 'cannot register a worker');
+                 '42501', 'permission denied for function register_worker', 'cannot register a worker');
 select throws_ok($$select pgflow.worker_heartbeat('b0000000-0000-0000-0000-000000000031')$$,
-                 '42501', 'permission denied for table workers', 'cannot touch a worker');
+                 '42501', 'permission denied for function worker_heartbeat', 'cannot touch a worker');
 select throws_ok($$select pgflow.ensure_flow_compiled('grants_other', '{"steps": []}', pgflow.worker_protocol())$$,
-                 '42501', 'permission denied for table flows', 'cannot compile flows');
+                 '42501', 'permission denied for function ensure_flow_compiled', 'cannot compile flows');
 select throws_ok($$select pgflow.setup_requeue_stalled_tasks_cron()$$,
                  '42501', 'permission denied for function setup_requeue_stalled_tasks_cron',
                  'cannot call the owner''s other SECURITY DEFINER function');

@@ -38,8 +38,8 @@ select is(pgflow.worker_heartbeat('a0000000-0000-0000-0000-000000000001'), false
 select lives_ok($$select pgflow.mark_worker_stopped('a0000000-0000-0000-0000-000000000001')$$,
                 'stop: the worker marks itself stopped');
 select throws_ok($$select pgflow._create_queue('payments')$$, '42501',
-                 'PGMQ queue "payments" is not the queue of a pgflow flow; pgflow creates only its flows'' queues',
-                 'queue creation as the owner is only for the queues of pgflow flows');
+                 'permission denied for function _create_queue',
+                 'queue creation as the owner is reached only through compilation');
 select throws_ok($$select pgmq.create('payments')$$, '42501', 'permission denied for schema pgmq',
                  'and the worker cannot create a queue itself');
 reset session authorization;

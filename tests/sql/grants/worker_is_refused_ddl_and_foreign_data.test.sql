@@ -53,9 +53,10 @@ select throws_ok($$select pgmq.purge_queue('grants_ddl')$$, '42501', 'permission
 select throws_ok($$delete from pgmq.meta$$, '42501', 'permission denied for table meta', 'cannot delete queue metadata');
 -- data it must not change
 select throws_ok($$delete from pgflow.runs$$, '42501', 'permission denied for table runs', 'cannot delete runs');
-select throws_ok($$select pgflow.delete_flow_and_data('grants_ddl')$$, '42501', 'permission denied for table flow_aliases', 'cannot delete a flow');
+select throws_ok($$select pgflow.delete_flow_and_data('grants_ddl')$$, '42501', 'permission denied for table locks', 'cannot delete a flow');
 select is(pgflow.is_local(), true, '(this is a local development database)');
-select throws_ok($$select pgflow.ensure_flow_compiled('grants_ddl', '$$ || :'changed' || $$', pgflow.worker_protocol())$$, '42501', 'permission denied for table step_tasks',
+select throws_ok($$select pgflow.ensure_flow_compiled('grants_ddl', '$$ || :'changed' || $$', pgflow.worker_protocol())$$, '42501',
+                 'Flow "grants_ddl" differs from the deployed definition; recompiling it on this local database deletes its runs, which role "grants_worker_login" may not delete (develop as the owner of schema pgflow)',
                  'so a changed flow would be recompiled destructively: refused (develop as the owner)');
 select throws_ok($$select * from pgflow.start_flow('grants_ddl', '{}')$$, '42501', 'permission denied for table runs',
                  'cannot start runs');

@@ -4,7 +4,7 @@
 -- application queue stays closed), and refuses, listing the objects, a runner that cannot
 -- grant on all of them.
 begin;
-select plan(15);
+select plan(16);
 
 \i _install_as_owner.sql
 \i _worker_statements.sql
@@ -89,8 +89,12 @@ select is(array(select status from pgflow.runs order by run_id), array['complete
           'all three runs completed');
 select is(array(select pg_get_userbyid(relowner)::text from pg_class where oid in ('pgmq.q_grants_later'::regclass, 'pgmq.q_grants_su'::regclass)),
           array['grants_owner', 'grants_owner'], 'queues created after the script belong to the owner, whoever compiled');
-select is(has_table_privilege('pgflow_worker', 'pgmq.a_grants_old', 'DELETE'), false,
-          'an existing archive gets no more than SELECT and INSERT');
+select is(array(select p from unnest(array['SELECT', 'INSERT', 'UPDATE', 'DELETE']) p
+                where has_table_privilege('pgflow_worker', 'pgmq.q_grants_old', p)),
+          array['SELECT', 'UPDATE'], 'an existing queue gets what pgmq.read needs (messages are sent and archived as the owner)');
+select is(has_table_privilege('pgflow_worker', 'pgmq.a_grants_old', 'SELECT')
+          or has_table_privilege('pgflow_worker', 'pgmq.a_grants_old', 'INSERT'), false,
+          'and its archive nothing');
 select is(has_table_privilege('pgflow_worker', 'pgmq.q_grants_app_jobs', 'SELECT'), false,
           '(no privilege on the application queue at all)');
 

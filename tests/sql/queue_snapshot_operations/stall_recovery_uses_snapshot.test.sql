@@ -1,5 +1,7 @@
 -- Stall recovery uses the task's queue snapshot: a requeued task's message becomes visible
--- in its own queue; a permanently stalled task's message is archived from it.
+-- in its own queue; a permanently stalled task's message is archived from it. (The step routes
+-- to "alt" too: stall recovery acts only on tasks whose snapshot is their step's route, as
+-- every task pgflow writes is; worker_cannot_plant_queue_names shows one that is not.)
 begin;
 \i _move_to_alt.sql
 select plan(7);
@@ -10,6 +12,7 @@ select pgflow.add_step('f', 'b');
 select run_id as run from pgflow.start_flow('f', '{}') \gset
 select pgflow_tests.start_task(:'run', 'a');
 select pg_temp.move_to_alt('a') as a_msg \gset
+update pgflow.steps set queue_name = 'alt' where flow_slug = 'f' and step_slug = 'a';
 select pgmq.set_vt('alt', :a_msg, 3600);  -- hidden, as a claimed message is
 update pgflow.step_tasks set queued_at = now() - interval '1 day', started_at = now() - interval '1 minute'
 where step_slug = 'a';

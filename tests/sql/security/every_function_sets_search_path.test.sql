@@ -1,7 +1,12 @@
--- Every pgflow function pins its search_path (upstream left several without one), and works
--- for a caller whose search_path contains none of pgflow's schemas.
+-- Every pgflow function pins its search_path (upstream left several without one) to exactly
+-- `pg_catalog, pg_temp`: never '' (PostgreSQL then searches the caller's temporary schema FIRST
+-- for type and relation names, so a caller's pg_temp.text would replace text inside the function;
+-- definer_functions_ignore_the_callers_temporary_types shows the attack), and pg_temp last. So
+-- does every function of the bundled PGMQ layer when it is the one installed (PGMQ's extension
+-- sets none: its functions run with the pinned path of the pgflow function calling them). And
+-- every function works for a caller whose search_path contains none of pgflow's schemas.
 begin;
-select plan(5);
+select plan(7);
 
 select is(array(select p.oid::regprocedure::text from pg_proc p
                 where p.pronamespace = 'pgflow'::regnamespace
@@ -12,9 +17,18 @@ select ok((select count(*) > 30 from pg_proc where pronamespace = 'pgflow'::regn
           '(the check covered the whole API)');
 select is(array(select p.oid::regprocedure::text from pg_proc p, unnest(p.proconfig) c
                 where p.pronamespace = 'pgflow'::regnamespace and c like 'search_path=%'
-                  and c not in ('search_path=""', 'search_path=pg_catalog, pg_temp')
+                  and c <> 'search_path=pg_catalog, pg_temp'
                 order by 1),
-          '{}'::text[], 'each is empty, or pg_catalog with pg_temp last');
+          '{}'::text[], 'each is exactly pg_catalog, then pg_temp');
+select is(array(select p.oid::regprocedure::text from pg_proc p
+                where p.pronamespace = 'pgmq'::regnamespace
+                  and case when exists (select 1 from pg_extension where extname = 'pgmq')
+                           then p.proconfig is not null or p.prosecdef
+                           else not coalesce('search_path=pg_catalog, pg_temp' = any(p.proconfig), false) end
+                order by 1),
+          '{}'::text[], 'bundled PGMQ: every function pinned the same way; PGMQ extension: none sets a path or runs as its owner');
+select ok((select count(*) > 20 from pg_proc where pronamespace = 'pgmq'::regnamespace),
+          '(the PGMQ check covered its API)');
 
 create temp table outcome (error text);
 do $$

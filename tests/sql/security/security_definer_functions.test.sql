@@ -1,17 +1,30 @@
--- SECURITY DEFINER only where upstream has it: the client read/start entry points (with the
--- pinned start_flow_with_states_by_slug of flow aliases and the lean start_run[_by_slug]), run
--- control (cancel_run, retry_run, resume_run), stall recovery and its cron setup; and, ours
--- (0011), queue creation and the pause of a worker function, so that workers need neither
--- PGMQ's DDL rights nor the power to resume what they paused.
+-- SECURITY DEFINER where a documented role model needs it: the client read/start entry points
+-- (with the pinned start_flow_with_states_by_slug of flow aliases and the lean
+-- start_run[_by_slug]), run control (cancel_run, retry_run, resume_run), stall recovery and its
+-- cron setup; queue creation and the pause of a worker function (0011); and, since 0012, the
+-- whole worker API, so that the worker role writes no table directly (docs/security.md). Each
+-- pins search_path = pg_catalog, pg_temp and none is executable by PUBLIC.
 begin;
-select plan(1);
+select plan(3);
 
 select is(array(select p.proname::text from pg_proc p
                 where p.pronamespace = 'pgflow'::regnamespace and p.prosecdef order by 1),
-          array['_create_queue', '_pause_worker_function', 'cancel_run', 'get_run_with_states', 'requeue_stalled_tasks', 'resume_run', 'retry_run',
+          array['_create_queue', '_pause_worker_function', 'cancel_run', 'claim_tasks', 'complete_task',
+                'complete_tasks', 'ensure_flow_compiled', 'fail_task', 'fail_tasks', 'get_run_with_states',
+                'mark_worker_stopped', 'register_worker', 'requeue_stalled_tasks', 'resume_run', 'retry_run',
                 'setup_requeue_stalled_tasks_cron', 'start_flow_with_states', 'start_flow_with_states_by_slug',
-                'start_run', 'start_run_by_slug'],
+                'start_run', 'start_run_by_slug', 'start_tasks', 'worker_heartbeat'],
           'the SECURITY DEFINER functions');
+select is(array(select p.oid::regprocedure::text from pg_proc p
+                where p.pronamespace = 'pgflow'::regnamespace and p.prosecdef
+                  and p.proconfig[1] is distinct from 'search_path=pg_catalog, pg_temp'
+                order by 1),
+          '{}'::text[], 'each pins search_path = pg_catalog, pg_temp first');
+select is(array(select p.oid::regprocedure::text from pg_proc p
+                where p.pronamespace = 'pgflow'::regnamespace and p.prosecdef
+                  and has_function_privilege('public', p.oid, 'EXECUTE')
+                order by 1),
+          '{}'::text[], 'PUBLIC may execute none of them (the migrations revoke it)');
 
 select * from finish();
 rollback;

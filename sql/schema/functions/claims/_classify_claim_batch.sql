@@ -18,7 +18,7 @@ create or replace function pgflow._classify_claim_batch(p_queue_name text, p_flo
                                                         p_step_slug text, p_msg_ids bigint[])
 returns pgflow._claim_item[]
 language plpgsql volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_runs uuid[];

@@ -9,7 +9,7 @@ create or replace function pgflow._refuse_claim_batch(p_queue_name text, p_funct
                                                       p_items pgflow._claim_item[])
 returns setof pgflow.claim_record
 language plpgsql volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 begin
   perform pgflow.set_vt_batch(p_queue_name, array(select c.msg_id from unnest(p_items) c order by c.msg_id),

@@ -25,8 +25,8 @@
 create or replace function pgflow.claim_tasks(queue_name text, flow_slug text, msg_ids bigint[], worker_id uuid,
                                               step_slug text default null)
 returns setof pgflow.claim_record
-language plpgsql volatile
-set search_path = ''
+language plpgsql volatile security definer
+set search_path = pg_catalog, pg_temp
 set enable_seqscan = off  -- plans that do not depend on statistics (sql/schema/README.md, Plans)
 as $$
 #variable_conflict use_column
@@ -180,3 +180,8 @@ begin
   order by c.msg_id;
 end;
 $$;
+
+-- SECURITY DEFINER (since schema 0012): the worker role writes tasks, runs and worker rows only
+-- through the worker API, which derives every queue it touches (docs/security.md); nobody calls
+-- it unless granted (sql/contrib/grants.sql grants it to pgflow_worker).
+revoke execute on function pgflow.claim_tasks(text, text, bigint[], uuid, text) from public;

@@ -4,7 +4,7 @@ create or replace function pgflow.poll_for_tasks(queue_name text, vt integer, qt
                                       poll_interval_ms integer default 100)
 returns setof pgflow.step_task_record
 language plpgsql volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 begin

@@ -22,7 +22,7 @@ create or replace function pgflow._add_step(
   queue_name text default null
 ) returns pgflow.steps
 language plpgsql volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare

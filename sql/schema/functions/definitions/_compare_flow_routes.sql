@@ -7,7 +7,7 @@ create or replace function pgflow._compare_flow_routes(p_local_mode text, p_loca
                                                        p_db_mode text, p_db_route jsonb)
 returns text[]
 language sql immutable
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
   select case
     when p_local_mode is distinct from p_db_mode

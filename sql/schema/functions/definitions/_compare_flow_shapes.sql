@@ -5,7 +5,7 @@
 -- Called by: ensure_flow_compiled.
 create or replace function pgflow._compare_flow_shapes(p_local jsonb, p_db jsonb) returns text[]
 language plpgsql stable
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare

@@ -14,7 +14,7 @@ create or replace function pgflow._create_flow(
   flow_alias text default null
 ) returns pgflow.flows
 language plpgsql volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare

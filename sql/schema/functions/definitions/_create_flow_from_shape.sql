@@ -14,7 +14,7 @@ create or replace function pgflow._create_flow_from_shape(p_flow_slug text, p_sh
                                                           p_flow_alias text default null)
 returns void
 language plpgsql volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare

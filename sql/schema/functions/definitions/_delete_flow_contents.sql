@@ -14,7 +14,7 @@
 -- recompilation, then the new definition).
 create or replace function pgflow._delete_flow_contents(p_flow_slug text) returns void
 language plpgsql volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare

@@ -6,7 +6,7 @@
 create or replace function pgflow._flow_route(p_flow_slug text, p_shape jsonb, p_queue_mode text)
 returns table (step_index int, step_slug text, queue_name text)
 language sql immutable
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
   select (e.n - 1)::int, e.step->>'slug',
          case when p_queue_mode = 'step'

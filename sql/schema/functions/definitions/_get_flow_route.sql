@@ -3,7 +3,7 @@
 -- Called by: ensure_flow_compiled.
 create or replace function pgflow._get_flow_route(p_flow_slug text) returns jsonb
 language sql stable
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
   select coalesce(jsonb_agg(jsonb_build_object('stepSlug', s.step_slug, 'queueName', s.queue_name)
                             order by s.step_index), '[]'::jsonb)

@@ -5,7 +5,7 @@
 -- Called by: ensure_flow_compiled.
 create or replace function pgflow._get_flow_shape(p_flow_slug text) returns jsonb
 language sql stable
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
   select jsonb_build_object('steps', coalesce(jsonb_agg(
     jsonb_build_object(

@@ -8,7 +8,7 @@
 create or replace function pgflow._preflight_flow_shape(p_flow_slug text, p_shape jsonb, p_queue_mode text)
 returns void
 language plpgsql stable
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare

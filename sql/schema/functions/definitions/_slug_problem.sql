@@ -6,7 +6,7 @@
 -- Called by: is_valid_slug, create_flow, add_step, _preflight_flow_shape.
 create or replace function pgflow._slug_problem(slug text) returns text
 language sql immutable parallel safe
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
   select case
     when slug is null or slug = '' then 'is empty'

@@ -5,7 +5,7 @@
 -- Called by: ensure_flow_compiled, _preflight_flow_shape.
 create or replace function pgflow._validate_flow_shape(p_shape jsonb) returns void
 language plpgsql immutable
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare

@@ -5,7 +5,7 @@
 -- Called by: ensure_flow_compiled (before comparing with the stored shape).
 create or replace function pgflow._with_shape_defaults(p_shape jsonb) returns jsonb
 language sql immutable
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
   select case
     when jsonb_typeof(p_shape->'steps') is distinct from 'array' then p_shape

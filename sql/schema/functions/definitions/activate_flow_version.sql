@@ -3,16 +3,20 @@
 -- yet). A conflict changes nothing and names the actual current version (SQLSTATE 55000), so a
 -- rollout or a rollback never overwrites a change it did not see. The flow must be a member of
 -- the alias. Returns the alias row.
--- Locks: the alias lock, the flow's definition lock, then the alias row.
+-- Locks: the alias lock, the flow's definition lock, then the alias row; every wait is bounded
+-- (_bound_lock_waits) and a timeout names the holder.
 -- Called by: operators (pgflow activate, Client::activate_flow_version).
 create or replace function pgflow.activate_flow_version(flow_alias text, flow_slug text,
                                                         expected_current_flow_slug text)
 returns pgflow.flow_aliases
 language plpgsql volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
+  v_since timestamptz := clock_timestamp();
+  v_restore text := pgflow._bound_lock_waits();
+  v_error text;
   v_member text;
   v_current pgflow.flow_aliases;
   v_row pgflow.flow_aliases;
@@ -51,6 +55,11 @@ begin
     where a.flow_alias = activate_flow_version.flow_alias
     returning * into v_row;
   end if;
+  perform set_config('lock_timeout', v_restore, true);
   return v_row;
+exception when lock_not_available then
+  get stacked diagnostics v_error = message_text;
+  perform pgflow._raise_lock_timeout(format('the row of flow alias "%s"', activate_flow_version.flow_alias),
+                                     null, 'pgflow.flow_aliases', v_since, v_error);
 end;
 $$;

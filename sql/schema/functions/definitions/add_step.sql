@@ -18,7 +18,7 @@ create or replace function pgflow.add_step(
   when_exhausted text default 'fail'
 ) returns pgflow.steps
 language plpgsql volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 begin

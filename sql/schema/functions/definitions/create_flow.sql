@@ -9,7 +9,7 @@ create or replace function pgflow.create_flow(
   timeout int default null
 ) returns pgflow.flows
 language sql volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
   select * from pgflow._create_flow(create_flow.flow_slug, create_flow.max_attempts,
                                     create_flow.base_delay, create_flow.timeout)

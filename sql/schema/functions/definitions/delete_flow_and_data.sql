@@ -5,15 +5,19 @@
 -- deleted together with the alias - for a self-alias (a plain flow) by default, for a named
 -- alias only with p_remove_alias => true, because callers start that alias. Destructive: for
 -- operators and development.
--- Locks: alias lock -> definition lock -> alias row -> flow row -> runs -> queues.
+-- Locks: alias lock -> definition lock -> alias row -> flow row -> runs -> queues; every wait
+-- is bounded (_bound_lock_waits) and a timeout names the holder.
 -- Called by: operators.
 create or replace function pgflow.delete_flow_and_data(p_flow_slug text, p_remove_alias boolean default false)
 returns void
 language plpgsql volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
+  v_since timestamptz := clock_timestamp();
+  v_restore text := pgflow._bound_lock_waits();
+  v_error text;
   v_alias text;
   v_active text;
   v_members text[];
@@ -49,5 +53,10 @@ begin
     delete from pgflow.flow_aliases a where a.flow_alias = v_alias;  -- its sole version
   end if;
   delete from pgflow.flows f where f.flow_slug = p_flow_slug;
+  perform set_config('lock_timeout', v_restore, true);
+exception when lock_not_available then
+  get stacked diagnostics v_error = message_text;
+  perform pgflow._raise_lock_timeout(format('a lock while deleting flow "%s"', p_flow_slug),
+                                     null, null, v_since, v_error);
 end;
 $$;

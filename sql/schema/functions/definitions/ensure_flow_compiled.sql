@@ -23,11 +23,16 @@
 -- ensure_flow_compiled(flow_slug, shape): upstream 0.16.0's signature. Workers of 0.16.0 call
 -- it first; it refuses them with the protocol error, so they stop before registering.
 --
--- Locks: the alias lock, the flow's definition lock (then whatever compilation takes).
+-- SECURITY DEFINER (since schema 0012): the worker role has no write access to definitions;
+-- it compiles only through this function, which validates the shape and derives every queue
+-- name (docs/security.md). A destructive local recompilation still needs a caller (login) that
+-- may delete runs.
+-- Locks: the alias lock, the flow's definition lock (then whatever compilation takes); every
+-- wait is bounded (_bound_lock_waits) and a timeout names the holder.
 -- Called by: EdgeWorker startup (src/worker/worker.cc).
 create or replace function pgflow.ensure_flow_compiled(flow_slug text, shape jsonb) returns jsonb
 language plpgsql volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 begin
   perform pgflow._require_worker_protocol(null);
@@ -40,11 +45,14 @@ create or replace function pgflow.ensure_flow_compiled(flow_slug text, shape jso
                                                        route_map jsonb default null,
                                                        flow_alias text default null)
 returns jsonb
-language plpgsql volatile
-set search_path = ''
+language plpgsql volatile security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
+  v_since timestamptz := clock_timestamp();
+  v_restore text := pgflow._bound_lock_waits();
+  v_error text;
   v_mode text := coalesce(ensure_flow_compiled.queue_mode, 'flow');
   v_alias text := coalesce(ensure_flow_compiled.flow_alias, ensure_flow_compiled.flow_slug);
   v_route jsonb;
@@ -117,6 +125,12 @@ begin
                       where m.queue_name = lower(f.flow_slug) and m.created_at = now());
       end if;
     elsif pgflow.is_local() then
+      -- (As the owner: the login must be one that may delete the runs this recompilation
+      -- deletes, as before this function ran with its caller's rights.)
+      if not has_table_privilege(session_user, 'pgflow.runs', 'DELETE') then
+        raise exception 'Flow "%" differs from the deployed definition; recompiling it on this local database deletes its runs, which role "%" may not delete (develop as the owner of schema pgflow)',
+          ensure_flow_compiled.flow_slug, session_user using errcode = 'insufficient_privilege';
+      end if;
       -- The identity row stays: its alias membership and activation survive.
       perform pgflow._delete_flow_contents(ensure_flow_compiled.flow_slug);
       perform pgflow._create_flow_from_shape(ensure_flow_compiled.flow_slug, shape, v_mode, v_alias);
@@ -140,6 +154,7 @@ begin
   end if;
 
   select * into v_flow from pgflow.flows f where f.flow_slug = ensure_flow_compiled.flow_slug;
+  perform set_config('lock_timeout', v_restore, true);
   return jsonb_build_object(
     'status', v_status,
     'differences', to_jsonb(v_shape_diffs || v_route_diffs),
@@ -151,5 +166,13 @@ begin
     'flow_alias', v_alias,
     'activation', v_activation,
     'active_flow_slug', v_active);
+exception when lock_not_available then
+  get stacked diagnostics v_error = message_text;
+  perform pgflow._raise_lock_timeout(format('a lock while compiling flow "%s"', ensure_flow_compiled.flow_slug),
+                                     null, null, v_since, v_error);
 end;
 $$;
+
+-- SECURITY DEFINER: nobody calls it unless granted (sql/contrib/grants.sql grants it to
+-- pgflow_worker).
+revoke execute on function pgflow.ensure_flow_compiled(text, jsonb, int, text, jsonb, text) from public;

@@ -5,7 +5,7 @@
 -- Called by: ensure_flow_compiled.
 create or replace function pgflow.is_local() returns boolean
 language sql stable parallel safe
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
   select lower(coalesce(current_setting('pgflow.local', true), '')) in ('on', 'true', '1', 'yes')
 $$;

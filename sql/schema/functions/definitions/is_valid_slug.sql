@@ -4,7 +4,7 @@
 -- Called by: the check constraints slug_is_valid and steps_step_slug_check; SQL users.
 create or replace function pgflow.is_valid_slug(slug text) returns boolean
 language sql immutable parallel safe
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
   select pgflow._slug_problem(slug) is null
 $$;

@@ -9,7 +9,7 @@
 -- Called by: _emit_run_event, _emit_step_event.
 create or replace function pgflow._emit(payload jsonb, event text, flow_slug text) returns void
 language plpgsql volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 begin

@@ -8,7 +8,7 @@
 create or replace function pgflow._emit_run_event(p_run pgflow.runs, p_error_message text default null)
 returns void
 language plpgsql volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 begin
   perform pgflow._emit(

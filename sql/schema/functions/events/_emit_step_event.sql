@@ -11,7 +11,7 @@
 create or replace function pgflow._emit_step_event(p_state pgflow.step_states)
 returns void
 language plpgsql volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 begin
   perform pgflow._emit(

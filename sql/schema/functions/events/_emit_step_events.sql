@@ -4,7 +4,7 @@
 create or replace function pgflow._emit_step_events(p_run_id uuid, p_step_slugs text[])
 returns void
 language plpgsql volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_state pgflow.step_states;

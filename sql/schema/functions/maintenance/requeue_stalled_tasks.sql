@@ -2,14 +2,19 @@
 -- + 30 s, in started steps of started runs. Up to 3 times (while attempts remain) the task is
 -- requeued and its message made visible at once; after that it is marked permanently stalled
 -- and fails as exhausted, so when_exhausted decides and the run can finish. Runs busy with
--- another state change are skipped (SKIP LOCKED) and picked up on the next call. Returns the
--- number of tasks requeued. SECURITY DEFINER: only granted roles may call it.
--- Locks: per candidate, run FOR UPDATE SKIP LOCKED -> task FOR UPDATE -> messages.
--- Called by: live C++ workers (one at a time, under an advisory try-lock), or pg_cron (see
+-- another state change are skipped (SKIP LOCKED) and picked up on the next call. Only tasks
+-- whose queue is their step's route are touched (a task row is never trusted to name a queue).
+-- One pass at a time: a call while another pass holds the row 'stall_recovery' of pgflow.locks
+-- returns NULL at once (skipped; before schema 0012 this was an advisory lock any login could
+-- hold); a pass records its end in that row's last_completed_at. Returns the number of tasks
+-- requeued. SECURITY DEFINER: only granted roles may call it.
+-- Locks: the 'stall_recovery' row (SKIP LOCKED) -> per candidate, run FOR UPDATE SKIP LOCKED ->
+-- task FOR UPDATE -> messages.
+-- Called by: live C++ workers (which warn when their calls keep being skipped), or pg_cron (see
 -- setup_requeue_stalled_tasks_cron).
 create or replace function pgflow.requeue_stalled_tasks() returns int
 language plpgsql volatile security definer
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
@@ -17,6 +22,10 @@ declare
   v_task pgflow.step_tasks;
   v_requeued int := 0;
 begin
+  perform 1 from pgflow.locks l where l.lock_name = 'stall_recovery' for update skip locked;
+  if not found then
+    return null;
+  end if;
   for v_candidate in
     select t.run_id, t.step_slug, t.task_index,
            coalesce(s.opt_timeout, f.opt_timeout) as timeout,
@@ -25,6 +34,7 @@ begin
     join pgflow.runs r on r.run_id = t.run_id
     join pgflow.step_states ss on ss.run_id = t.run_id and ss.step_slug = t.step_slug
     join pgflow.steps s on s.flow_slug = t.flow_slug and s.step_slug = t.step_slug
+                       and s.queue_name = t.queue_name
     join pgflow.flows f on f.flow_slug = t.flow_slug
     where t.status = 'started' and t.permanently_stalled_at is null
       and r.status = 'started' and ss.status = 'started'
@@ -65,6 +75,7 @@ begin
         true);
     end if;
   end loop;
+  update pgflow.locks l set last_completed_at = clock_timestamp() where l.lock_name = 'stall_recovery';
   return v_requeued;
 end;
 $$;

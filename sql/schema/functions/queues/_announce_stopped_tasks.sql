@@ -5,7 +5,7 @@
 -- Called by: _terminate_tasks.
 create or replace function pgflow._announce_stopped_tasks(p_queue_name text) returns void
 language plpgsql volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 begin
   perform pg_notify('pgflow_stop:' || p_queue_name, '');

@@ -5,7 +5,7 @@
 -- Called by: _enqueue_step_tasks, _set_task_message_vt.
 create or replace function pgflow._announce_work(p_queue_name text) returns void
 language plpgsql volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 begin
   perform pg_notify('pgflow_queue:' || p_queue_name, '');

@@ -11,7 +11,7 @@ create or replace function pgflow._archive_messages(p_queue_names text[], p_mess
                                                     p_skip_locked boolean default false)
 returns void
 language plpgsql volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_batch record;

@@ -5,7 +5,7 @@ create or replace function pgflow._archive_task_message(p_run_id uuid, p_step_sl
                                                         p_task_index int)
 returns void
 language plpgsql volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare

@@ -6,14 +6,15 @@
 -- that ran `pgflow migrate`), never by the worker compiling a flow - a worker needs no CREATE on
 -- schema pgmq, and with the pgmq extension only the extension's owner can add queue tables to
 -- it. Only queue names pgflow derives from an existing flow (lower(flow_slug), or a step queue
--- lower(flow_slug) || '__' || ...) are created, so EXECUTE (granted to pgflow_worker by
--- sql/contrib/grants.sql) is no power to make other queues.
+-- lower(flow_slug) || '__' || ...) are created. Its callers run as the owner too (the worker
+-- compiles through ensure_flow_compiled, SECURITY DEFINER since schema 0012), so no other role
+-- needs EXECUTE.
 -- Locks: pgmq.meta and the queue's new tables (pgmq.create). The caller holds the flow's
 -- definition lock and has checked that nothing holds the name.
 -- Called by: _provision_flow_queue, _create_flow_from_shape (step queues).
 create or replace function pgflow._create_queue(p_queue_name text) returns void
 language plpgsql volatile security definer
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 begin
@@ -39,6 +40,5 @@ begin
 end;
 $$;
 
--- SECURITY DEFINER: runs as the schema owner, so nobody calls it unless granted
--- (sql/contrib/grants.sql grants the worker role what it needs).
+-- SECURITY DEFINER: runs as the schema owner, so nobody else calls it.
 revoke execute on function pgflow._create_queue(text) from public;

@@ -8,7 +8,7 @@
 create or replace function pgflow._preflight_step_queues(p_flow_slug text, p_queues text[])
 returns void
 language plpgsql stable
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare

@@ -11,7 +11,7 @@
 -- Called by: add_step, _create_flow_from_shape, ensure_flow_compiled.
 create or replace function pgflow._provision_flow_queue(p_flow_slug text) returns text
 language plpgsql volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare

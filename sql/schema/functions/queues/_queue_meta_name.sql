@@ -5,7 +5,7 @@
 -- Called by: _provision_flow_queue, delete_flow_and_data.
 create or replace function pgflow._queue_meta_name(p_queue_name text) returns text
 language plpgsql stable
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare

@@ -6,7 +6,7 @@ create or replace function pgflow._set_task_message_vt(p_run_id uuid, p_step_slu
                                                        p_task_index int, p_delay int)
 returns void
 language plpgsql volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare

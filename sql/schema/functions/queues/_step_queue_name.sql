@@ -9,7 +9,7 @@
 create or replace function pgflow._step_queue_name(p_flow_slug text, p_step_slug text, p_step_index int)
 returns text
 language sql immutable parallel safe
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
   select case
     when length(p_flow_slug) + 2 + length(p_step_slug) <= 47

@@ -8,7 +8,7 @@
 create or replace function pgflow._terminate_tasks(p_run_id uuid, p_step_slugs text[], p_status text)
 returns void
 language plpgsql volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare

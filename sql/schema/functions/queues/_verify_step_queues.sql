@@ -6,7 +6,7 @@
 -- Called by: ensure_flow_compiled (verification).
 create or replace function pgflow._verify_step_queues(p_flow_slug text) returns void
 language plpgsql stable
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare

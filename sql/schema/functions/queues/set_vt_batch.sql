@@ -6,7 +6,7 @@ create or replace function pgflow.set_vt_batch(queue_name text, msg_ids bigint[]
 returns table (msg_id bigint, read_ct integer, enqueued_at timestamptz, vt timestamptz,
                message jsonb, headers jsonb)
 language plpgsql volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 begin

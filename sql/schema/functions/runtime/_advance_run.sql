@@ -5,7 +5,7 @@
 -- Called by: start_flow_by_slug, complete_task (when a step completed), _fail_task (after a skip).
 create or replace function pgflow._advance_run(p_run_id uuid) returns boolean
 language plpgsql volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 begin

@@ -6,7 +6,7 @@
 create or replace function pgflow._cascade_force_skip_steps(run_id uuid, step_slug text, skip_reason text)
 returns int
 language plpgsql volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare

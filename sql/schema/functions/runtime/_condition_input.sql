@@ -6,7 +6,7 @@ create or replace function pgflow._condition_input(p_run_id uuid, p_flow_slug te
                                         p_deps_count int)
 returns jsonb
 language plpgsql stable  -- plpgsql, not sql: its plans are cached (a hot path)
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 begin

@@ -8,7 +8,7 @@ create or replace function pgflow._enqueue_step_tasks(p_run pgflow.runs, p_state
                                                       p_queue_name text, p_start_delay int)
 returns void
 language plpgsql volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 begin
   perform pgflow._emit_step_event(p_state);

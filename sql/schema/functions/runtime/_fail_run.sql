@@ -5,7 +5,7 @@
 -- _fail_task (when_exhausted fail).
 create or replace function pgflow._fail_run(p_run_id uuid, p_error_message text) returns void
 language plpgsql volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare

@@ -8,7 +8,7 @@ create or replace function pgflow._fail_task(p_run_id uuid, p_step_slug text, p_
                                   p_error_message text, p_exhaust boolean)
 returns setof pgflow.step_tasks
 language plpgsql volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 set enable_seqscan = off  -- plans that do not depend on statistics (sql/schema/README.md, Plans)
 as $$
 #variable_conflict use_column

@@ -9,7 +9,7 @@ create or replace function pgflow._fail_type_violation(p_run pgflow.runs, p_task
                                                        p_map_step text, p_output jsonb)
 returns pgflow.step_tasks
 language plpgsql volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_type text := coalesce(jsonb_typeof(p_output), 'null');

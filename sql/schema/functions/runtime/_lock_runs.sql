@@ -5,7 +5,7 @@
 -- Called by: complete_tasks, fail_tasks.
 create or replace function pgflow._lock_runs(p_run_ids uuid[]) returns void
 language plpgsql volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_run_id uuid;

@@ -7,7 +7,7 @@ create or replace function pgflow._release_children(p_run_id uuid, p_flow_slug t
                                          p_map_tasks int, p_set_map_tasks boolean)
 returns void
 language plpgsql volatile  -- plpgsql, not sql: its plan is cached (a hot path)
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 begin

@@ -5,7 +5,7 @@
 -- Called by: start_flow (and so start_flow_by_alias), start_flow_with_states.
 create or replace function pgflow._resolve_flow_alias(p_flow_alias text) returns text
 language plpgsql stable
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_slug text;

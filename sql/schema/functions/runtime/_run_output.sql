@@ -3,7 +3,7 @@
 -- Called by: maybe_complete_run, complete_tasks.
 create or replace function pgflow._run_output(p_run_id uuid) returns jsonb
 language plpgsql stable  -- plpgsql, not sql: its plan is cached (a hot path)
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 begin
   return (select jsonb_object_agg(ss.step_slug, ss.output)

@@ -7,7 +7,7 @@
 create or replace function pgflow._task_results(p_results jsonb, p_caller text, p_value_key text)
 returns table (run_id uuid, step_slug text, task_index int, value jsonb, pos bigint)
 language plpgsql stable
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_bad record;

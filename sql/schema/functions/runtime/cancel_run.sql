@@ -10,7 +10,7 @@
 -- Called by: Client::cancel_run, `pgflow run cancel`; SQL users.
 create or replace function pgflow.cancel_run(run_id uuid, reason text default null) returns boolean
 language plpgsql volatile security definer
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare

@@ -5,7 +5,7 @@
 -- Called by: _advance_run.
 create or replace function pgflow.cascade_complete_taskless_steps(run_id uuid) returns int
 language plpgsql volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare

@@ -6,7 +6,7 @@
 -- Called by: _advance_run.
 create or replace function pgflow.cascade_resolve_conditions(run_id uuid) returns boolean
 language plpgsql volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare

@@ -7,8 +7,8 @@
 -- Called by: workers (the reporter); SQL users. Calls _fail_type_violation (off the hot path).
 create or replace function pgflow.complete_task(run_id uuid, step_slug text, task_index int, output jsonb)
 returns setof pgflow.step_tasks
-language plpgsql volatile
-set search_path = ''
+language plpgsql volatile security definer
+set search_path = pg_catalog, pg_temp
 set enable_seqscan = off  -- plans that do not depend on statistics (sql/schema/README.md, Plans)
 as $$
 #variable_conflict use_column
@@ -104,3 +104,8 @@ begin
   return next v_task;
 end;
 $$;
+
+-- SECURITY DEFINER (since schema 0012): the worker role writes tasks, runs and worker rows only
+-- through the worker API, which derives every queue it touches (docs/security.md); nobody calls
+-- it unless granted (sql/contrib/grants.sql grants it to pgflow_worker).
+revoke execute on function pgflow.complete_task(uuid, text, int, jsonb) from public;

@@ -18,8 +18,8 @@
 -- Called by: workers (the reporter, protocol 5); SQL users.
 create or replace function pgflow.complete_tasks(results jsonb)
 returns setof pgflow.step_tasks
-language plpgsql volatile
-set search_path = ''
+language plpgsql volatile security definer
+set search_path = pg_catalog, pg_temp
 set enable_seqscan = off  -- plans that do not depend on statistics (sql/schema/README.md, Plans)
 set enable_hashjoin = off  -- its joins with the batch probe keys, never scan a table
 set enable_mergejoin = off
@@ -212,3 +212,8 @@ begin
   perform pgflow._archive_messages(v_queues, v_message_ids);
 end;
 $$;
+
+-- SECURITY DEFINER (since schema 0012): the worker role writes tasks, runs and worker rows only
+-- through the worker API, which derives every queue it touches (docs/security.md); nobody calls
+-- it unless granted (sql/contrib/grants.sql grants it to pgflow_worker).
+revoke execute on function pgflow.complete_tasks(jsonb) from public;

@@ -7,8 +7,8 @@
 -- Called by: workers (the reporter, protocol 5); SQL users.
 create or replace function pgflow.fail_tasks(results jsonb)
 returns setof pgflow.step_tasks
-language plpgsql volatile
-set search_path = ''
+language plpgsql volatile security definer
+set search_path = pg_catalog, pg_temp
 set enable_seqscan = off  -- plans that do not depend on statistics (sql/schema/README.md, Plans)
 as $$
 declare
@@ -28,3 +28,8 @@ begin
   end loop;
 end;
 $$;
+
+-- SECURITY DEFINER (since schema 0012): the worker role writes tasks, runs and worker rows only
+-- through the worker API, which derives every queue it touches (docs/security.md); nobody calls
+-- it unless granted (sql/contrib/grants.sql grants it to pgflow_worker).
+revoke execute on function pgflow.fail_tasks(jsonb) from public;

@@ -5,7 +5,7 @@
 -- Called by: start_flow_with_states, Client::get_run / wait_for_run; upstream clients.
 create or replace function pgflow.get_run_with_states(run_id uuid) returns jsonb
 language sql stable security definer
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
   select jsonb_build_object(
     'run', to_jsonb(r),

@@ -16,7 +16,7 @@
 -- Called by: Client::resume_run, `pgflow run resume`; SQL users.
 create or replace function pgflow.resume_run(run_id uuid) returns pgflow.runs
 language plpgsql volatile security definer
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare

@@ -9,7 +9,7 @@
 -- Called by: Client::retry_run, `pgflow run retry`; SQL users.
 create or replace function pgflow.retry_run(run_id uuid, new_run_id uuid default null) returns uuid
 language plpgsql volatile security definer
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare

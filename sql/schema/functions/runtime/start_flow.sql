@@ -6,7 +6,7 @@
 create or replace function pgflow.start_flow(flow_slug text, input jsonb, run_id uuid default null)
 returns setof pgflow.runs
 language plpgsql volatile  -- plpgsql, not sql: its plan is cached (producers call it often)
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 begin
   return query select * from pgflow.start_flow_by_slug(pgflow._resolve_flow_alias(start_flow.flow_slug),

@@ -3,7 +3,7 @@
 create or replace function pgflow.start_flow_by_alias(flow_alias text, input jsonb, run_id uuid default null)
 returns setof pgflow.runs
 language sql volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
   select * from pgflow.start_flow(start_flow_by_alias.flow_alias, start_flow_by_alias.input, start_flow_by_alias.run_id)
 $$;

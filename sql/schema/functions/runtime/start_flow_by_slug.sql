@@ -9,7 +9,7 @@
 create or replace function pgflow.start_flow_by_slug(flow_slug text, input jsonb, run_id uuid default null)
 returns setof pgflow.runs
 language plpgsql volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 set enable_seqscan = off  -- plans that do not depend on statistics (sql/schema/README.md, Plans)
 as $$
 #variable_conflict use_column

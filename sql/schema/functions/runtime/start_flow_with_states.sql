@@ -5,7 +5,7 @@
 create or replace function pgflow.start_flow_with_states(flow_slug text, input jsonb, run_id uuid default null)
 returns jsonb
 language plpgsql volatile security definer
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 begin
   return pgflow.start_flow_with_states_by_slug(pgflow._resolve_flow_alias(start_flow_with_states.flow_slug),

@@ -5,7 +5,7 @@ create or replace function pgflow.start_flow_with_states_by_slug(flow_slug text,
                                                                  run_id uuid default null)
 returns jsonb
 language plpgsql volatile security definer
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare

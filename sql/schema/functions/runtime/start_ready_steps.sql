@@ -4,7 +4,7 @@
 -- Called by: _advance_run.
 create or replace function pgflow.start_ready_steps(run_id uuid) returns void
 language plpgsql volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare

@@ -7,7 +7,7 @@
 create or replace function pgflow.start_run(flow_alias text, input jsonb, run_id uuid default null)
 returns uuid
 language sql volatile security definer
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
   select pgflow.start_run_by_slug(pgflow._resolve_flow_alias(start_run.flow_alias), start_run.input,
                                   start_run.run_id)

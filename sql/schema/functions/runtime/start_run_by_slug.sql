@@ -5,7 +5,7 @@
 create or replace function pgflow.start_run_by_slug(flow_slug text, input jsonb, run_id uuid default null)
 returns uuid
 language sql volatile security definer
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
   select r.run_id
   from pgflow.start_flow_by_slug(start_run_by_slug.flow_slug, start_run_by_slug.input, start_run_by_slug.run_id) r

@@ -4,7 +4,7 @@
 -- Called by: ensure_flow_compiled, register_worker, track_worker_function, _workers_require_protocol.
 create or replace function pgflow._require_worker_protocol(p_protocol int) returns void
 language plpgsql immutable
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 begin
   if p_protocol is null or p_protocol not between 4 and pgflow.worker_protocol() then

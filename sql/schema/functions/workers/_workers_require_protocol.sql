@@ -3,7 +3,7 @@
 -- register_worker passes its protocol.
 create or replace function pgflow._workers_require_protocol() returns trigger
 language plpgsql volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 begin
   perform pgflow._require_worker_protocol(new.protocol);

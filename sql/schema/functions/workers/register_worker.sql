@@ -3,16 +3,20 @@
 -- (the worker row records that queue; its claims name the step). Refuses a worker function
 -- paused by a fatal claim (see resume_worker_function) and a queue that is not on the flow's
 -- route.
--- Locks: the worker_functions row (upsert).
+-- Locks: the worker_functions row (upsert); the wait is bounded (_bound_lock_waits) and a
+-- timeout names the holder.
 -- Called by: EdgeWorker startup.
 create or replace function pgflow.register_worker(worker_id uuid, function_name text, flow_slug text,
                                        queue_name text, worker_protocol int)
 returns pgflow.workers
-language plpgsql volatile
-set search_path = ''
+language plpgsql volatile security definer
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
+  v_since timestamptz := clock_timestamp();
+  v_restore text := pgflow._bound_lock_waits();
+  v_error text;
   v_flow pgflow.flows;
   v_route text[];
   v_function pgflow.worker_functions;
@@ -51,6 +55,16 @@ begin
   values (register_worker.worker_id, register_worker.queue_name, register_worker.function_name,
           register_worker.worker_protocol)
   returning * into v_worker;
+  perform set_config('lock_timeout', v_restore, true);
   return v_worker;
+exception when lock_not_available then
+  get stacked diagnostics v_error = message_text;
+  perform pgflow._raise_lock_timeout(format('the row of worker function "%s"', register_worker.function_name),
+                                     null, 'pgflow.worker_functions', v_since, v_error);
 end;
 $$;
+
+-- SECURITY DEFINER (since schema 0012): the worker role writes tasks, runs and worker rows only
+-- through the worker API, which derives every queue it touches (docs/security.md); nobody calls
+-- it unless granted (sql/contrib/grants.sql grants it to pgflow_worker).
+revoke execute on function pgflow.register_worker(uuid, text, text, text, int) from public;

@@ -2,7 +2,7 @@
 -- Called by: operators.
 create or replace function pgflow.resume_worker_function(function_name text) returns void
 language plpgsql volatile
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 begin

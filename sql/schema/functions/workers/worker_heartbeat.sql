@@ -2,10 +2,15 @@
 -- polling and drain).
 -- Called by: the worker's heartbeat thread.
 create or replace function pgflow.worker_heartbeat(worker_id uuid) returns boolean
-language sql volatile
-set search_path = ''
+language sql volatile security definer
+set search_path = pg_catalog, pg_temp
 as $$
   update pgflow.workers w set last_heartbeat_at = clock_timestamp()
   where w.worker_id = worker_heartbeat.worker_id
   returning w.deprecated_at is not null
 $$;
+
+-- SECURITY DEFINER (since schema 0012): the worker role writes tasks, runs and worker rows only
+-- through the worker API, which derives every queue it touches (docs/security.md); nobody calls
+-- it unless granted (sql/contrib/grants.sql grants it to pgflow_worker).
+revoke execute on function pgflow.worker_heartbeat(uuid) from public;

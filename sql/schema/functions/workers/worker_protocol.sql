@@ -11,7 +11,7 @@
 -- Called by: EdgeWorker startup; _require_worker_protocol.
 create or replace function pgflow.worker_protocol() returns int
 language sql immutable parallel safe
-set search_path = ''
+set search_path = pg_catalog, pg_temp
 as $$
   select 5
 $$;
