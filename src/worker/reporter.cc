@@ -6,41 +6,12 @@
 #include <utility>
 
 #include "internal/text_checks.h"
-#include "pg/error.h"
 
 namespace pgflow::internal {
-namespace {
 
-// One call per batch (worker protocol 5). The database locks the batch's runs in run_id order,
-// so concurrent reporters cannot deadlock, and applies each result as complete_task /
-// fail_task would one by one.
-constexpr char kCompleteBatch[] = "select t.step_slug, t.status from pgflow.complete_tasks($1::jsonb) t";
-constexpr char kFailBatch[] = "select t.step_slug, t.status from pgflow.fail_tasks($1::jsonb) t";
-
-// Error texts may carry invalid UTF-8 (outputs are checked in submit); replace it rather than
-// throw.
-constexpr auto kReplaceInvalidUtf8 = nlohmann::json::error_handler_t::replace;
-
-nlohmann::json to_rows(const std::vector<TaskResult>& batch, bool completions) {
-  nlohmann::json rows = nlohmann::json::array();
-  for (const TaskResult& r : batch) {
-    nlohmann::json row = {{"run_id", r.run_id}, {"step_slug", r.step_slug},
-                          {"task_index", r.task_index}};
-    if (completions) {
-      row["output"] = r.output;
-    } else {
-      row["error_message"] = r.error_message;
-    }
-    rows.push_back(std::move(row));
-  }
-  return rows;
-}
-
-}  // namespace
-
-Reporter::Reporter(pg::Session session, Logger log, int batch_size,
+Reporter::Reporter(std::unique_ptr<Store> store, Logger log, int batch_size,
                    std::function<void(const WorkerMetric&)> metrics)
-    : session_(std::move(session)),
+    : store_(std::move(store)),
       log_(std::move(log)),
       batch_size_(std::max(batch_size, 1)),
       metrics_(std::move(metrics)) {}
@@ -118,10 +89,8 @@ void Reporter::abandon(const std::vector<TaskResult>& results) const {
 void Reporter::report(std::vector<TaskResult> batch, bool completions,
                       const std::stop_token& give_up) {
   if (batch.empty()) return;
-  const std::string rows = to_rows(batch, completions).dump(-1, ' ', false, kReplaceInvalidUtf8);
-  absl::StatusOr<pg::Result> result = session_.retry<pg::Result>(
-      give_up, completions ? "complete tasks" : "fail tasks",
-      [&](pg::Connection& c) { return c.exec(completions ? kCompleteBatch : kFailBatch, {rows}); });
+  absl::StatusOr<std::vector<ReportedTask>> result =
+      completions ? store_->complete_tasks(batch, give_up) : store_->fail_tasks(batch, give_up);
   if (result.ok()) {
     count(*result);
     return;
@@ -136,10 +105,8 @@ void Reporter::report(std::vector<TaskResult> batch, bool completions,
 }
 
 void Reporter::report_alone(const TaskResult& r, const std::stop_token& give_up) {
-  const std::string rows = to_rows({r}, r.ok).dump(-1, ' ', false, kReplaceInvalidUtf8);
-  absl::StatusOr<pg::Result> result = session_.retry<pg::Result>(
-      give_up, "report task",
-      [&](pg::Connection& c) { return c.exec(r.ok ? kCompleteBatch : kFailBatch, {rows}); });
+  absl::StatusOr<std::vector<ReportedTask>> result =
+      r.ok ? store_->complete_tasks({r}, give_up) : store_->fail_tasks({r}, give_up);
   if (result.ok()) {
     count(*result);
     return;
@@ -165,16 +132,14 @@ void Reporter::report_alone(const TaskResult& r, const std::stop_token& give_up)
 // One metric per reported task, by the status the database gave it: completed, failed
 // (exhausted, or a type violation), or queued again (a retry). Late callbacks that changed
 // nothing return the task's unchanged status and are counted as such.
-void Reporter::count(const pg::Result& rows) const {
-  for (int i = 0; i < rows.rows(); ++i) {
-    const std::string_view step = rows.text(i, 0);
-    const std::string_view status = rows.text(i, 1);
-    if (status == "completed") {
-      emit(WorkerMetric::Kind::kCompleted, step, 1);
-    } else if (status == "failed") {
-      emit(WorkerMetric::Kind::kFailed, step, 1);
-    } else if (status == "queued") {
-      emit(WorkerMetric::Kind::kRetried, step, 1);
+void Reporter::count(const std::vector<ReportedTask>& tasks) const {
+  for (const ReportedTask& task : tasks) {
+    if (task.status == "completed") {
+      emit(WorkerMetric::Kind::kCompleted, task.step_slug, 1);
+    } else if (task.status == "failed") {
+      emit(WorkerMetric::Kind::kFailed, task.step_slug, 1);
+    } else if (task.status == "queued") {
+      emit(WorkerMetric::Kind::kRetried, task.step_slug, 1);
     }
   }
 }

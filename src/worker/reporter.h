@@ -2,12 +2,13 @@
 // results into one round trip, so reporting never blocks polling. Results are kept until the
 // database has them: transient failures (including a restarting server) are retried.
 // Thread-safety: submit() and finish() may be called from any thread; mu_ guards the queue
-// and the finishing flag, and is never held during a database call. The session is used by
+// and the finishing flag, and is never held during a database call. The store is used by
 // run()'s thread alone (and by close() after run() returned).
 #ifndef PGFLOW_WORKER_REPORTER_H_
 #define PGFLOW_WORKER_REPORTER_H_
 
 #include <deque>
+#include <memory>
 #include <functional>
 #include <stop_token>
 #include <string>
@@ -19,24 +20,13 @@
 #include "nlohmann/json.hpp"
 #include "pgflow/log.h"
 #include "pgflow/worker.h"
-#include "pg/session.h"
+#include "worker/store.h"
 
 namespace pgflow::internal {
 
-// The outcome of one handler call.
-struct TaskResult {
-  std::string run_id;
-  std::string step_slug;
-  int task_index = 0;
-  std::string message_id;         // decimal text, for logs
-  bool ok = false;
-  nlohmann::json output;          // when ok
-  std::string error_message;      // when not ok
-};
-
 class Reporter {
  public:
-  Reporter(pg::Session session, Logger log, int batch_size,
+  Reporter(std::unique_ptr<Store> store, Logger log, int batch_size,
            std::function<void(const WorkerMetric&)> metrics);
 
   void submit(TaskResult result) ABSL_LOCKS_EXCLUDED(mu_);
@@ -48,7 +38,7 @@ class Reporter {
   // No more results will be submitted; run() returns once the backlog is reported.
   void finish() ABSL_LOCKS_EXCLUDED(mu_);
   // Closes the connection (after run() returned).
-  void close() { session_.reset(); }
+  void close() { store_->disconnect(); }
 
  private:
   // Reports one batch of completions or of failures; results that cannot be reported before
@@ -60,15 +50,15 @@ class Reporter {
       ABSL_LOCKS_EXCLUDED(mu_);
   // Logs results that will not be reported (their tasks stay started; stall recovery retries).
   void abandon(const std::vector<TaskResult>& results) const;
-  // Emits one metric per returned task row, by its status.
-  void count(const pg::Result& rows) const;
+  // Emits one metric per reported task, by its status.
+  void count(const std::vector<ReportedTask>& tasks) const;
   void emit(WorkerMetric::Kind kind, std::string_view step, double value) const;
 
   absl::Mutex mu_;      // queue_ and finishing_
   absl::CondVar ready_;  // signalled when a result arrives, at the finish and at give-up
   std::deque<TaskResult> queue_ ABSL_GUARDED_BY(mu_);
   bool finishing_ ABSL_GUARDED_BY(mu_) = false;
-  pg::Session session_;  // run()'s thread only
+  std::unique_ptr<Store> store_;  // run()'s thread only
   Logger log_;
   int batch_size_;
   std::function<void(const WorkerMetric&)> metrics_;

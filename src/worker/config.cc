@@ -1,0 +1,71 @@
+#include "worker/config.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "pg/connection.h"
+
+namespace pgflow::internal {
+namespace {
+
+std::string step_list(const FlowDefinition& flow) {
+  std::vector<std::string> slugs;
+  for (const StepDefinition& step : flow.steps) slugs.push_back(step.slug);
+  return absl::StrJoin(slugs, ", ");
+}
+
+// Which step the worker serves: none for a flow with one queue, exactly one of its steps for a
+// step-queued flow.
+std::optional<std::string> step_problem(const WorkerConfig& c, const FlowDefinition& flow) {
+  if (flow.queue_mode == QueueMode::kFlow) {
+    if (c.step.empty()) return std::nullopt;
+    return absl::StrCat("step is \"", c.step, "\", but flow \"", flow.slug,
+                        "\" has one queue for all its steps, so its workers serve every step; leave step "
+                        "empty, or give each step its own queue with pgflow::with_step_queues");
+  }
+  if (c.step.empty()) {
+    return absl::StrCat("flow \"", flow.slug, "\" has one queue per step and a worker serves one of them (",
+                        step_list(flow), "): start it with EdgeWorker::start(flow, pgflow::only_step<\"slug\">, ...) "
+                        "or set WorkerConfig::step; run one worker per step, in one process or several");
+  }
+  if (flow.find(c.step) == nullptr) {
+    return absl::StrCat("step \"", c.step, "\" is not a step of flow \"", flow.slug, "\" (its steps: ",
+                        step_list(flow), ")");
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+absl::Status complete_and_check(WorkerConfig& c, const FlowDefinition& flow) {
+  std::vector<std::string> problems;
+  if (std::optional<std::string> url = pg::connection_string_or_env(c.connection_string)) {
+    c.connection_string = *std::move(url);
+  } else {
+    problems.push_back("connection_string is empty and DATABASE_URL is not set");
+  }
+  if (std::optional<std::string> problem = step_problem(c, flow)) problems.push_back(*problem);
+  if (c.function_name.empty()) {
+    c.function_name = c.step.empty() ? absl::StrCat(flow.slug, "-worker")
+                                     : absl::StrCat(flow.slug, "-", c.step, "-worker");
+  }
+  if (c.max_concurrent < 1 || c.max_concurrent > 1000) problems.push_back("max_concurrent must be 1..1000");
+  if (c.batch_size < 1 || c.batch_size > 1000) problems.push_back("batch_size must be 1..1000");
+  if (c.visibility_timeout < std::chrono::seconds(1)) problems.push_back("visibility_timeout must be at least 1 second");
+  if (c.poll_interval < std::chrono::milliseconds(10)) problems.push_back("poll_interval must be at least 10 ms");
+  if (c.heartbeat_interval < std::chrono::milliseconds(100)) problems.push_back("heartbeat_interval must be at least 100 ms");
+  if (c.stall_recovery_interval.count() < 0) problems.push_back("stall_recovery_interval must not be negative");
+  if (c.stop_grace_period.count() < 0) problems.push_back("stop_grace_period must not be negative");
+  if (c.startup_timeout.count() < 0) problems.push_back("startup_timeout must not be negative");
+  if (c.report_batch_size < 1) problems.push_back("report_batch_size must be at least 1");
+  if (!c.log_sink) c.log_sink = stderr_log_sink();
+  if (!problems.empty()) {
+    return absl::InvalidArgumentError("invalid WorkerConfig: " + absl::StrJoin(problems, "; "));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace pgflow::internal

@@ -1,0 +1,109 @@
+#include "worker/maintenance.h"
+
+#include <algorithm>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "internal/random.h"
+
+namespace pgflow::internal {
+
+Maintenance::Maintenance(MaintenanceConfig config, Store& store, InFlight& in_flight, const Clock& clock,
+                         const Logger& log, std::function<void()> deprecated)
+    : config_(std::move(config)),
+      store_(store),
+      in_flight_(in_flight),
+      clock_(clock),
+      log_(log),
+      deprecated_(std::move(deprecated)) {}
+
+void Maintenance::run(const std::stop_token& stop) {
+  Clock::Time next_beat = clock_.now() + config_.heartbeat_interval;
+  const bool recovery = config_.stall_recovery_interval.count() > 0;
+  // A random first offset spreads recovery attempts of workers started together.
+  Clock::Time next_recovery =
+      clock_.now() + random_duration(std::chrono::milliseconds(0), config_.stall_recovery_interval);
+  while (!stop.stop_requested()) {
+    const Clock::Time wake = recovery ? std::min(next_beat, next_recovery) : next_beat;
+    // Meanwhile: the database's announcements of stopped tasks (one check for a burst).
+    while (store_.wait_for_stop_announcements(wake, stop)) stop_unwanted_tasks();
+    if (stop.stop_requested()) break;
+    if (clock_.now() >= next_beat) {
+      next_beat += config_.heartbeat_interval;
+      heartbeat(stop);
+    }
+    if (recovery && clock_.now() >= next_recovery) {
+      next_recovery += config_.stall_recovery_interval;
+      recover_stalled_tasks(stop);
+    }
+  }
+  mark_stopped();
+}
+
+void Maintenance::heartbeat(const std::stop_token& stop) {
+  absl::StatusOr<bool> deprecated = store_.heartbeat(config_.worker_id, stop);
+  if (deprecated.ok() && *deprecated && !stop.stop_requested()) {
+    log_.info("worker deprecated by an operator: no new claims, draining");
+    deprecated_();
+  }
+}
+
+// NULL from the database means another session holds pgflow's stall recovery lock. Skipped for
+// longer than a few intervals means a session holds it for long (recovery is off for every
+// worker): warn, naming it, once per kStallRecoveryWarnAfter intervals while it lasts.
+void Maintenance::recover_stalled_tasks(const std::stop_token& stop) {
+  absl::StatusOr<std::optional<int>> requeued = store_.recover_stalled_tasks(stop);
+  if (!requeued.ok()) {
+    if (requeued.status().code() != absl::StatusCode::kCancelled) {
+      log_.error("stall recovery failed", {{"error", std::string(requeued.status().message())}});
+    }
+    return;
+  }
+  if (requeued->has_value()) {
+    recovery_skipped_since_.reset();
+    if (**requeued != 0) log_.info("stall recovery requeued tasks", {{"count", std::to_string(**requeued)}});
+    return;
+  }
+  const Clock::Time now = clock_.now();
+  if (!recovery_skipped_since_) {
+    recovery_skipped_since_ = now;
+    return;
+  }
+  const auto skipped = std::chrono::duration_cast<std::chrono::milliseconds>(now - *recovery_skipped_since_);
+  if (skipped < kStallRecoveryWarnAfter * config_.stall_recovery_interval) return;
+  absl::StatusOr<std::string> holders = store_.stall_recovery_holders(skipped, stop);
+  log_.warn("stall recovery has been skipped: another session holds pgflow's stall recovery lock, so no "
+            "worker recovers stalled tasks",
+            {{"skipped_s", std::to_string(skipped.count() / 1000)},
+             {"held_by", holders.ok() ? *holders : std::string("unknown")}});
+  recovery_skipped_since_ = now;
+}
+
+void Maintenance::stop_unwanted_tasks() {
+  const std::vector<TaskRef> running = in_flight_.running();
+  if (running.empty()) return;
+  absl::StatusOr<std::vector<std::uint64_t>> unwanted = store_.unwanted_tasks(running, config_.worker_id);
+  if (!unwanted.ok()) {
+    // The next announcement checks again; worker stop and the task deadline still apply.
+    log_.warn("could not check which running tasks are still wanted",
+              {{"error", std::string(unwanted.status().message())}});
+    return;
+  }
+  for (const TaskRef& task : in_flight_.stop_unwanted(*unwanted)) {
+    log_.debug("task no longer wanted: stop requested",
+               {{"run_id", task.run_id}, {"step", task.step_slug}, {"task_index", std::to_string(task.task_index)}});
+  }
+}
+
+void Maintenance::mark_stopped() {
+  // Last act: tell the database this worker is gone, for at most 5 s.
+  std::stop_source bounded;
+  std::jthread timer([this, &bounded](std::stop_token t) {
+    if (clock_.sleep_for(std::chrono::seconds(5), t)) bounded.request_stop();
+  });
+  absl::Status marked = store_.mark_stopped(config_.worker_id, bounded.get_token());
+  if (!marked.ok()) log_.warn("could not mark the worker stopped", {{"error", std::string(marked.message())}});
+}
+
+}  // namespace pgflow::internal

@@ -1,0 +1,57 @@
+// The worker's upkeep, on its own thread and connection: heartbeats (an operator's deprecation
+// stops the worker), stall recovery (one pass at a time across the cluster; a lock held
+// elsewhere for several intervals is reported), and the stop announcements of the database
+// (tasks this worker runs that it no longer wants are stopped). When the worker stops, it marks
+// the worker stopped.
+#ifndef PGFLOW_WORKER_MAINTENANCE_H_
+#define PGFLOW_WORKER_MAINTENANCE_H_
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <stop_token>
+#include <string>
+
+#include "pgflow/log.h"
+#include "worker/clock.h"
+#include "worker/in_flight.h"
+#include "worker/store.h"
+
+namespace pgflow::internal {
+
+struct MaintenanceConfig {
+  std::string worker_id = {};
+  std::chrono::milliseconds heartbeat_interval{5000};
+  std::chrono::milliseconds stall_recovery_interval{15000};  // zero: no stall recovery
+};
+
+// Stall recovery skipped this many intervals in a row is worth a warning.
+inline constexpr int kStallRecoveryWarnAfter = 4;
+
+class Maintenance {
+ public:
+  // `deprecated` is called when an operator deprecated the worker.
+  Maintenance(MaintenanceConfig config, Store& store, InFlight& in_flight, const Clock& clock, const Logger& log,
+              std::function<void()> deprecated);
+
+  // Until `stop`; then marks the worker stopped (trying for at most 5 s).
+  void run(const std::stop_token& stop);
+
+ private:
+  void heartbeat(const std::stop_token& stop);
+  void recover_stalled_tasks(const std::stop_token& stop);
+  void stop_unwanted_tasks();
+  void mark_stopped();
+
+  MaintenanceConfig config_;
+  Store& store_;
+  InFlight& in_flight_;
+  const Clock& clock_;
+  const Logger& log_;
+  std::function<void()> deprecated_;
+  std::optional<Clock::Time> recovery_skipped_since_ = {};  // passes skipped in a row since then
+};
+
+}  // namespace pgflow::internal
+
+#endif  // PGFLOW_WORKER_MAINTENANCE_H_

@@ -1,0 +1,339 @@
+#include "worker/pg_store.h"
+
+#include <optional>
+#include <string_view>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "internal/backoff.h"
+#include "internal/status_macros.h"
+#include "pg/connection.h"
+#include "pg/session.h"
+#include "pgflow/status.h"
+
+namespace pgflow::internal {
+namespace {
+
+// ---- the statements ----
+
+constexpr char kWorkerProtocol[] = "select pgflow.worker_protocol()";
+
+// One transaction, under the alias lock then the flow's: membership, compilation, activation of
+// an alias without an active version (seed 004).
+constexpr char kEnsureFlowCompiled[] =
+    "select pgflow.ensure_flow_compiled($1, $2::jsonb, $3::int, $4, $5::jsonb, $6)::text";
+
+constexpr char kRegisterWorker[] =
+    "select worker_id from pgflow.register_worker($1::uuid, $2, $3, $4, $5::int)";
+// Whether this worker is registered already (by an attempt whose reply was lost).
+constexpr char kOwnRegistration[] =
+    "select count(*) from pgflow.workers where worker_id = $1::uuid and function_name = $2";
+
+// Reads up to $4 messages and claims them in one round trip ($6: the step of a step worker,
+// else NULL). The read and the claim commit together, so a failed claim leaves the messages
+// visible.
+constexpr char kReadAndClaim[] = R"sql(
+select c.outcome, c.msg_id::text, c.run_id::text, c.step_slug, c.task_index, c.attempt,
+       c.input::text, c.flow_input::text, c.reason, c.timeout
+from pgflow.claim_tasks($1, $2,
+                        array(select m.msg_id from pgmq.read($1, $3::int, $4::int) m),
+                        $5::uuid, $6) c
+)sql";
+
+// One call per batch (worker protocol 5). The database locks the batch's runs in run_id order,
+// so concurrent reporters cannot deadlock, and applies each result as complete_task /
+// fail_task would one by one.
+constexpr char kCompleteBatch[] = "select t.step_slug, t.status from pgflow.complete_tasks($1::jsonb) t";
+constexpr char kFailBatch[] = "select t.step_slug, t.status from pgflow.fail_tasks($1::jsonb) t";
+
+constexpr char kHeartbeat[] = "select pgflow.worker_heartbeat($1::uuid)";
+// One stall recovery pass (schema 0012): NULL when another session holds the lock.
+constexpr char kRecoverStalledTasks[] = "select pgflow.requeue_stalled_tasks()";
+// Who holds the stall recovery lock and has held it for at least $1 (an interval).
+constexpr char kStallRecoveryHolders[] = R"sql(
+select pgflow._lock_holders(l.xmax, 'pgflow.locks', now() - $1::interval)
+from pgflow.locks l where l.lock_name = 'stall_recovery'
+)sql";
+// Which of the tasks this worker runs ($1: [{"id", "run_id", "step_slug", "task_index"}]) the
+// database no longer wants from it: cancelled or skipped, finished, claimed again by another
+// worker, or gone.
+constexpr char kUnwantedTasks[] = R"sql(
+select k.id
+from jsonb_to_recordset($1::jsonb) as k(id bigint, run_id uuid, step_slug text, task_index int)
+left join pgflow.step_tasks t on t.run_id = k.run_id and t.step_slug = k.step_slug and t.task_index = k.task_index
+where t.status is distinct from 'started' or t.last_worker_id is distinct from $2::uuid
+)sql";
+constexpr char kMarkStopped[] = "select pgflow.mark_worker_stopped($1::uuid)";
+constexpr char kRunInput[] = "select input::text from pgflow.runs where run_id = $1::uuid";
+
+// Error texts may carry invalid UTF-8 (outputs are checked by the reporter); replace it rather
+// than throw.
+constexpr auto kReplaceInvalidUtf8 = nlohmann::json::error_handler_t::replace;
+
+std::string_view application_name(StoreRole role) {
+  switch (role) {
+    case StoreRole::kStartup:
+      return "pgflow-worker-startup";
+    case StoreRole::kPoller:
+      return "pgflow-worker-poller";
+    case StoreRole::kReporter:
+      return "pgflow-worker-reporter";
+    case StoreRole::kMaintenance:
+      return "pgflow-worker-heartbeat";
+    case StoreRole::kInputs:
+      return "pgflow-worker-inputs";
+  }
+  return "pgflow-worker";
+}
+
+std::optional<nlohmann::json> parse_json(std::string_view text) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return std::nullopt;
+  return j;
+}
+
+std::string task_rows(const std::vector<TaskResult>& results, bool completions) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const TaskResult& r : results) {
+    nlohmann::json row = {{"run_id", r.run_id}, {"step_slug", r.step_slug}, {"task_index", r.task_index}};
+    if (completions) {
+      row["output"] = r.output;
+    } else {
+      row["error_message"] = r.error_message;
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows.dump(-1, ' ', false, kReplaceInvalidUtf8);
+}
+
+std::vector<ReportedTask> reported(const pg::Result& rows) {
+  std::vector<ReportedTask> out;
+  for (int i = 0; i < rows.rows(); ++i) out.push_back({std::string(rows.text(i, 0)), std::string(rows.text(i, 1))});
+  return out;
+}
+
+class PgStore final : public Store {
+ public:
+  PgStore(const std::string& conninfo, StoreRole role, const std::string& queue, const Logger& log)
+      : session_(conninfo, std::string(application_name(role)), log, on_connect(role, queue)) {}
+
+  absl::StatusOr<int> worker_protocol() override {
+    PGFLOW_ASSIGN_OR_RETURN(pg::Result r, once([](pg::Connection& c) { return c.exec(kWorkerProtocol); }));
+    PGFLOW_ASSIGN_OR_RETURN(std::int64_t protocol, r.int64(0, 0));
+    return static_cast<int>(protocol);
+  }
+
+  absl::StatusOr<DeployOutcome> deploy(const Deployment& d) override {
+    PGFLOW_ASSIGN_OR_RETURN(pg::Result r, once([&](pg::Connection& c) {
+                              return c.exec(kEnsureFlowCompiled, {d.flow_slug, d.shape, std::to_string(d.protocol),
+                                                                  d.queue_mode, d.route_map, d.flow_alias});
+                            }));
+    std::optional<nlohmann::json> json = parse_json(r.scalar());
+    if (!json) return absl::InternalError("ensure_flow_compiled returned unparsable JSON");
+    DeployOutcome out;
+    out.status = json->value("status", "");
+    for (const auto& diff : json->value("differences", nlohmann::json::array())) out.differences.push_back(diff.get<std::string>());
+    const nlohmann::json kind = json->value("mismatchKind", nlohmann::json());
+    if (kind.is_string()) out.mismatch_kind = kind.get<std::string>();
+    out.activation = json->value("activation", "");
+    out.flow_alias = json->value("flow_alias", "");
+    const nlohmann::json active = json->value("active_flow_slug", nlohmann::json());
+    if (active.is_string()) out.active_flow_slug = active.get<std::string>();
+    return out;
+  }
+
+  absl::Status register_worker(const Registration& r, bool again) override {
+    absl::StatusOr<pg::Result> registered = once([&](pg::Connection& c) {
+      return c.exec(kRegisterWorker, {r.worker_id, r.function_name, r.flow_slug, r.queue, std::to_string(r.protocol)});
+    });
+    if (!registered.ok() && again && sql_state(registered.status()) == "23505") {
+      // An earlier attempt registered this worker and lost the reply: that registration stands.
+      PGFLOW_ASSIGN_OR_RETURN(pg::Result mine, once([&](pg::Connection& c) {
+                                return c.exec(kOwnRegistration, {r.worker_id, r.function_name});
+                              }));
+      if (mine.scalar() == "1") return absl::OkStatus();
+    }
+    return registered.status();
+  }
+
+  absl::StatusOr<std::vector<ClaimedMessage>> claim(const ClaimRequest& q, const std::stop_token& stop) override {
+    const pg::Param step = q.step.empty() ? pg::Param() : pg::Param(q.step);
+    PGFLOW_ASSIGN_OR_RETURN(pg::Result rows, session_.retry<pg::Result>(stop, "claim tasks", [&](pg::Connection& c) {
+                              return c.exec(kReadAndClaim, {q.queue, q.flow_slug, std::to_string(q.visibility_timeout_s),
+                                                            std::to_string(q.slots), q.worker_id, step});
+                            }));
+    std::vector<ClaimedMessage> out;
+    for (int i = 0; i < rows.rows(); ++i) {
+      ClaimedMessage m;
+      m.outcome = std::string(rows.text(i, 0));
+      m.message_id = std::string(rows.text(i, 1));
+      m.reason = std::string(rows.text(i, 8));
+      if (m.outcome == "claimed") {
+        m.run_id = std::string(rows.text(i, 2));
+        m.step_slug = std::string(rows.text(i, 3));
+        m.task_index = static_cast<int>(rows.int64(i, 4).value_or(0));
+        m.attempt = static_cast<int>(rows.int64(i, 5).value_or(1));
+        m.input = parse_json(rows.text(i, 6)).value_or(nlohmann::json());
+        if (!rows.is_null(i, 7)) m.flow_input = parse_json(rows.text(i, 7));
+        m.timeout_seconds = static_cast<int>(rows.int64(i, 9).value_or(60));
+      }
+      out.push_back(std::move(m));
+    }
+    return out;
+  }
+
+  void wait_for_work(Clock::Time until, const std::stop_token& stop) override {
+    absl::StatusOr<pg::Connection*> conn = session_.connection();
+    if (!conn.ok()) return;  // the next claim retries the connection with backoff
+    auto woke = (*conn)->wait_notification(until, stop);
+    if (!woke.ok()) {
+      session_.reset();
+      return;
+    }
+    // Coalesce a burst of announcements into one read.
+    while (woke.ok() && woke->has_value()) woke = (*conn)->wait_notification(std::chrono::steady_clock::now(), stop);
+  }
+
+  absl::StatusOr<std::vector<ReportedTask>> complete_tasks(const std::vector<TaskResult>& results,
+                                                           const std::stop_token& stop) override {
+    return report(kCompleteBatch, "complete tasks", task_rows(results, true), stop);
+  }
+  absl::StatusOr<std::vector<ReportedTask>> fail_tasks(const std::vector<TaskResult>& results,
+                                                       const std::stop_token& stop) override {
+    return report(kFailBatch, "fail tasks", task_rows(results, false), stop);
+  }
+
+  absl::StatusOr<bool> heartbeat(const std::string& worker_id, const std::stop_token& stop) override {
+    PGFLOW_ASSIGN_OR_RETURN(pg::Result r, session_.retry<pg::Result>(stop, "heartbeat", [&](pg::Connection& c) {
+                              return c.exec(kHeartbeat, {worker_id});
+                            }));
+    return r.rows() > 0 && r.scalar() == "t";
+  }
+
+  absl::StatusOr<std::optional<int>> recover_stalled_tasks(const std::stop_token& stop) override {
+    PGFLOW_ASSIGN_OR_RETURN(pg::Result r, session_.retry<pg::Result>(stop, "stall recovery", [](pg::Connection& c) {
+                              return c.exec(kRecoverStalledTasks);
+                            }));
+    if (r.is_null(0, 0)) return std::optional<int>();
+    PGFLOW_ASSIGN_OR_RETURN(std::int64_t requeued, r.int64(0, 0));
+    return std::optional<int>(static_cast<int>(requeued));
+  }
+
+  absl::StatusOr<std::string> stall_recovery_holders(std::chrono::milliseconds held_for,
+                                                     const std::stop_token& stop) override {
+    PGFLOW_ASSIGN_OR_RETURN(
+        pg::Result r, session_.retry<pg::Result>(stop, "stall recovery lock holders", [&](pg::Connection& c) {
+          return c.exec(kStallRecoveryHolders, {absl::StrCat(held_for.count(), " milliseconds")});
+        }));
+    return r.rows() > 0 ? std::string(r.scalar()) : std::string("unknown");
+  }
+
+  bool wait_for_stop_announcements(Clock::Time until, const std::stop_token& stop) override {
+    while (!stop.stop_requested() && std::chrono::steady_clock::now() < until) {
+      absl::StatusOr<pg::Connection*> conn = session_.connection();
+      if (!conn.ok()) {
+        // Unreachable database: wait as before; the heartbeat's retries log the outage.
+        internal::sleep_unless_stopped(
+            std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now()), stop);
+        return false;
+      }
+      if (*reconnected_) {
+        *reconnected_ = false;
+        return true;
+      }
+      auto announced = (*conn)->wait_notification(until, stop);
+      if (!announced.ok()) {
+        session_.reset();
+        continue;
+      }
+      if (!announced->has_value()) return false;  // until, or stop
+      // One check for a burst of announcements.
+      while (announced.ok() && announced->has_value()) {
+        announced = (*conn)->wait_notification(std::chrono::steady_clock::now(), stop);
+      }
+      return true;
+    }
+    return false;
+  }
+
+  absl::StatusOr<std::vector<std::uint64_t>> unwanted_tasks(const std::vector<TaskRef>& tasks,
+                                                            const std::string& worker_id) override {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const TaskRef& t : tasks) {
+      rows.push_back({{"id", t.id}, {"run_id", t.run_id}, {"step_slug", t.step_slug}, {"task_index", t.task_index}});
+    }
+    PGFLOW_ASSIGN_OR_RETURN(pg::Result r, once([&](pg::Connection& c) {
+                              return c.exec(kUnwantedTasks, {rows.dump(), worker_id});
+                            }));
+    std::vector<std::uint64_t> ids;
+    for (int i = 0; i < r.rows(); ++i) ids.push_back(static_cast<std::uint64_t>(r.int64(i, 0).value_or(-1)));
+    return ids;
+  }
+
+  absl::Status mark_stopped(const std::string& worker_id, const std::stop_token& stop) override {
+    return session_.retry(stop, "mark worker stopped",
+                          [&](pg::Connection& c) { return c.exec(kMarkStopped, {worker_id}).status(); });
+  }
+
+  absl::StatusOr<nlohmann::json> run_input(const std::string& run_id, const std::stop_token& stop) override {
+    PGFLOW_ASSIGN_OR_RETURN(
+        std::string text,
+        session_.retry<std::string>(stop, "load run input", [&](pg::Connection& c) -> absl::StatusOr<std::string> {
+          PGFLOW_ASSIGN_OR_RETURN(pg::Result r, c.exec(kRunInput, {run_id}));
+          if (r.rows() == 0) return absl::NotFoundError("run " + run_id + " does not exist");
+          return std::string(r.scalar());
+        }));
+    std::optional<nlohmann::json> input = parse_json(text);
+    if (!input) return absl::InternalError("run " + run_id + " has unparsable input");
+    return *std::move(input);
+  }
+
+  void disconnect() override { session_.reset(); }
+
+ private:
+  // What a new connection of `role` does first: LISTEN where the role waits for announcements
+  // (and the maintenance connection remembers that it may have missed some).
+  std::function<absl::Status(pg::Connection&)> on_connect(StoreRole role, const std::string& queue) {
+    if (role == StoreRole::kPoller) {
+      return [channel = "pgflow_queue:" + queue](pg::Connection& c) { return c.listen(channel); };
+    }
+    if (role == StoreRole::kMaintenance) {
+      return [channel = "pgflow_stop:" + queue, flag = reconnected_](pg::Connection& c) {
+        PGFLOW_RETURN_IF_ERROR(c.listen(channel));
+        *flag = true;
+        return absl::OkStatus();
+      };
+    }
+    return {};
+  }
+
+  // Runs `op` once on the connection (startup calls: their caller retries); a broken
+  // connection is dropped, so the next call reconnects.
+  absl::StatusOr<pg::Result> once(const std::function<absl::StatusOr<pg::Result>(pg::Connection&)>& op) {
+    PGFLOW_ASSIGN_OR_RETURN(pg::Connection * conn, session_.connection());
+    absl::StatusOr<pg::Result> r = op(*conn);
+    if (!r.ok() && !conn->healthy()) session_.reset();
+    return r;
+  }
+
+  absl::StatusOr<std::vector<ReportedTask>> report(const char* sql, std::string_view what, const std::string& rows,
+                                                   const std::stop_token& stop) {
+    PGFLOW_ASSIGN_OR_RETURN(pg::Result r, session_.retry<pg::Result>(stop, what, [&](pg::Connection& c) {
+                              return c.exec(sql, {rows});
+                            }));
+    return reported(r);
+  }
+
+  // Set by the maintenance connection's on_connect; shared with it (the session owns a copy).
+  std::shared_ptr<bool> reconnected_ = std::make_shared<bool>(false);
+  pg::Session session_;
+};
+
+}  // namespace
+
+std::unique_ptr<Store> open_pg_store(const std::string& conninfo, StoreRole role, const std::string& queue,
+                                     const Logger& log) {
+  return std::make_unique<PgStore>(conninfo, role, queue, log);
+}
+
+}  // namespace pgflow::internal

@@ -1,0 +1,64 @@
+// The fetch loop: waits for a free handler slot, reads and claims up to that many messages in
+// one round trip, registers each claimed task in InFlight and hands it to a handler thread,
+// then reads again at once while the queue may hold more, or sleeps until new work is
+// announced (LISTEN, bursts coalesced) or the poll interval passes. A fatal claim (unsupported
+// messages: the database paused the worker function) stops the worker with one error line.
+#ifndef PGFLOW_WORKER_POLLER_H_
+#define PGFLOW_WORKER_POLLER_H_
+
+#include <chrono>
+#include <functional>
+#include <stop_token>
+#include <string>
+
+#include "absl/status/status.h"
+#include "pgflow/flow_definition.h"
+#include "pgflow/log.h"
+#include "worker/clock.h"
+#include "worker/executor.h"
+#include "worker/in_flight.h"
+#include "worker/reporter.h"
+#include "worker/store.h"
+#include "worker/task_runner.h"
+
+namespace pgflow::internal {
+
+struct PollerConfig {
+  ClaimRequest claim = {};  // its slots: at most batch_size
+  int batch_size = 10;
+  std::string function_name = {};
+  std::chrono::milliseconds poll_interval{1000};
+};
+
+class Poller {
+ public:
+  // `stop_worker` stops the whole worker with a reason (a fatal claim).
+  Poller(PollerConfig config, const FlowDefinition& flow, Store& store, InFlight& in_flight, TaskRunner& runner,
+         Reporter& reporter, Executor& executor, const Clock& clock, const Logger& log, MetricSink metric,
+         std::function<void(absl::Status)> stop_worker);
+
+  // Claims and hands out tasks until `stop`.
+  void run(const std::stop_token& stop);
+
+ private:
+  // One read-and-claim of up to `slots` messages; true when the queue may hold more.
+  absl::StatusOr<bool> claim(int slots, const std::stop_token& stop);
+  // A claimed message becomes a task in flight on a handler thread.
+  void hand_out(ClaimedMessage message, Clock::WallTime claimed_at_wall, Clock::Time claimed_at);
+
+  PollerConfig config_;
+  const FlowDefinition& flow_;
+  Store& store_;
+  InFlight& in_flight_;
+  TaskRunner& runner_;
+  Reporter& reporter_;
+  Executor& executor_;
+  const Clock& clock_;
+  const Logger& log_;
+  MetricSink metric_;
+  std::function<void(absl::Status)> stop_worker_;
+};
+
+}  // namespace pgflow::internal
+
+#endif  // PGFLOW_WORKER_POLLER_H_

@@ -1,0 +1,86 @@
+#include "worker/startup.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "internal/status_macros.h"
+#include "nlohmann/json.hpp"
+#include "pgflow/status.h"
+
+namespace pgflow::internal {
+namespace {
+
+absl::Status check_protocol(Store& store) {
+  absl::StatusOr<int> protocol = store.worker_protocol();
+  if (!protocol.ok()) {
+    if (sql_state(protocol.status()) == "42883" || sql_state(protocol.status()) == "3F000") {
+      return absl::FailedPreconditionError(
+          "pgflow: the database has no worker protocol (its pgflow schema is older than version "
+          "0002, queue identity, or missing): run `pgflow migrate` before starting this worker");
+    }
+    return protocol.status();
+  }
+  if (*protocol != kWorkerProtocol) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "pgflow: the database speaks worker protocol ", *protocol, " and this worker speaks ", kWorkerProtocol, ": ",
+        *protocol < kWorkerProtocol ? "upgrade the database with `pgflow migrate`"
+                                    : "upgrade this worker's pgflow library"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status deploy_and_register(Store& store, const FlowDefinition& flow, const std::vector<StepRoute>& routes,
+                                 const WorkerConfig& config, const WorkerIdentity& self, const Logger& log,
+                                 int attempt) {
+  PGFLOW_RETURN_IF_ERROR(check_protocol(store));
+
+  // The deployment: shape, queue mode and the route this library derived (the database
+  // derives the same and refuses a worker whose route differs).
+  nlohmann::json route_map = nlohmann::json::array();
+  std::vector<std::string> route;
+  for (const StepRoute& r : routes) {
+    route_map.push_back({{"stepSlug", r.step_slug}, {"queueName", r.queue_name}});
+    route.push_back(absl::StrCat(r.step_slug, ":", r.queue_name));
+  }
+  const std::string queue_mode(to_string(flow.queue_mode));
+  PGFLOW_ASSIGN_OR_RETURN(DeployOutcome deployed,
+                          store.deploy({.flow_slug = flow.slug,
+                                        .shape = shape_of(flow).dump(),
+                                        .queue_mode = queue_mode,
+                                        .route_map = route_map.dump(),
+                                        .flow_alias = alias_of(flow),
+                                        .protocol = kWorkerProtocol}));
+  if (deployed.status == "mismatch") {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "pgflow: flow \"", flow.slug, "\" in the database differs from this worker's ",
+        deployed.mismatch_kind == "routing" ? "queue mode or route" : "definition",
+        " (deploy the change as a new flow slug, e.g. a new version of the same alias: docs/deploying.md):\n  ",
+        absl::StrJoin(deployed.differences, "\n  ")));
+  }
+
+  PGFLOW_RETURN_IF_ERROR(store.register_worker({.worker_id = self.worker_id,
+                                                .function_name = config.function_name,
+                                                .flow_slug = flow.slug,
+                                                .queue = self.queue,
+                                                .protocol = kWorkerProtocol},
+                                               /*again=*/attempt > 1));
+
+  log.info("worker started", {{"function", config.function_name},
+                              {"protocol", std::to_string(kWorkerProtocol)},
+                              {"compilation", deployed.status},
+                              {"activation", deployed.activation},
+                              {"alias", deployed.flow_alias},
+                              {"active_flow", deployed.active_flow_slug.value_or("none")},
+                              {"queue_mode", queue_mode},
+                              {"route", absl::StrJoin(route, ",")},
+                              {"max_concurrent", std::to_string(config.max_concurrent)},
+                              {"connections", "4"}});
+  if (deployed.status == "recompiled") {
+    log.warn("local database: the flow was recompiled and its previous runs deleted",
+             {{"differences", absl::StrJoin(deployed.differences, "; ")}});
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace pgflow::internal

@@ -1,0 +1,236 @@
+#include "testing/fake_store.h"
+
+#include <utility>
+
+#include "absl/time/time.h"
+
+namespace pgflow::testing {
+namespace {
+
+using internal::Clock;
+
+// Sleeps on the fake clock until `until`, `stop` or `wake`.
+void sleep_until(const FakeClock& clock, Clock::Time until, const std::stop_token& stop, const std::stop_token& wake) {
+  std::stop_source either;
+  std::stop_callback on_stop(stop, [&either] { either.request_stop(); });
+  std::stop_callback on_wake(wake, [&either] { either.request_stop(); });
+  clock.sleep_until(until, either.get_token());
+}
+
+bool wait_real(absl::Mutex& mu, const std::function<bool()>& cond) {
+  absl::MutexLock lock(&mu);
+  return mu.AwaitWithTimeout(absl::Condition(&cond), absl::Seconds(30));
+}
+
+}  // namespace
+
+class FakeStore final : public internal::Store {
+ public:
+  FakeStore(FakeDatabase& db, internal::StoreRole role) : db_(db), role_(role) {}
+
+  absl::StatusOr<int> worker_protocol() override { return 5; }
+  absl::StatusOr<internal::DeployOutcome> deploy(const internal::Deployment& d) override {
+    return internal::DeployOutcome{.status = "verified", .activation = "active", .flow_alias = d.flow_alias,
+                                   .active_flow_slug = d.flow_slug};
+  }
+  absl::Status register_worker(const internal::Registration&, bool) override { return absl::OkStatus(); }
+
+  absl::StatusOr<std::vector<internal::ClaimedMessage>> claim(const internal::ClaimRequest& request,
+                                                              const std::stop_token&) override {
+    absl::MutexLock lock(&db_.mu_);
+    db_.claims_.push_back(request);
+    std::vector<internal::ClaimedMessage> out;
+    while (!db_.queue_.empty() && static_cast<int>(out.size()) < request.slots) {
+      out.push_back(std::move(db_.queue_.front()));
+      db_.queue_.pop_front();
+    }
+    return out;
+  }
+
+  void wait_for_work(Clock::Time until, const std::stop_token& stop) override {
+    std::stop_token wake;
+    {
+      absl::MutexLock lock(&db_.mu_);
+      if (std::exchange(db_.work_announced_, false)) return;
+      wake = db_.work_wake_.get_token();
+    }
+    sleep_until(db_.clock_, until, stop, wake);
+    absl::MutexLock lock(&db_.mu_);
+    db_.work_announced_ = false;
+  }
+
+  absl::StatusOr<std::vector<internal::ReportedTask>> complete_tasks(const std::vector<internal::TaskResult>& results,
+                                                                     const std::stop_token& stop) override {
+    return report(results, stop);
+  }
+  absl::StatusOr<std::vector<internal::ReportedTask>> fail_tasks(const std::vector<internal::TaskResult>& results,
+                                                                 const std::stop_token& stop) override {
+    return report(results, stop);
+  }
+
+  absl::StatusOr<bool> heartbeat(const std::string&, const std::stop_token&) override {
+    absl::MutexLock lock(&db_.mu_);
+    ++db_.heartbeats_;
+    return db_.deprecated_;
+  }
+  absl::StatusOr<std::optional<int>> recover_stalled_tasks(const std::stop_token&) override {
+    absl::MutexLock lock(&db_.mu_);
+    ++db_.stall_recovery_passes_;
+    return db_.stall_recovery_;
+  }
+  absl::StatusOr<std::string> stall_recovery_holders(std::chrono::milliseconds, const std::stop_token&) override {
+    absl::MutexLock lock(&db_.mu_);
+    return db_.stall_recovery_holders_;
+  }
+
+  bool wait_for_stop_announcements(Clock::Time until, const std::stop_token& stop) override {
+    if (std::exchange(first_wait_, false)) return true;  // as after a (re)connection
+    std::stop_token wake;
+    {
+      absl::MutexLock lock(&db_.mu_);
+      if (std::exchange(db_.stop_announced_, false)) return true;
+      wake = db_.stop_wake_.get_token();
+    }
+    sleep_until(db_.clock_, until, stop, wake);
+    absl::MutexLock lock(&db_.mu_);
+    return std::exchange(db_.stop_announced_, false);
+  }
+  absl::StatusOr<std::vector<std::uint64_t>> unwanted_tasks(const std::vector<internal::TaskRef>& tasks,
+                                                            const std::string&) override {
+    absl::MutexLock lock(&db_.mu_);
+    std::vector<std::uint64_t> ids;
+    for (const internal::TaskRef& t : tasks) {
+      if (db_.cancelled_runs_.contains(t.run_id)) ids.push_back(t.id);
+    }
+    return ids;
+  }
+  absl::Status mark_stopped(const std::string&, const std::stop_token&) override {
+    absl::MutexLock lock(&db_.mu_);
+    db_.marked_stopped_ = true;
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<nlohmann::json> run_input(const std::string& run_id, const std::stop_token&) override {
+    return nlohmann::json{{"run", run_id}};
+  }
+  void disconnect() override {}
+
+ private:
+  // Records the results (waiting while the database is down: until it is up, or `stop`).
+  absl::StatusOr<std::vector<internal::ReportedTask>> report(const std::vector<internal::TaskResult>& results,
+                                                             const std::stop_token& stop) {
+    absl::Mutex& mu = db_.mu_;
+    std::stop_callback wake(stop, [&mu] { absl::MutexLock lock(&mu); });
+    absl::MutexLock lock(&mu);
+    auto up_or_stopped = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(db_.mu_) { return !db_.down_ || stop.stop_requested(); };
+    mu.Await(absl::Condition(&up_or_stopped));
+    if (db_.down_) return absl::CancelledError("stopped while retrying: report");
+    std::vector<internal::ReportedTask> out;
+    for (const internal::TaskResult& r : results) {
+      db_.reported_.push_back(r);
+      out.push_back({r.step_slug, r.ok ? "completed" : "failed"});
+    }
+    return out;
+  }
+
+  FakeDatabase& db_;
+  internal::StoreRole role_;
+  bool first_wait_ = true;
+};
+
+// ---- FakeDatabase ----
+
+void FakeDatabase::add_task(const std::string& run_id, const std::string& step, int timeout_seconds,
+                            nlohmann::json input) {
+  std::stop_source wake;
+  {
+    absl::MutexLock lock(&mu_);
+    queue_.push_back({.outcome = "claimed",
+                      .message_id = std::to_string(next_message_id_++),
+                      .run_id = run_id,
+                      .step_slug = step,
+                      .input = std::move(input),
+                      .timeout_seconds = timeout_seconds});
+    work_announced_ = true;
+    wake = std::exchange(work_wake_, std::stop_source());
+  }
+  wake.request_stop();
+}
+
+void FakeDatabase::add_fatal_message(const std::string& message_id, const std::string& reason) {
+  std::stop_source wake;
+  {
+    absl::MutexLock lock(&mu_);
+    queue_.push_back({.outcome = "fatal", .message_id = message_id, .reason = reason});
+    work_announced_ = true;
+    wake = std::exchange(work_wake_, std::stop_source());
+  }
+  wake.request_stop();
+}
+
+void FakeDatabase::cancel_run(const std::string& run_id) {
+  std::stop_source wake;
+  {
+    absl::MutexLock lock(&mu_);
+    cancelled_runs_.insert(run_id);
+    stop_announced_ = true;
+    wake = std::exchange(stop_wake_, std::stop_source());
+  }
+  wake.request_stop();
+}
+
+void FakeDatabase::set_down(bool down) {
+  absl::MutexLock lock(&mu_);
+  down_ = down;
+}
+
+void FakeDatabase::set_deprecated(bool deprecated) {
+  absl::MutexLock lock(&mu_);
+  deprecated_ = deprecated;
+}
+
+void FakeDatabase::set_stall_recovery(std::optional<int> requeued, std::string holders) {
+  absl::MutexLock lock(&mu_);
+  stall_recovery_ = requeued;
+  stall_recovery_holders_ = std::move(holders);
+}
+
+std::vector<internal::TaskResult> FakeDatabase::reported() const {
+  absl::MutexLock lock(&mu_);
+  return reported_;
+}
+
+std::vector<internal::ClaimRequest> FakeDatabase::claims() const {
+  absl::MutexLock lock(&mu_);
+  return claims_;
+}
+
+int FakeDatabase::heartbeats() const {
+  absl::MutexLock lock(&mu_);
+  return heartbeats_;
+}
+
+bool FakeDatabase::marked_stopped() const {
+  absl::MutexLock lock(&mu_);
+  return marked_stopped_;
+}
+
+bool FakeDatabase::wait_for_reported(size_t n) const {
+  return wait_real(mu_, [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return reported_.size() >= n; });
+}
+
+bool FakeDatabase::wait_for_heartbeats(int n) const {
+  return wait_real(mu_, [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return heartbeats_ >= n; });
+}
+
+bool FakeDatabase::wait_for_stall_recovery_passes(int n) const {
+  return wait_real(mu_, [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return stall_recovery_passes_ >= n; });
+}
+
+internal::StoreFactory fake_stores(FakeDatabase& db) {
+  return [&db](internal::StoreRole role, const std::string&, const Logger&) -> std::unique_ptr<internal::Store> {
+    return std::make_unique<FakeStore>(db, role);
+  };
+}
+
+}  // namespace pgflow::testing

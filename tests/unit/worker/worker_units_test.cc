@@ -1,0 +1,301 @@
+// The worker's units wired together on a fake store and a fake clock: no PostgreSQL, and time
+// moves only when a test moves it. The integration tests (tests/integration/worker_test.cc and
+// friends) are the behaviour contract against the real database; these pin the parts that
+// need control over time and failures: deadlines, stop causes, the stop sequence, a fatal
+// claim, unwanted tasks, heartbeats and stall recovery.
+#include <atomic>
+#include <chrono>
+#include <latch>
+#include <memory>
+#include <optional>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "pgflow/context.h"
+#include "testing/fake_clock.h"
+#include "testing/fake_store.h"
+#include "testing/status_matchers.h"
+#include "testing/worker_harness.h"
+#include "worker/worker.h"
+
+namespace pgflow::internal {
+namespace {
+
+using pgflow::testing::FakeClock;
+using pgflow::testing::FakeDatabase;
+using pgflow::testing::IsOk;
+using pgflow::testing::LogRecorder;
+using pgflow::testing::StatusIs;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+// A one-step flow whose handler the test supplies.
+FlowDefinition flow_with(StepHandler handler) {
+  FlowDefinition flow{.slug = "units"};
+  flow.steps.push_back(StepDefinition{.slug = "s", .handler = std::move(handler)});
+  return flow;
+}
+
+class WorkerUnits : public ::testing::Test {
+ protected:
+  WorkerConfig config() {
+    WorkerConfig c;
+    c.connection_string = "fake";
+    c.function_name = "units-worker";
+    c.max_concurrent = 4;
+    c.poll_interval = milliseconds(1000);
+    c.heartbeat_interval = milliseconds(5000);
+    c.stall_recovery_interval = milliseconds(0);
+    c.stop_grace_period = seconds(30);
+    c.log_level = LogLevel::kDebug;
+    c.log_sink = logs_.sink();
+    return c;
+  }
+  std::unique_ptr<Worker> start(StepHandler handler, WorkerConfig c) {
+    FlowDefinition flow = flow_with(std::move(handler));
+    auto worker = std::make_unique<Worker>(flow, std::move(c), std::vector<StepRoute>{},
+                                           pgflow::testing::fake_stores(db_), clock_);
+    EXPECT_THAT(worker->start(), IsOk());
+    return worker;
+  }
+  std::unique_ptr<Worker> start(StepHandler handler) { return start(std::move(handler), config()); }
+
+  FakeClock clock_;
+  FakeDatabase db_{clock_};
+  LogRecorder logs_;
+};
+
+TEST_F(WorkerUnits, RunsClaimedTasksAndReportsTheirResults) {
+  auto worker = start([](const nlohmann::json& input, Context&) -> absl::StatusOr<nlohmann::json> {
+    if (input.value("fail", false)) return absl::InternalError("boom");
+    return input["n"];
+  });
+  db_.add_task("r1", "s", 60, {{"n", 1}});
+  db_.add_task("r2", "s", 60, {{"fail", true}});
+  ASSERT_TRUE(db_.wait_for_reported(2));
+  std::map<std::string, std::string> results;
+  for (const TaskResult& r : db_.reported()) results[r.run_id] = r.ok ? r.output.dump() : r.error_message;
+  EXPECT_EQ(results["r1"], "1");
+  EXPECT_EQ(results["r2"], "boom");
+  worker->request_stop(absl::OkStatus());
+  EXPECT_THAT(worker->wait(), IsOk());
+  EXPECT_TRUE(db_.marked_stopped());
+}
+
+TEST_F(WorkerUnits, ClaimsNeverAskForMoreThanTheFreeSlots) {
+  std::latch release(1);
+  auto worker = start([&](const nlohmann::json&, Context&) -> absl::StatusOr<nlohmann::json> {
+    release.wait();
+    return nullptr;
+  });
+  for (int i = 0; i < 6; ++i) db_.add_task(absl::StrCat("r", i), "s");
+  // Four handlers block; the poller waits for a slot (back-pressure), not for the database.
+  ASSERT_TRUE(pgflow::testing::wait_for([&] { return db_.claims().size() >= 1; }));
+  release.count_down();
+  ASSERT_TRUE(db_.wait_for_reported(6));
+  for (const ClaimRequest& claim : db_.claims()) EXPECT_LE(claim.slots, 4);
+  EXPECT_EQ(db_.claims().front().slots, 4);
+}
+
+TEST_F(WorkerUnits, ADeadlineStopsTheHandlerAndItsFailureIsATimeout) {
+  std::latch started(1);
+  auto worker = start([&](const nlohmann::json&, Context& ctx) -> absl::StatusOr<nlohmann::json> {
+    started.count_down();
+    std::latch stopped(1);
+    std::stop_callback on_stop(ctx.stop_token(), [&] { stopped.count_down(); });
+    stopped.wait();
+    return absl::CancelledError("asked to stop");
+  });
+  db_.add_task("slow", "s", /*timeout_seconds=*/10);
+  started.wait();  // claimed: its deadline is 10 s from now
+  clock_.advance(seconds(9));
+  clock_.advance(seconds(2));
+  ASSERT_TRUE(db_.wait_for_reported(1));
+  const TaskResult r = db_.reported()[0];
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.error_message, "step 's' exceeded its timeout of 10 s (handler: asked to stop)");
+}
+
+TEST_F(WorkerUnits, AResultThatArrivesAfterTheDeadlineStillCompletesTheTask) {
+  std::latch started(1), finish(1);
+  auto worker = start([&](const nlohmann::json&, Context& ctx) -> absl::StatusOr<nlohmann::json> {
+    started.count_down();
+    finish.wait();
+    EXPECT_TRUE(ctx.stop_token().stop_requested());
+    return "late but done";
+  });
+  db_.add_task("slow", "s", /*timeout_seconds=*/10);
+  started.wait();
+  clock_.advance(seconds(11));
+  ASSERT_TRUE(logs_.wait_for_text("task deadline passed"));
+  finish.count_down();
+  ASSERT_TRUE(db_.wait_for_reported(1));
+  EXPECT_TRUE(db_.reported()[0].ok);
+  EXPECT_EQ(db_.reported()[0].output, "late but done");
+}
+
+TEST_F(WorkerUnits, TasksTheDatabaseNoLongerWantsAreStoppedAndTheirResultsDropped) {
+  std::atomic<int> dropped{0};
+  WorkerConfig c = config();
+  c.metrics = [&](const WorkerMetric& m) {
+    if (m.kind == WorkerMetric::Kind::kDropped) ++dropped;
+  };
+  std::latch running(2);
+  auto worker = start(
+      [&](const nlohmann::json&, Context& ctx) -> absl::StatusOr<nlohmann::json> {
+        running.count_down();
+        if (ctx.run_id() == "kept") return "kept";
+        std::latch stopped(1);
+        std::stop_callback on_stop(ctx.stop_token(), [&] { stopped.count_down(); });
+        stopped.wait();
+        return "whatever";
+      },
+      c);
+  db_.add_task("cancelled", "s");
+  db_.add_task("kept", "s");
+  running.wait();
+  db_.cancel_run("cancelled");
+  ASSERT_TRUE(pgflow::testing::wait_for([&] { return dropped.load() == 1; }));
+  ASSERT_TRUE(db_.wait_for_reported(1));
+  worker->request_stop(absl::OkStatus());
+  EXPECT_THAT(worker->wait(), IsOk());
+  ASSERT_EQ(db_.reported().size(), 1u) << "only the wanted task's result";
+  EXPECT_EQ(db_.reported()[0].run_id, "kept");
+}
+
+TEST_F(WorkerUnits, AFatalClaimStopsTheWorkerWithTheReasonAndTheResumeCommand) {
+  auto worker = start([](const nlohmann::json&, Context&) -> absl::StatusOr<nlohmann::json> { return nullptr; });
+  db_.add_fatal_message("42", "no task for (run, step, index)");
+  EXPECT_THAT(worker->wait(), StatusIs(absl::StatusCode::kFailedPrecondition,
+                                       AllOf(HasSubstr("fatal claim on queue \"units\""), HasSubstr("42 (no task"),
+                                             HasSubstr("select pgflow.resume_worker_function('units-worker');"))));
+  EXPECT_TRUE(db_.reported().empty());
+}
+
+TEST_F(WorkerUnits, ADeprecatedWorkerStopsAtItsNextHeartbeat) {
+  auto worker = start([](const nlohmann::json&, Context&) -> absl::StatusOr<nlohmann::json> { return nullptr; });
+  db_.set_deprecated(true);
+  ASSERT_TRUE(clock_.wait_for_sleepers(3));
+  clock_.advance(seconds(5));
+  EXPECT_THAT(worker->wait(), IsOk());
+  EXPECT_EQ(db_.heartbeats(), 1);
+  EXPECT_TRUE(logs_.contains("worker deprecated by an operator"));
+}
+
+TEST_F(WorkerUnits, StallRecoverySkippedForSeveralIntervalsIsReportedWithItsHolder) {
+  WorkerConfig c = config();
+  c.stall_recovery_interval = seconds(10);
+  c.heartbeat_interval = seconds(3600);
+  db_.set_stall_recovery(std::nullopt, "pid 4711 (role app, application psql, idle in transaction, ...)");
+  auto worker = start([](const nlohmann::json&, Context&) -> absl::StatusOr<nlohmann::json> { return nullptr; }, c);
+  // Passes every 10 s (the first within 10 s); the warning needs kStallRecoveryWarnAfter
+  // intervals of skips in a row.
+  for (int pass = 1; pass <= kStallRecoveryWarnAfter + 1; ++pass) {
+    ASSERT_TRUE(clock_.wait_for_sleepers(3));
+    clock_.advance(seconds(10));
+    ASSERT_TRUE(db_.wait_for_stall_recovery_passes(pass));
+    if (pass <= kStallRecoveryWarnAfter) {
+      EXPECT_FALSE(logs_.contains("stall recovery has been skipped")) << pass;
+    }
+  }
+  ASSERT_TRUE(logs_.wait_for_text("held_by=pid 4711 (role app"));
+}
+
+// The stop sequence: stopping fires every handler's token; the worker waits for its handlers
+// beyond the grace period (a handler must return), and the grace period bounds only how long
+// results are retried while the database is down.
+TEST_F(WorkerUnits, StoppingAwaitsHandlersAndTheGracePeriodBoundsReporting) {
+  std::latch running(1), finish(1);
+  auto worker = start([&](const nlohmann::json&, Context& ctx) -> absl::StatusOr<nlohmann::json> {
+    running.count_down();
+    finish.wait();  // ignores its stop token for as long as the test says
+    return ctx.stop_token().stop_requested() ? "stopped" : "not stopped";
+  });
+  db_.add_task("r", "s");
+  running.wait();
+  db_.set_down(true);
+  worker->request_stop(absl::OkStatus());
+  ASSERT_TRUE(logs_.wait_for_text("stopping: waiting for in-flight handlers"));
+  ASSERT_TRUE(clock_.wait_for_sleepers(1));
+  clock_.advance(seconds(31));
+  ASSERT_TRUE(logs_.wait_for_text("stop grace period over; still waiting for handlers to return"));
+  EXPECT_TRUE(worker->running()) << "handlers are awaited, however long";
+  finish.count_down();
+  // The result cannot be reported (the database is down) and the grace period is over: at
+  // least one more second of retries, then it is left to stall recovery.
+  ASSERT_TRUE(pgflow::testing::wait_for([&] {
+    clock_.advance(milliseconds(100));
+    return !worker->running();
+  }));
+  EXPECT_THAT(worker->wait(), IsOk());
+  EXPECT_TRUE(db_.reported().empty());
+  EXPECT_TRUE(logs_.contains("result not reported before shutdown"));
+  EXPECT_TRUE(db_.marked_stopped());
+}
+
+TEST_F(WorkerUnits, ResultsOfHandlersThatFinishWithinTheGracePeriodAreReported) {
+  auto worker = start([](const nlohmann::json&, Context& ctx) -> absl::StatusOr<nlohmann::json> {
+    std::latch stopped(1);
+    std::stop_callback on_stop(ctx.stop_token(), [&] { stopped.count_down(); });
+    stopped.wait();
+    return "wrapped up";
+  });
+  db_.add_task("r", "s");
+  ASSERT_TRUE(logs_.wait_for_text("task started"));
+  worker->request_stop(absl::OkStatus());
+  EXPECT_THAT(worker->wait(), IsOk());
+  ASSERT_EQ(db_.reported().size(), 1u);
+  EXPECT_EQ(db_.reported()[0].output, "wrapped up");
+}
+
+// A handler's stop callback is user code (it runs on the thread that fires the token): one
+// that takes long neither blocks the worker's state nor delays other tasks...
+TEST_F(WorkerUnits, ASlowStopCallbackDoesNotDelayOtherTasks) {
+  std::latch in_callback(1), release(1);
+  Worker* self = nullptr;
+  auto worker = start([&](const nlohmann::json&, Context& ctx) -> absl::StatusOr<nlohmann::json> {
+    if (ctx.run_id() != "slow") return "fast";
+    std::stop_callback on_stop(ctx.stop_token(), [&] {
+      (void)self->running();  // calls back into the worker
+      in_callback.count_down();
+      release.wait();  // and takes its time
+    });
+    while (!ctx.stop_token().stop_requested()) std::this_thread::yield();
+    return "slow";
+  });
+  self = worker.get();
+  db_.add_task("slow", "s");
+  ASSERT_TRUE(logs_.wait_for_text("task started"));
+  db_.cancel_run("slow");  // fires the slow task's callback on the maintenance thread
+  in_callback.wait();
+  db_.add_task("fast", "s");
+  ASSERT_TRUE(db_.wait_for_reported(1)) << "other tasks run while the callback blocks";
+  EXPECT_EQ(db_.reported()[0].run_id, "fast");
+  release.count_down();
+  worker->request_stop(absl::OkStatus());
+  EXPECT_THAT(worker->wait(), IsOk());
+}
+
+// ... and one that stops the worker from inside (as an application may on a cancellation)
+// does not deadlock it.
+TEST_F(WorkerUnits, AStopCallbackThatStopsTheWorkerDoesNotDeadlock) {
+  Worker* self = nullptr;
+  auto worker = start([&](const nlohmann::json&, Context& ctx) -> absl::StatusOr<nlohmann::json> {
+    std::stop_callback on_stop(ctx.stop_token(), [&] { self->request_stop(absl::CancelledError("the app gave up")); });
+    while (!ctx.stop_token().stop_requested()) std::this_thread::yield();
+    return "done";
+  });
+  self = worker.get();
+  db_.add_task("r", "s");
+  ASSERT_TRUE(logs_.wait_for_text("task started"));
+  db_.cancel_run("r");
+  EXPECT_THAT(worker->wait(), StatusIs(absl::StatusCode::kCancelled, HasSubstr("the app gave up")));
+  EXPECT_TRUE(db_.reported().empty()) << "the cancelled task's result is dropped";
+}
+
+}  // namespace
+}  // namespace pgflow::internal
