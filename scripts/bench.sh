@@ -8,8 +8,9 @@
 #   scripts/bench.sh micro [gbench args]  # the Google Benchmark micro-benchmarks instead
 #   scripts/bench.sh --pgmq-extension=DIR [args]
 #                     # twice: with the bundled PGMQ layer, then with the real PGMQ extension
-#                     # whose pgmq.control and pgmq--*.sql are in DIR (copied into PostgreSQL's
-#                     # extension directory for the second run and removed afterwards)
+#                     # whose pgmq.control and pgmq--*.sql are in DIR (served by a private copy of
+#                     # the PostgreSQL installation, scripts/pgmq-extension-pg: nothing is
+#                     # installed into the system)
 #
 # pgflow_bench uses $DATABASE_URL when set; otherwise it creates a throwaway PostgreSQL
 # cluster (default settings) under the build tree and removes it at the end. The SQL

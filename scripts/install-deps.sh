@@ -7,6 +7,7 @@ set -euo pipefail
 packages=(
   g++ cmake make pkg-config git ca-certificates
   clang  # thread-safety analysis (tests/tools/thread_safety_analysis.sh)
+  clang-format  # the C++ style (.clang-format; tests/tools/clang_format_check.sh)
   libpq-dev libabsl-dev nlohmann-json3-dev
   libcli11-dev        # the `pgflow` command line's argument parser (header-only)
   prometheus-cpp-dev  # the optional pgflow::prometheus component (built and tested when present)

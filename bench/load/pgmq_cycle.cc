@@ -51,7 +51,7 @@ RawResult measure(const BenchContext& ctx, int conns, double seconds) {
           pg::Result got = db.exec(kRead, {queue, n});
           if (got.rows() == 0) continue;  // legitimately empty under concurrency (pgmq.md 6)
           std::string ids = "{";
-          for (int i = 0; i < got.rows(); ++i) absl::StrAppend(&ids, i ? "," : "", internal::av(got.text(i, 0)));
+          for (int i = 0; i < got.rows(); ++i) absl::StrAppend(&ids, i ? "," : "", internal::absl_view(got.text(i, 0)));
           ids += "}";
           archived += db.integer(kArchive, {queue, ids});
         }

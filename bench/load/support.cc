@@ -25,7 +25,7 @@
 
 namespace pgflow::bench {
 
-using internal::av;
+using internal::absl_view;
 
 double seconds_between(Clock::time_point from, Clock::time_point to) {
   return std::chrono::duration<double>(to - from).count();
@@ -82,7 +82,7 @@ Flags Flags::parse(int argc, char** argv) {
       continue;
     }
     if (arg.substr(0, 2) != "--" || arg.find('=') == std::string_view::npos) {
-      throw BenchError(absl::StrCat("bad argument \"", av(arg), "\": use --key=value (see --help)"));
+      throw BenchError(absl::StrCat("bad argument \"", absl_view(arg), "\": use --key=value (see --help)"));
     }
     std::string key(arg.substr(2, arg.find('=') - 2));
     if (!flags.values_.contains(key)) {
@@ -138,7 +138,7 @@ pg::Result Db::exec(std::string_view sql, const std::vector<pg::Param>& params) 
   absl::StatusOr<pg::Result> r = conn_.exec(sql, params);
   if (!r.ok()) {
     std::string_view first = sql.substr(0, sql.find('\n', 1));
-    throw BenchError(absl::StrCat("SQL failed (", av(first), "): ", r.status().message()));
+    throw BenchError(absl::StrCat("SQL failed (", absl_view(first), "): ", r.status().message()));
   }
   return std::move(*r);
 }
@@ -158,7 +158,7 @@ std::int64_t Db::integer(std::string_view sql, const std::vector<pg::Param>& par
 
 std::string unique_slug(std::string_view base) {
   static std::atomic<int> counter{0};
-  return absl::StrCat(av(base), "_p", getpid(), "_", ++counter);
+  return absl::StrCat(absl_view(base), "_p", getpid(), "_", ++counter);
 }
 
 void compile_flow(Db& db, const FlowDefinition& flow) {
@@ -349,7 +349,7 @@ std::string backend_cpu_by_connection(Db& db, double seconds) {
   std::map<std::string, double> by_name;
   for (int i = 0; i < r.rows(); ++i) {
     int pid = 0;
-    if (!absl::SimpleAtoi(av(r.text(i, 0)), &pid)) continue;
+    if (!absl::SimpleAtoi(absl_view(r.text(i, 0)), &pid)) continue;
     std::optional<double> cpu = cpu_seconds_of_pid(pid);
     if (!cpu) return "";
     by_name[std::string(r.text(i, 1))] += *cpu;
@@ -463,7 +463,7 @@ std::vector<std::string> describe_machine(Db& db) {
       "'max_wal_size', 'checkpoint_timeout', 'commit_delay', 'autovacuum']) n");
   std::string settings;
   for (int i = 0; i < s.rows(); ++i) {
-    absl::StrAppend(&settings, i ? ", " : "", av(s.text(i, 0)), "=", av(s.text(i, 1)));
+    absl::StrAppend(&settings, i ? ", " : "", absl_view(s.text(i, 0)), "=", absl_view(s.text(i, 1)));
   }
   lines.push_back("settings: " + settings);
   lines.push_back("pgmq: " + db.scalar(

@@ -1,6 +1,8 @@
 // File: pgflow/client.h
 //
-// pgflow::Client starts runs and reads their state.
+// pgflow::Client starts runs and reads their state: the calls of pgflow::RunControl
+// (pgflow/run_control.h: starts, cancel, retry, resume), each in its own transaction, plus
+// reads, waits, activation, events and transactions of your own.
 //
 // Example:
 //
@@ -36,13 +38,12 @@
 //
 // @par Error Handling
 // Every fallible call returns absl::Status / absl::StatusOr. Database errors keep their
-// SQLSTATE (pgflow::sql_state). An unknown alias or flow is kNotFound, naming it; a bad input
-// (e.g. a non-array for a flow with a root map) is kFailedPrecondition with the database's
-// message. start_flow is never retried automatically (it is not idempotent without a run id).
+// SQLSTATE (pgflow::sql_state); run_control.h says how starts and run control fail.
 //
 // @par Performance
 // Connections are opened on demand up to ClientConfig::max_connections and reused.
-// wait_for_run LISTENs on a pooled connection and reads state only when notified.
+// wait_for_run LISTENs on a pooled connection: it reads the run when notified, and at least
+// once a second besides (so it also ends when pgflow.notify_events is off).
 #ifndef PGFLOW_CLIENT_H_
 #define PGFLOW_CLIENT_H_
 
@@ -58,7 +59,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "nlohmann/json.hpp"
-#include "pgflow/detail/typed_starts.h"
+#include "pgflow/run_control.h"
 #include "pgflow/run_state.h"
 
 namespace pgflow {
@@ -97,39 +98,13 @@ struct FlowAlias {
 // The rows of a statement run in a Transaction: text values, nullopt for NULL.
 using Rows = std::vector<std::vector<std::optional<std::string>>>;
 
-// A transaction of the caller's, opened by Client::in_transaction.
-class Transaction : public detail::TypedStarts<Transaction> {
+// A transaction of the caller's, opened by Client::in_transaction: the RunControl calls run
+// in it, and so does any statement of your own.
+class Transaction : public RunControl {
  public:
-  // The typed starts (a typed flow and its input type), as Client's.
-  using TypedStarts::start_flow;
-  using TypedStarts::start_flow_by_alias;
-  using TypedStarts::start_flow_by_slug;
-  using TypedStarts::start_run;
-  using TypedStarts::start_run_by_slug;
-
-  virtual ~Transaction() = default;
   // Runs one parameterised statement in the transaction.
   virtual absl::StatusOr<Rows> exec(std::string_view sql,
                                     const std::vector<std::optional<std::string>>& params = {}) const = 0;
-  // Start a run in the transaction; it exists only if the transaction commits. As
-  // Client::start_flow, start_flow_by_alias and start_flow_by_slug.
-  virtual absl::StatusOr<RunState> start_flow(std::string_view flow_alias, const nlohmann::json& input,
-                                              std::optional<std::string> run_id = std::nullopt) const = 0;
-  virtual absl::StatusOr<RunState> start_flow_by_alias(std::string_view flow_alias, const nlohmann::json& input,
-                                                       std::optional<std::string> run_id = std::nullopt) const = 0;
-  virtual absl::StatusOr<RunState> start_flow_by_slug(std::string_view flow_slug, const nlohmann::json& input,
-                                                      std::optional<std::string> run_id = std::nullopt) const = 0;
-  // The lean starts in the transaction, as Client::start_run and start_run_by_slug.
-  virtual absl::StatusOr<std::string> start_run(std::string_view flow_alias, const nlohmann::json& input,
-                                                std::optional<std::string> run_id = std::nullopt) const = 0;
-  virtual absl::StatusOr<std::string> start_run_by_slug(std::string_view flow_slug, const nlohmann::json& input,
-                                                        std::optional<std::string> run_id = std::nullopt) const = 0;
-  // Run control in the transaction, as Client::cancel_run, retry_run and resume_run.
-  virtual absl::StatusOr<bool> cancel_run(std::string_view run_id,
-                                          std::optional<std::string> reason = std::nullopt) const = 0;
-  virtual absl::StatusOr<std::string> retry_run(std::string_view run_id,
-                                                std::optional<std::string> new_run_id = std::nullopt) const = 0;
-  virtual absl::StatusOr<RunState> resume_run(std::string_view run_id) const = 0;
 };
 
 // Stops delivering events when destroyed.
@@ -147,59 +122,11 @@ class Subscription {
 };
 
 // pgflow::Client
-class Client : public detail::TypedStarts<Client> {
+class Client final : public RunControl {
  public:
-  // Typed starts: the same calls with a typed flow (pgflow/typed_flow.h) and its input type,
-  // start_flow(onboard, Signup{...}): the flow's alias (start_flow, start_flow_by_alias) or its
-  // own version (start_flow_by_slug, start_run_by_slug), with the input checked at compile time.
-  using TypedStarts::start_flow;
-  using TypedStarts::start_flow_by_alias;
-  using TypedStarts::start_flow_by_slug;
-  using TypedStarts::start_run;
-  using TypedStarts::start_run_by_slug;
-
   // Checks the configuration and that the database is reachable with a pgflow schema,
   // retrying for up to ClientConfig::connect_timeout while it is unreachable.
   static absl::StatusOr<Client> connect(ClientConfig config = {});
-
-  // Starts a run of the active version of alias `flow_alias` (a plain flow's alias is its
-  // slug; a missing alias is kNotFound, never a fallback to a flow of that slug); `run_id` (a
-  // UUID) makes the call idempotent for you to retry. Returns the run's state right after it
-  // started: flow_slug is the concrete version that runs.
-  absl::StatusOr<RunState> start_flow(std::string_view flow_alias, const nlohmann::json& input,
-                                      std::optional<std::string> run_id = std::nullopt) const;
-  // start_flow, naming the alias explicitly.
-  absl::StatusOr<RunState> start_flow_by_alias(std::string_view flow_alias, const nlohmann::json& input,
-                                               std::optional<std::string> run_id = std::nullopt) const;
-  // Starts a run of the concrete flow `flow_slug`, whether or not it is its alias's active
-  // version (a pinned start: tests, replays, draining an old version).
-  absl::StatusOr<RunState> start_flow_by_slug(std::string_view flow_slug, const nlohmann::json& input,
-                                              std::optional<std::string> run_id = std::nullopt) const;
-  // The lean starts: as start_flow and start_flow_by_slug (same names, errors and run_id
-  // rule), but they return only the new run's id and do not read the run back
-  // (pgflow.start_run / start_run_by_slug, schema 0007). For producers that start many runs
-  // and look at few of them; get_run reads one later.
-  absl::StatusOr<std::string> start_run(std::string_view flow_alias, const nlohmann::json& input,
-                                        std::optional<std::string> run_id = std::nullopt) const;
-  absl::StatusOr<std::string> start_run_by_slug(std::string_view flow_slug, const nlohmann::json& input,
-                                                std::optional<std::string> run_id = std::nullopt) const;
-  // Run control (docs/client.md, "Cancelling, retrying and resuming runs").
-  // Cancels a started run: it fails with cancelled_at and `reason`, its unfinished tasks are
-  // cancelled and workers running them see their stop tokens fire. Returns true when this call
-  // cancelled the run, false when it had already finished (nothing changed); kNotFound for an
-  // unknown run.
-  absl::StatusOr<bool> cancel_run(std::string_view run_id, std::optional<std::string> reason = std::nullopt) const;
-  // Starts a new run of a failed or cancelled run's flow version with the same input, linked
-  // by restart_of_run_id, and returns its id. `new_run_id` (a UUID) makes a retry safe to
-  // repeat (kAlreadyExists the second time). A started or completed run is
-  // kFailedPrecondition.
-  absl::StatusOr<std::string> retry_run(std::string_view run_id,
-                                        std::optional<std::string> new_run_id = std::nullopt) const;
-  // Continues a failed or cancelled run where it stopped: completed steps keep their outputs,
-  // failed and cancelled tasks run again with fresh attempts. Returns the run's state right
-  // after. A started or completed run, or one whose flow was redefined since it started, is
-  // kFailedPrecondition.
-  absl::StatusOr<RunState> resume_run(std::string_view run_id) const;
 
   // Makes `flow_slug` the active version of `flow_alias` if the alias still points to
   // `expected_current` (std::nullopt: if it has no active version). A compare-and-swap: on a
@@ -217,7 +144,7 @@ class Client : public detail::TypedStarts<Client> {
 
   // Waits until the run completes or fails and returns that final state; kDeadlineExceeded
   // after `timeout`. Listens for the run's events before reading its state, so no change is
-  // missed, and re-reads only when notified (no polling loop).
+  // missed; re-reads it when notified, and at least once a second (events may be off).
   absl::StatusOr<RunState> wait_for_run(std::string_view run_id,
                                         std::chrono::milliseconds timeout) const;
 
@@ -235,6 +162,7 @@ class Client : public detail::TypedStarts<Client> {
  private:
   class Impl;
   explicit Client(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+  absl::Status on_connection(bool atomic, absl::FunctionRef<absl::Status(pg::Connection&)> op) const override;
   std::shared_ptr<Impl> impl_;
 };
 

@@ -40,8 +40,18 @@
 // the heartbeat (also stall recovery) and one for lazily loaded run inputs.
 //
 // @par Threads
-// One poller, one reporter, one heartbeat thread and `max_concurrent` handler threads.
-// Handlers run concurrently and must be thread-safe.
+// One poller, one reporter, one heartbeat thread (also stall recovery and the database's stop
+// announcements), one supervisor (task deadlines, then the stop sequence) and `max_concurrent`
+// handler threads. Handlers run concurrently and must be thread-safe. A handler's
+// std::stop_callback runs on the thread that fires its token (a handler thread, the heartbeat
+// thread, the supervisor, or the caller of stop()), never under a lock of the worker.
+//
+// @par Stopping
+// stop() (or SIGTERM/SIGINT in run()): no new claims, and every in-flight handler's stop token
+// fires. The worker then waits for its handlers however long they take (a handler must return
+// once its token fires), warning when stop_grace_period has passed; reports their results,
+// retrying an unreachable database until the grace period ends (at least 1 s more); results
+// still unreported then are logged and left to stall recovery; and marks itself stopped.
 //
 // @par Errors
 // Database errors are classified by SQLSTATE; transient ones (lost connection, deadlock, lock
@@ -120,15 +130,17 @@ struct WorkerConfig {
   // When idle, the poller wakes on new-work notifications; it also polls at this interval
   // to catch retries whose backoff ended and delayed steps. Default: 1 s. At least 10 ms.
   std::chrono::milliseconds poll_interval{1000};
-  // Heartbeat period (pgflow.workers.last_heartbeat_at). Default: 5 s.
+  // Heartbeat period (pgflow.workers.last_heartbeat_at); 30 s without one makes a worker
+  // unresponsive (pgflow.is_live_worker). Default: 5 s. At least 100 ms.
   std::chrono::milliseconds heartbeat_interval{5000};
   // How often this worker offers to run stall recovery (pgflow.requeue_stalled_tasks); one
-  // worker at a time across the cluster does it. Zero disables. Default: 15 s.
+  // worker at a time across the cluster does it. Zero disables. Default: 15 s. Not negative.
   std::chrono::milliseconds stall_recovery_interval{15000};
-  // On stop, how long in-flight handlers get to finish (their stop token is signalled at
-  // once) before the worker is marked stopped. Default: 30 s.
+  // On stop: how long results are retried while the database is unreachable, counted from the
+  // stop (handlers are awaited however long they take; see Stopping above). Default: 30 s.
+  // Not negative.
   std::chrono::milliseconds stop_grace_period{30000};
-  // Results reported per round trip. 1 disables batching. Default: 64.
+  // Results reported per round trip. 1 disables batching. Default: 64. At least 1.
   int report_batch_size = 64;
   // How long EdgeWorker::start keeps retrying while the database is unreachable (a restart,
   // a failover, a worker started before its database): transient errors (connection refused,

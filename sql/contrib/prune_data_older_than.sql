@@ -6,9 +6,12 @@
 -- copy installed before schema version 0002 is upgraded (the 0002 audit says when that is
 -- needed). If you customized your copy, merge by hand instead.
 --
+-- It needs schema version 0013 or later (a copy installed earlier keeps working as it is).
+--
 -- With cutoff = now() - retention_interval it deletes:
 --   * workers whose last heartbeat is older than the cutoff;
---   * runs completed or failed before the cutoff, with their step states and tasks, and any
+--   * runs completed or failed before the cutoff (pgflow.run_ended_before, the rule `pgflow
+--     prune --dry-run` counts with), with their step states and tasks, and any
 --     still-active queue message of those tasks (from each task's own queue);
 --   * archived messages older than the cutoff from every queue on a persisted flow route
 --     (pgflow.steps.queue_name).
@@ -27,15 +30,14 @@ begin
   delete from pgflow.workers w where w.last_heartbeat_at < v_cutoff;
 
   perform 1 from pgflow.runs r
-  where r.status in ('completed', 'failed') and coalesce(r.completed_at, r.failed_at) < v_cutoff
+  where pgflow.run_ended_before(r, v_cutoff)
   order by r.run_id
   for update;
 
   for v_batch in
     with deleted as (
       delete from pgflow.step_tasks t using pgflow.runs r
-      where t.run_id = r.run_id and r.status in ('completed', 'failed')
-        and coalesce(r.completed_at, r.failed_at) < v_cutoff
+      where t.run_id = r.run_id and pgflow.run_ended_before(r, v_cutoff)
       returning t.queue_name, t.message_id, t.status)
     select d.queue_name, array_agg(d.message_id order by d.message_id) as ids
     from deleted d
@@ -46,10 +48,8 @@ begin
   end loop;
 
   delete from pgflow.step_states s using pgflow.runs r
-  where s.run_id = r.run_id and r.status in ('completed', 'failed')
-    and coalesce(r.completed_at, r.failed_at) < v_cutoff;
-  delete from pgflow.runs r
-  where r.status in ('completed', 'failed') and coalesce(r.completed_at, r.failed_at) < v_cutoff;
+  where s.run_id = r.run_id and pgflow.run_ended_before(r, v_cutoff);
+  delete from pgflow.runs r where pgflow.run_ended_before(r, v_cutoff);
 
   for v_batch in select distinct s.queue_name from pgflow.steps s order by s.queue_name loop
     execute format('delete from pgmq.%I where archived_at < $1',

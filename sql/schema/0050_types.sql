@@ -11,11 +11,11 @@ create type pgflow.step_task_record as (
   flow_input jsonb
 );
 
--- How claim_tasks classified one message (internal). `task` is the row address of its task,
--- read under the run's lock, so that the claim updates exactly that row version.
+-- How claim_tasks classified one message (internal). `task_ctid` is the row address of its
+-- task, read under the run's lock, so that the claim updates exactly that row version.
 create type pgflow._claim_item as (
   msg_id bigint, class text, reason text, run_id uuid, step_slug text, task_index int,
-  deadline timestamptz, task tid);
+  deadline timestamptz, task_ctid tid);
 
 -- One row per message of a claimed batch (claim_tasks).
 --   outcome  claimed   the task is the worker's: input/flow_input/attempt are set

@@ -118,7 +118,9 @@ set client_min_messages = warning;
 \ir functions/workers/resume_worker_function.sql
 \ir functions/workers/_pause_worker_function.sql
 \ir functions/workers/mark_worker_stopped.sql
+\ir functions/workers/is_live_worker.sql
 
 -- Maintenance: stall recovery.
 \ir functions/maintenance/requeue_stalled_tasks.sql
 \ir functions/maintenance/setup_requeue_stalled_tasks_cron.sql
+\ir functions/maintenance/run_ended_before.sql

@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "cli/output.h"
+#include "cli/statements.h"
 #include "internal/text_checks.h"
 #include "internal/status_macros.h"
 
@@ -64,11 +65,8 @@ int fail(const absl::Status& status) {
 
 absl::StatusOr<pg::Connection> open_pgflow(const Globals& globals) {
   PGFLOW_ASSIGN_OR_RETURN(pg::Connection conn, pg::Connection::open(globals.database, "pgflow-cli"));
-  PGFLOW_ASSIGN_OR_RETURN(pg::Result schema, conn.exec("select to_regclass('pgflow.flows') is not null"));
-  if (schema.scalar() != "t") {
-    return absl::FailedPreconditionError("this database has no pgflow schema: run `pgflow migrate` to install it");
-  }
-  PGFLOW_RETURN_IF_ERROR(conn.exec("set timezone = 'UTC'").status());
+  PGFLOW_RETURN_IF_ERROR(pg::require_pgflow_schema(conn));
+  PGFLOW_RETURN_IF_ERROR(conn.exec(kUtc).status());
   return conn;
 }
 

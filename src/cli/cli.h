@@ -23,7 +23,7 @@ enum ExitCode : int {
   kOk = 0,
   kFailed = 1,        // the command could not do its job (database error, unknown run, ...)
   kUsage = 2,         // bad arguments; the message names the argument
-  kNegative = 3,      // the command worked and the answer is bad: the run failed, the audit found errors
+  kBadOutcome = 3,      // the command worked and the answer is bad: the run failed, the audit found errors
   kCancelled = 4,     // start --wait: the run was cancelled
   kStillRunning = 5,  // start --wait --timeout: the run had not ended when the wait ran out
 };
@@ -35,11 +35,6 @@ struct Globals {
 };
 
 using Action = std::function<int(const Globals&)>;
-
-// SQL: worker `w` is live: not stopped, not deprecated, a heartbeat in the last 30 seconds
-// (the heartbeat comes every 5 s by default; docs/worker.md has the same rule).
-inline constexpr char kWorkerIsLive[] =
-    "(w.stopped_at is null and w.deprecated_at is null and w.last_heartbeat_at > now() - interval '30 seconds')";
 
 // The subcommands and what each runs. Every command gets --database and --json, so
 // `pgflow CMD --help` is complete and both options may come anywhere on the line.

@@ -11,33 +11,11 @@
 #include "absl/strings/str_join.h"
 #include "cli/cli.h"
 #include "cli/output.h"
+#include "cli/statements.h"
 
 namespace pgflow::cli {
 namespace {
 
-// Every flow with its alias, queue mode, step count, runs by status and route: the queue of
-// every step and its live workers.
-const std::string kFlowsQuery = absl::StrCat(R"sql(
-select coalesce(jsonb_agg(jsonb_build_object(
-  'flow_slug', f.flow_slug,
-  'flow_alias', f.flow_alias,
-  'active', exists (select 1 from pgflow.flow_aliases a
-                    where a.flow_alias = f.flow_alias and a.flow_slug = f.flow_slug),
-  'queue_mode', f.queue_mode,
-  'step_count', (select count(*) from pgflow.steps s where s.flow_slug = f.flow_slug),
-  'runs', (select jsonb_build_object('started', count(*) filter (where r.status = 'started'),
-                                     'completed', count(*) filter (where r.status = 'completed'),
-                                     'failed', count(*) filter (where r.status = 'failed'))
-           from pgflow.runs r where r.flow_slug = f.flow_slug),
-  'routes', (select coalesce(jsonb_agg(jsonb_build_object(
-                      'step_slug', s.step_slug, 'queue_name', s.queue_name,
-                      'live_workers', (select count(*) from pgflow.workers w
-                                       where w.queue_name = s.queue_name and )sql", kWorkerIsLive, R"sql())
-                    order by s.step_index), '[]'::jsonb)
-             from pgflow.steps s where s.flow_slug = f.flow_slug))
-  order by f.flow_slug), '[]'::jsonb)::text
-from pgflow.flows f
-)sql");
 
 int list_flows(const Globals& g) {
   absl::StatusOr<pg::Connection> conn = open_pgflow(g);
@@ -52,10 +30,10 @@ int list_flows(const Globals& g) {
   Table routes({"FLOW", "STEP", "QUEUE", "LIVE WORKERS"});
   for (const auto& f : *flows) {
     summary.add_row({f["flow_slug"], f["flow_alias"], f["active"].get<bool>() ? "active" : "inactive",
-                     f["queue_mode"], text(f["step_count"]), text(f["runs"]["started"]),
-                     text(f["runs"]["completed"]), text(f["runs"]["failed"])});
+                     f["queue_mode"], display_text(f["step_count"]), display_text(f["runs"]["started"]),
+                     display_text(f["runs"]["completed"]), display_text(f["runs"]["failed"])});
     for (const auto& r : f["routes"]) {
-      routes.add_row({f["flow_slug"], r["step_slug"], r["queue_name"], text(r["live_workers"])});
+      routes.add_row({f["flow_slug"], r["step_slug"], r["queue_name"], display_text(r["live_workers"])});
     }
   }
   summary.print();
@@ -66,44 +44,10 @@ int list_flows(const Globals& g) {
   return kOk;
 }
 
-// One flow's definition. `$1` is a flow slug, or an alias (its active version).
-constexpr char kFlowQuery[] = R"sql(
-with chosen as (
-  select f.* from pgflow.flows f
-  where f.flow_slug = coalesce((select fl.flow_slug from pgflow.flows fl where fl.flow_slug = $1),
-                               (select a.flow_slug from pgflow.flow_aliases a where a.flow_alias = $1))
-)
-select coalesce((select jsonb_build_object(
-  'flow_slug', f.flow_slug,
-  'flow_alias', f.flow_alias,
-  'active', exists (select 1 from pgflow.flow_aliases a
-                    where a.flow_alias = f.flow_alias and a.flow_slug = f.flow_slug),
-  'queue_mode', f.queue_mode,
-  'created_at', f.created_at,
-  'options', jsonb_build_object('max_attempts', f.opt_max_attempts, 'base_delay', f.opt_base_delay,
-                                'timeout', f.opt_timeout),
-  'steps', (select coalesce(jsonb_agg(jsonb_build_object(
-              'step_slug', s.step_slug,
-              'step_type', s.step_type,
-              'step_index', s.step_index,
-              'queue_name', s.queue_name,
-              'dependencies', (select coalesce(jsonb_agg(d.dep_slug order by ds.step_index), '[]'::jsonb)
-                               from pgflow.deps d
-                               join pgflow.steps ds on ds.flow_slug = d.flow_slug and ds.step_slug = d.dep_slug
-                               where d.flow_slug = s.flow_slug and d.step_slug = s.step_slug),
-              'options', jsonb_build_object('max_attempts', s.opt_max_attempts, 'base_delay', s.opt_base_delay,
-                                            'timeout', s.opt_timeout, 'start_delay', s.opt_start_delay),
-              'required_input_pattern', s.required_input_pattern,
-              'forbidden_input_pattern', s.forbidden_input_pattern,
-              'when_unmet', s.when_unmet,
-              'when_exhausted', s.when_exhausted) order by s.step_index), '[]'::jsonb)
-            from pgflow.steps s where s.flow_slug = f.flow_slug))
-  from chosen f), 'null'::jsonb)::text
-)sql";
 
 // What a step does differently from the defaults, as one line.
 std::string step_details(const nlohmann::json& s, const nlohmann::json& flow_options) {
-  std::vector<std::string> parts = {s["step_type"].get<std::string>() + " step", "queue " + text(s["queue_name"])};
+  std::vector<std::string> parts = {s["step_type"].get<std::string>() + " step", "queue " + display_text(s["queue_name"])};
   for (const char* option : {"max_attempts", "base_delay", "timeout", "start_delay"}) {
     const nlohmann::json& v = s["options"][option];
     if (!v.is_null() && (!flow_options.contains(option) || v != flow_options[option])) {
@@ -115,9 +59,9 @@ std::string step_details(const nlohmann::json& s, const nlohmann::json& flow_opt
     parts.push_back("unless input contains " + s["forbidden_input_pattern"].dump());
   }
   if (!s["required_input_pattern"].is_null() || !s["forbidden_input_pattern"].is_null()) {
-    parts.push_back("when unmet: " + text(s["when_unmet"]));
+    parts.push_back("when unmet: " + display_text(s["when_unmet"]));
   }
-  if (s["when_exhausted"] != "fail") parts.push_back("when retries are exhausted: " + text(s["when_exhausted"]));
+  if (s["when_exhausted"] != "fail") parts.push_back("when retries are exhausted: " + display_text(s["when_exhausted"]));
   return absl::StrJoin(parts, "; ");
 }
 
@@ -160,12 +104,12 @@ int show_flow(const Globals& g, const std::string& slug) {
     return kOk;
   }
   const auto& f = *flow;
-  std::printf("flow %s  (alias %s, %s; one queue per %s)\n", text(f["flow_slug"]).c_str(),
-              text(f["flow_alias"]).c_str(), f["active"].get<bool>() ? "active version" : "inactive version",
+  std::printf("flow %s  (alias %s, %s; one queue per %s)\n", display_text(f["flow_slug"]).c_str(),
+              display_text(f["flow_alias"]).c_str(), f["active"].get<bool>() ? "active version" : "inactive version",
               f["queue_mode"] == "step" ? "step" : "flow");
   std::printf("defaults: max_attempts %s, base_delay %s s, timeout %s s; defined %s\n",
-              text(f["options"]["max_attempts"]).c_str(), text(f["options"]["base_delay"]).c_str(),
-              text(f["options"]["timeout"]).c_str(), when(f["created_at"]).c_str());
+              display_text(f["options"]["max_attempts"]).c_str(), display_text(f["options"]["base_delay"]).c_str(),
+              display_text(f["options"]["timeout"]).c_str(), timestamp_text(f["created_at"]).c_str());
   std::printf("steps:\n");
   print_step_tree(f);
   return kOk;

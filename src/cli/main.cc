@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
   }
   std::optional<std::string> database = pgflow::pg::connection_string_or_env(globals.database);
   if (!database) {
-    std::fputs("pgflow: no database: pass --database URL or set DATABASE_URL\n", stderr);
+    std::fprintf(stderr, "pgflow: %s\n", pgflow::pg::no_database("--database").c_str());
     return pgflow::cli::kUsage;
   }
   globals.database = *database;

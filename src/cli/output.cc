@@ -70,13 +70,13 @@ std::optional<absl::Time> time_of(const nlohmann::json& timestamp) {
 
 std::string rfc3339(absl::Time t) { return absl::FormatTime(absl::RFC3339_full, t, absl::UTCTimeZone()); }
 
-std::string when(const nlohmann::json& timestamp) {
+std::string timestamp_text(const nlohmann::json& timestamp) {
   std::optional<absl::Time> t = time_of(timestamp);
-  if (!t) return text(timestamp);
+  if (!t) return display_text(timestamp);
   return absl::FormatTime("%Y-%m-%d %H:%M:%SZ", *t, absl::UTCTimeZone());
 }
 
-std::string took(const nlohmann::json& from, const nlohmann::json& to) {
+std::string span_text(const nlohmann::json& from, const nlohmann::json& to) {
   std::optional<absl::Time> a = time_of(from), b = time_of(to);
   return a && b ? human_duration(*b - *a) : "-";
 }
@@ -118,7 +118,7 @@ std::optional<absl::Duration> parse_duration(std::string_view text) {
 
 std::string to_interval(absl::Duration d) { return absl::StrCat(absl::ToInt64Milliseconds(d), " milliseconds"); }
 
-std::string text(const nlohmann::json& value) {
+std::string display_text(const nlohmann::json& value) {
   if (value.is_null()) return "-";
   if (value.is_string()) return internal::escaped(value.get<std::string>());
   return value.dump();

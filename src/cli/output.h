@@ -14,7 +14,7 @@
 namespace pgflow::cli {
 
 // Columns padded to their widest cell, two spaces apart; the last column is not padded. Cells
-// are escaped like text() (they hold values from the database).
+// are escaped like display_text() (they hold values from the database).
 class Table {
  public:
   explicit Table(std::vector<std::string> headers, std::string indent = "");
@@ -34,10 +34,10 @@ std::string human_duration(absl::Duration d);
 std::string rfc3339(absl::Time t);
 
 // A timestamp from the SQL core's JSON (null: "-"), shown as "2026-12-01 14:16:38Z".
-std::string when(const nlohmann::json& timestamp);
+std::string timestamp_text(const nlohmann::json& timestamp);
 
 // The span between two JSON timestamps ("-" when either is null).
-std::string took(const nlohmann::json& from, const nlohmann::json& to);
+std::string span_text(const nlohmann::json& from, const nlohmann::json& to);
 
 // "[######----] 6/10": done of total, `width` cells wide.
 std::string progress_bar(long long done, long long total, int width = 20);
@@ -52,7 +52,7 @@ std::string to_interval(absl::Duration d);
 // JSON value as display text: strings bare (control characters and bytes that are not UTF-8
 // escaped, as in log lines: a value from the database cannot drive the operator's terminal),
 // null as "-", numbers and the rest as JSON.
-std::string text(const nlohmann::json& value);
+std::string display_text(const nlohmann::json& value);
 
 // True when file descriptor `fd` is a terminal (progress output goes only there).
 bool is_terminal(int fd);

@@ -1,6 +1,5 @@
 // runs, run show|cancel|retry|resume, start [--wait]: runs and their steps.
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -12,70 +11,23 @@
 #include "absl/time/time.h"
 #include "cli/cli.h"
 #include "cli/output.h"
+#include "cli/statements.h"
+#include "internal/text_checks.h"
 
 namespace pgflow::cli {
 namespace {
 
-// A run's display status: a cancelled run is failed with cancelled_at (shown as "cancelled").
-constexpr char kRunStatus[] = "case when r.cancelled_at is not null then 'cancelled' else r.status end";
 
-// Runs, newest first. $1 flow slug or alias, $2 status (or "cancelled"), $3 started since, $4 limit.
-const std::string kRunsQuery = absl::StrCat(R"sql(
-select coalesce(jsonb_agg(jsonb_build_object(
-  'run_id', r.run_id, 'flow_slug', r.flow_slug, 'status', r.status, 'cancelled', r.cancelled_at is not null,
-  'started_at', r.started_at, 'ended_at', coalesce(r.completed_at, r.failed_at),
-  'steps_total', (select count(*) from pgflow.step_states s where s.run_id = r.run_id),
-  'steps_remaining', r.remaining_steps) order by r.started_at desc, r.run_id), '[]'::jsonb)::text
-from (select r.* from pgflow.runs r
-      where ($1::text is null or r.flow_slug = $1
-             or r.flow_slug in (select f.flow_slug from pgflow.flows f where f.flow_alias = $1))
-        and ($2::text is null or )sql", kRunStatus, R"sql( = $2
-             or ($2 = 'failed' and r.status = 'failed'))
-        and ($3::timestamptz is null or r.started_at >= $3::timestamptz)
-      order by r.started_at desc, r.run_id
-      limit $4::int) r
-)sql");
-
-// One run and its steps: status, attempts, timings, errors, map progress.
-constexpr char kRunQuery[] = R"sql(
-select coalesce((select jsonb_build_object(
-  'run_id', r.run_id, 'flow_slug', r.flow_slug, 'status', r.status,
-  'cancelled', r.cancelled_at is not null, 'cancel_reason', r.cancel_reason,
-  'restart_of_run_id', r.restart_of_run_id,
-  'started_at', r.started_at, 'completed_at', r.completed_at, 'failed_at', r.failed_at,
-  'cancelled_at', r.cancelled_at, 'remaining_steps', r.remaining_steps,
-  'input', r.input, 'output', r.output,
-  'steps', (select coalesce(jsonb_agg(jsonb_build_object(
-              'step_slug', ss.step_slug, 'step_type', st.step_type, 'status', ss.status,
-              'started_at', ss.started_at, 'completed_at', ss.completed_at, 'failed_at', ss.failed_at,
-              'skipped_at', ss.skipped_at, 'skip_reason', ss.skip_reason, 'error_message', ss.error_message,
-              'tasks_total', ss.initial_tasks, 'tasks_completed', t.completed, 'tasks_failed', t.failed,
-              'attempts', t.attempts, 'last_task_error', t.last_error) order by st.step_index), '[]'::jsonb)
-            from pgflow.step_states ss
-            join pgflow.steps st on st.flow_slug = ss.flow_slug and st.step_slug = ss.step_slug
-            cross join lateral (
-              select count(*) filter (where tk.status = 'completed') as completed,
-                     count(*) filter (where tk.status = 'failed') as failed,
-                     max(tk.attempts_count) as attempts,
-                     (array_agg(tk.error_message order by coalesce(tk.failed_at, tk.started_at, tk.queued_at) desc)
-                        filter (where tk.error_message is not null))[1] as last_error
-              from pgflow.step_tasks tk where tk.run_id = ss.run_id and tk.step_slug = ss.step_slug) t
-            where ss.run_id = r.run_id))
-  from pgflow.runs r where r.run_id = $1::uuid), 'null'::jsonb)::text
-)sql";
 
 std::string display_status(const nlohmann::json& run) {
   return run["cancelled"].get<bool>() ? "cancelled" : run["status"].get<std::string>();
 }
 
 // RUN_ID arguments are checked before anything is sent.
+// A run id as PostgreSQL's uuid type reads it (the rule the library checks with, too).
 const CLI::Validator kUuid(
     [](std::string& v) -> std::string {
-      const bool ok = v.size() == 36 && std::all_of(v.begin(), v.end(), [i = 0](char c) mutable {
-                        const int at = i++;
-                        return (at == 8 || at == 13 || at == 18 || at == 23) ? c == '-' : std::isxdigit(c) != 0;
-                      });
-      return ok ? "" : "not a run id (a UUID such as 8c5e...-...): " + v;
+      return internal::is_uuid(v) ? "" : "not a run id (a UUID such as 8c5e...-...): " + v;
     },
     "UUID");
 
@@ -108,8 +60,8 @@ int list_runs(const Globals& g, const RunsOptions& o) {
   Table table({"RUN ID", "FLOW", "STATUS", "STARTED", "TOOK", "STEPS DONE"});
   for (const auto& r : *runs) {
     const long long total = r["steps_total"], remaining = r["steps_remaining"];
-    table.add_row({r["run_id"], r["flow_slug"], display_status(r), when(r["started_at"]),
-                   took(r["started_at"], r["ended_at"]), absl::StrCat(total - remaining, "/", total)});
+    table.add_row({r["run_id"], r["flow_slug"], display_status(r), timestamp_text(r["started_at"]),
+                   span_text(r["started_at"], r["ended_at"]), absl::StrCat(total - remaining, "/", total)});
   }
   table.print();
   if (runs->size() == static_cast<size_t>(o.limit)) std::printf("(the newest %d; --limit N shows more)\n", o.limit);
@@ -127,13 +79,13 @@ absl::StatusOr<nlohmann::json> read_run(const Globals& g, const std::string& run
 void print_run(const nlohmann::json& run) {
   const std::string status = display_status(run);
   const nlohmann::json& ended = run["completed_at"].is_null() ? run["failed_at"] : run["completed_at"];
-  std::printf("run %s  flow %s  %s", text(run["run_id"]).c_str(), text(run["flow_slug"]).c_str(), status.c_str());
-  if (!ended.is_null()) std::printf(" after %s", took(run["started_at"], ended).c_str());
-  std::printf("\nstarted %s", when(run["started_at"]).c_str());
-  if (!ended.is_null()) std::printf(", ended %s", when(ended).c_str());
+  std::printf("run %s  flow %s  %s", display_text(run["run_id"]).c_str(), display_text(run["flow_slug"]).c_str(), status.c_str());
+  if (!ended.is_null()) std::printf(" after %s", span_text(run["started_at"], ended).c_str());
+  std::printf("\nstarted %s", timestamp_text(run["started_at"]).c_str());
+  if (!ended.is_null()) std::printf(", ended %s", timestamp_text(ended).c_str());
   std::printf("\n");
-  if (run["cancelled"].get<bool>()) std::printf("cancelled: %s\n", text(run["cancel_reason"]).c_str());
-  if (!run["restart_of_run_id"].is_null()) std::printf("retry of run %s\n", text(run["restart_of_run_id"]).c_str());
+  if (run["cancelled"].get<bool>()) std::printf("cancelled: %s\n", display_text(run["cancel_reason"]).c_str());
+  if (!run["restart_of_run_id"].is_null()) std::printf("retry of run %s\n", display_text(run["restart_of_run_id"]).c_str());
   std::printf("\n");
   Table table({"STEP", "TYPE", "STATUS", "ATTEMPTS", "STARTED", "TOOK", "TASKS / ERROR"});
   for (const auto& s : run["steps"]) {
@@ -146,11 +98,11 @@ void print_run(const nlohmann::json& run) {
     for (const char* why : {"error_message", "last_task_error", "skip_reason"}) {
       if (s[why].is_null() || (std::string(why) == "last_task_error" && s["status"] == "completed")) continue;
       detail += (detail.empty() ? "" : "  ") + std::string(std::string(why) == "skip_reason" ? "skipped: " : "") +
-                text(s[why]);
+                display_text(s[why]);
       break;
     }
-    table.add_row({s["step_slug"], s["step_type"], s["status"], text(s["attempts"]), when(s["started_at"]),
-                   took(s["started_at"], end), detail});
+    table.add_row({s["step_slug"], s["step_type"], s["status"], display_text(s["attempts"]), timestamp_text(s["started_at"]),
+                   span_text(s["started_at"], end), detail});
   }
   table.print();
   if (!run["output"].is_null()) std::printf("\noutput: %s\n", run["output"].dump().c_str());
@@ -280,7 +232,7 @@ int start(const Globals& g, const StartOptions& o) {
     print_run(*shown);
   }
   if (run->status == RunStatus::kCompleted) return kOk;
-  return run->cancelled() ? kCancelled : kNegative;
+  return run->cancelled() ? kCancelled : kBadOutcome;
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "absl/time/time.h"
 #include "cli/cli.h"
 #include "cli/output.h"
+#include "cli/statements.h"
 #include "internal/status_macros.h"
 #include "migrate/embedded_sql.h"
 #include "pgflow/migrate.h"
@@ -76,29 +77,6 @@ int run_migrate(const Globals& g, const MigrateOptions& o) {
   return kOk;
 }
 
-// Per flow: tasks waiting and in flight, the age of the oldest waiting one, runs by status.
-constexpr char kMetricsQuery[] = R"sql(
-select coalesce(jsonb_agg(jsonb_build_object(
-  'flow_slug', f.flow_slug,
-  'queued_tasks', t.queued,
-  'started_tasks', t.started,
-  'oldest_queued_age_seconds', t.oldest_queued_age_seconds,
-  'runs', jsonb_build_object('started', r.started, 'completed', r.completed, 'failed', r.failed))
-  order by f.flow_slug), '[]'::jsonb)::text
-from pgflow.flows f
-cross join lateral (
-  select count(*) filter (where st.status = 'queued') as queued,
-         count(*) filter (where st.status = 'started') as started,
-         round(extract(epoch from now() - min(st.queued_at) filter (where st.status = 'queued'))::numeric, 3)
-           as oldest_queued_age_seconds
-  from pgflow.step_tasks st
-  where st.flow_slug = f.flow_slug and st.status in ('queued', 'started')) t
-cross join lateral (
-  select count(*) filter (where ru.status = 'started') as started,
-         count(*) filter (where ru.status = 'completed') as completed,
-         count(*) filter (where ru.status = 'failed') as failed
-  from pgflow.runs ru where ru.flow_slug = f.flow_slug) r
-)sql";
 
 // The metrics in Prometheus' text exposition format, for node_exporter's textfile collector.
 // (Slugs are letters, digits and underscores: nothing in a label value needs escaping.)
@@ -147,9 +125,9 @@ int run_metrics(const Globals& g, bool prometheus) {
   Table table({"FLOW", "QUEUED TASKS", "STARTED TASKS", "OLDEST QUEUED", "RUNS STARTED", "COMPLETED", "FAILED"});
   for (const auto& f : *flows) {
     const nlohmann::json& age = f["oldest_queued_age_seconds"];
-    table.add_row({f["flow_slug"], text(f["queued_tasks"]), text(f["started_tasks"]),
+    table.add_row({f["flow_slug"], display_text(f["queued_tasks"]), display_text(f["started_tasks"]),
                    age.is_null() ? "-" : human_duration(absl::Seconds(age.get<double>())),
-                   text(f["runs"]["started"]), text(f["runs"]["completed"]), text(f["runs"]["failed"])});
+                   display_text(f["runs"]["started"]), display_text(f["runs"]["completed"]), display_text(f["runs"]["failed"])});
   }
   table.print();
   return kOk;
@@ -198,8 +176,7 @@ int run_audit(const Globals& g) {
   }
   const Migration& next = status->pending.front();
   if (status->applied.empty()) {
-    say(absl::StrCat("no pgflow schema yet: `pgflow migrate` installs it (", next.file_name(),
-                     " first); nothing to audit"),
+    say(absl::StrCat(pg::kNoPgflowSchema, " (", next.file_name(), " first); nothing to audit"),
         next.version, nlohmann::json::array());
     return kOk;
   }
@@ -215,7 +192,7 @@ int run_audit(const Globals& g) {
   absl::StatusOr<pg::Connection> conn = pg::Connection::open(g.database, "pgflow-cli");
   if (!conn.ok()) return fail(conn.status());
   // The audit is one SELECT; a read-only transaction makes sure of it.
-  absl::StatusOr<pg::Result> rows = conn->exec("begin read only");
+  absl::StatusOr<pg::Result> rows = conn->exec(kBeginReadOnly);
   if (rows.ok()) rows = conn->exec(audit->sql);
   if (!rows.ok()) return fail(rows.status());
   nlohmann::json findings = nlohmann::json::array();
@@ -237,16 +214,16 @@ int run_audit(const Globals& g) {
   } else {
     std::printf("audit of %s (read-only)\n\n", next.file_name().c_str());
     for (const auto& f : findings) {
-      std::string where = text(f["flow_slug"]);
+      std::string where = display_text(f["flow_slug"]);
       if (!f["step_slug"].is_null()) where += "." + f["step_slug"].get<std::string>();
-      std::printf("%-6s  %s%s\n  %s\n", text(f["severity"]).c_str(), text(f["category"]).c_str(),
-                  f["flow_slug"].is_null() ? "" : ("  (" + where + ")").c_str(), text(f["detail"]).c_str());
-      if (!f["repair_hint"].is_null()) std::printf("  fix: %s\n", text(f["repair_hint"]).c_str());
+      std::printf("%-6s  %s%s\n  %s\n", display_text(f["severity"]).c_str(), display_text(f["category"]).c_str(),
+                  f["flow_slug"].is_null() ? "" : ("  (" + where + ")").c_str(), display_text(f["detail"]).c_str());
+      if (!f["repair_hint"].is_null()) std::printf("  fix: %s\n", display_text(f["repair_hint"]).c_str());
       std::printf("\n");
     }
     std::printf("%s\n", summary.c_str());
   }
-  return errors > 0 ? kNegative : kOk;
+  return errors > 0 ? kBadOutcome : kOk;
 }
 
 }  // namespace

@@ -8,41 +8,11 @@
 #include "absl/time/time.h"
 #include "cli/cli.h"
 #include "cli/output.h"
+#include "cli/statements.h"
 
 namespace pgflow::cli {
 namespace {
 
-// A worker is alive while it heartbeats (every 5 s by default); 30 s of silence makes it
-// unresponsive (the same window `pgflow flows` counts live workers in).
-const std::string kWorkersQuery = absl::StrCat(R"sql(
-select jsonb_build_object(
-  'functions', (select coalesce(jsonb_agg(jsonb_build_object(
-                  'function_name', wf.function_name, 'paused', wf.paused_at is not null,
-                  'paused_at', wf.paused_at, 'pause_reason', wf.pause_reason,
-                  'live_workers', (select count(*) from pgflow.workers w
-                                   where w.function_name = wf.function_name and )sql", kWorkerIsLive, R"sql())
-                  order by wf.function_name), '[]'::jsonb)
-                from pgflow.worker_functions wf),
-  'workers', (select coalesce(jsonb_agg(jsonb_build_object(
-                'worker_id', w.worker_id, 'function_name', w.function_name, 'queue_name', w.queue_name,
-                'serves', (select coalesce(jsonb_agg(distinct case when f.queue_mode = 'step'
-                                                                 then s.flow_slug || '.' || s.step_slug
-                                                                 else s.flow_slug end), '[]'::jsonb)
-                           from pgflow.steps s join pgflow.flows f on f.flow_slug = s.flow_slug
-                           where s.queue_name = w.queue_name),
-                'state', case when w.stopped_at is not null then 'stopped'
-                              when w.deprecated_at is not null then 'deprecated'
-                              when wf.paused_at is not null then 'paused'
-                              when w.last_heartbeat_at <= now() - interval '30 seconds' then 'unresponsive'
-                              else 'alive' end,
-                'started_at', w.started_at, 'last_heartbeat_at', w.last_heartbeat_at,
-                'heartbeat_age_seconds', round(extract(epoch from now() - w.last_heartbeat_at)::numeric, 3),
-                'deprecated_at', w.deprecated_at, 'stopped_at', w.stopped_at)
-                order by w.function_name, w.started_at, w.worker_id), '[]'::jsonb)
-              from pgflow.workers w
-              left join pgflow.worker_functions wf on wf.function_name = w.function_name
-              where $1::boolean or w.stopped_at is null))::text
-)sql");
 
 int list_workers(const Globals& g, bool all) {
   absl::StatusOr<pg::Connection> conn = open_pgflow(g);
@@ -55,8 +25,8 @@ int list_workers(const Globals& g, bool all) {
   }
   Table functions({"FUNCTION", "STATE", "LIVE WORKERS", "PAUSED SINCE", "REASON"});
   for (const auto& f : (*found)["functions"]) {
-    functions.add_row({f["function_name"], f["paused"].get<bool>() ? "paused" : "enabled", text(f["live_workers"]),
-                       when(f["paused_at"]), text(f["pause_reason"])});
+    functions.add_row({f["function_name"], f["paused"].get<bool>() ? "paused" : "enabled", display_text(f["live_workers"]),
+                       timestamp_text(f["paused_at"]), display_text(f["pause_reason"])});
   }
   functions.print();
   std::printf("\n");
@@ -66,7 +36,7 @@ int list_workers(const Globals& g, bool all) {
     for (const auto& s : w["serves"]) serves += (serves.empty() ? "" : ", ") + s.get<std::string>();
     workers.add_row({w["worker_id"], w["function_name"], w["state"], w["queue_name"], serves,
                      human_duration(absl::Seconds(w["heartbeat_age_seconds"].get<double>())) + " ago",
-                     when(w["started_at"])});
+                     timestamp_text(w["started_at"])});
   }
   if (workers.empty()) {
     std::printf(all ? "no workers\n" : "no running workers (--all shows stopped ones)\n");
@@ -85,10 +55,7 @@ int pause(const Globals& g, const PauseOptions& o) {
   absl::StatusOr<pg::Connection> conn = open_pgflow(g);
   if (!conn.ok()) return fail(conn.status());
   // _pause_worker_function is the same one-way pause a fatal claim sets (docs/worker.md).
-  absl::StatusOr<pg::Result> paused =
-      conn->exec("select pgflow._pause_worker_function(wf.function_name, $2) from pgflow.worker_functions wf "
-                 "where wf.function_name = $1",
-                 {o.function_name, o.reason});
+  absl::StatusOr<pg::Result> paused = conn->exec(kPauseWorkerFunction, {o.function_name, o.reason});
   if (!paused.ok()) return fail(paused.status());
   if (paused->rows() == 0) {
     return fail(absl::NotFoundError(absl::StrCat("worker function \"", o.function_name, "\" does not exist")));
@@ -106,7 +73,7 @@ int pause(const Globals& g, const PauseOptions& o) {
 int resume(const Globals& g, const std::string& function_name) {
   absl::StatusOr<pg::Connection> conn = open_pgflow(g);
   if (!conn.ok()) return fail(conn.status());
-  absl::StatusOr<pg::Result> resumed = conn->exec("select pgflow.resume_worker_function($1)", {function_name});
+  absl::StatusOr<pg::Result> resumed = conn->exec(kResumeWorkerFunction, {function_name});
   if (!resumed.ok()) return fail(resumed.status());
   if (g.json) {
     print_json({{"function_name", function_name}, {"paused", false}});
@@ -121,21 +88,7 @@ int resume(const Globals& g, const std::string& function_name) {
 int deprecate(const Globals& g, const std::string& target) {
   absl::StatusOr<pg::Connection> conn = open_pgflow(g);
   if (!conn.ok()) return fail(conn.status());
-  absl::StatusOr<nlohmann::json> result = query_json(*conn, R"sql(
-with target as (
-  select w.worker_id from pgflow.workers w
-  where (w.worker_id::text = lower($1) or w.function_name = $1) and w.stopped_at is null
-), marked as (
-  update pgflow.workers w set deprecated_at = now()
-  from target t where w.worker_id = t.worker_id and w.deprecated_at is null
-  returning w.worker_id
-)
-select jsonb_build_object(
-  'known', exists (select 1 from pgflow.workers w where w.worker_id::text = lower($1) or w.function_name = $1)
-           or exists (select 1 from pgflow.worker_functions wf where wf.function_name = $1),
-  'deprecated', (select coalesce(jsonb_agg(m.worker_id order by m.worker_id), '[]'::jsonb) from marked m))::text
-)sql",
-                                                     {target});
+  absl::StatusOr<nlohmann::json> result = query_json(*conn, kDeprecateWorkers, {target});
   if (!result.ok()) return fail(result.status());
   if (!(*result)["known"].get<bool>()) {
     return fail(absl::NotFoundError(absl::StrCat("no worker or worker function \"", target, "\"")));

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "client/run_state_json.h"
+#include "client/statements.h"
 #include "internal/status_macros.h"
 #include "internal/strings.h"
 #include "internal/text_checks.h"
@@ -24,7 +25,6 @@
 namespace pgflow {
 namespace {
 
-constexpr char kEventsChannel[] = "pgflow_events";
 // wait_for_run re-reads a run at least this often, so it also ends when events are off.
 constexpr std::chrono::seconds kRereadInterval{1};
 
@@ -34,31 +34,29 @@ using pg::with_message;
 // else keeps its mapping and names what was started.
 absl::Status start_error(const absl::Status& s, std::string_view what) {
   if (sql_state(s) == "P0002") return with_message(s, absl::StrCat("pgflow: ", s.message()));
-  return with_message(s, absl::StrCat("pgflow: starting ", internal::av(what), " failed: ", s.message()));
+  return with_message(s, absl::StrCat("pgflow: starting ", internal::absl_view(what), " failed: ", s.message()));
 }
 
 absl::StatusOr<RunState> parse_run(std::string_view text, std::string_view run_id) {
-  if (text.empty()) return absl::NotFoundError(absl::StrCat("pgflow: run ", internal::av(run_id), " does not exist"));
+  if (text.empty()) return absl::NotFoundError(absl::StrCat("pgflow: run ", internal::absl_view(run_id), " does not exist"));
   nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return absl::InternalError("get_run_with_states returned unparsable JSON");
   return internal::run_state_from_json(j);
 }
-
-constexpr char kGetRun[] = "select pgflow.get_run_with_states($1::uuid)::text";
 
 // ---- arguments, checked before they reach the database (docs/errors.md, "Hostile input") ----
 // Hostile values appear in messages only through internal::printable (escaped, bounded).
 
 // Text PostgreSQL cannot hold: kInvalidArgument with the SQLSTATE the server gives such bytes.
 absl::Status text_error(std::string_view what, std::string_view problem) {
-  return pg::database_error("22021", absl::StrCat("pgflow: invalid ", internal::av(what), ": it ", internal::av(problem)));
+  return pg::database_error("22021", absl::StrCat("pgflow: invalid ", internal::absl_view(what), ": it ", internal::absl_view(problem)));
 }
 
 // A flow slug or alias: text PostgreSQL can hold, and a valid slug. The database refuses every
 // other name when flows are defined, so no flow or alias has one: kInvalidArgument naming the
 // broken rule instead of a lookup that cannot succeed.
 absl::Status check_name(std::string_view what, std::string_view name) {
-  const std::string subject = absl::StrCat(internal::av(what), " ", internal::printable(name));
+  const std::string subject = absl::StrCat(internal::absl_view(what), " ", internal::printable(name));
   if (std::optional<std::string> problem = internal::text_problem(name)) return text_error(subject, *problem);
   if (const char* rule = detail::slug_error(name)) {
     return absl::InvalidArgumentError(absl::StrCat("pgflow: invalid ", subject, ": ", rule));
@@ -70,7 +68,7 @@ absl::Status check_name(std::string_view what, std::string_view name) {
 // the database gives it (22P02).
 absl::Status check_uuid(std::string_view what, std::string_view id) {
   if (internal::is_uuid(id)) return absl::OkStatus();
-  return pg::database_error("22P02", absl::StrCat("pgflow: ", internal::av(what), " ", internal::printable(id), " is not a UUID"));
+  return pg::database_error("22P02", absl::StrCat("pgflow: ", internal::absl_view(what), " ", internal::printable(id), " is not a UUID"));
 }
 
 // Free text (a cancel reason): anything PostgreSQL text can hold. Not quoted in the message.
@@ -106,15 +104,11 @@ absl::StatusOr<std::string> exec_start(pg::Connection& conn, StartBy by, StartRe
   const bool by_alias = by == StartBy::kAlias;
   PGFLOW_RETURN_IF_ERROR(check_name(by_alias ? "flow alias" : "flow slug", name));
   if (run_id) PGFLOW_RETURN_IF_ERROR(check_uuid("run id", *run_id));
-  const std::string what = absl::StrCat(by_alias ? "flow alias \"" : "flow \"", internal::av(name), "\"");
+  const std::string what = absl::StrCat(by_alias ? "flow alias \"" : "flow \"", internal::absl_view(name), "\"");
   absl::StatusOr<std::string> input_json = input_text(input);
   if (!input_json.ok()) return start_error(input_json.status(), what);
-  const char* sql =
-      returns == StartReturns::kState
-          ? (by_alias ? "select pgflow.start_flow_with_states($1, $2::jsonb, $3::uuid)::text"
-                      : "select pgflow.start_flow_with_states_by_slug($1, $2::jsonb, $3::uuid)::text")
-          : (by_alias ? "select pgflow.start_run($1, $2::jsonb, $3::uuid)::text"
-                      : "select pgflow.start_run_by_slug($1, $2::jsonb, $3::uuid)::text");
+  const char* sql = returns == StartReturns::kState ? (by_alias ? internal::kStartFlow : internal::kStartFlowBySlug)
+                                                    : (by_alias ? internal::kStartRun : internal::kStartRunBySlug);
   absl::StatusOr<pg::Result> r = conn.exec(sql, {std::string(name), *std::move(input_json), run_id});
   if (!r.ok()) return start_error(r.status(), what);
   return std::string(r->scalar());
@@ -130,13 +124,13 @@ absl::StatusOr<RunState> start_on(pg::Connection& conn, StartBy by, std::string_
 
 // The database's error, prefixed with what was asked ("cancelling run X failed: ...").
 absl::Status run_control_error(const absl::Status& s, std::string_view verb, std::string_view run_id) {
-  return with_message(s, absl::StrCat("pgflow: ", internal::av(verb), " run ", internal::av(run_id), " failed: ", s.message()));
+  return with_message(s, absl::StrCat("pgflow: ", internal::absl_view(verb), " run ", internal::absl_view(run_id), " failed: ", s.message()));
 }
 
 absl::StatusOr<bool> cancel_on(pg::Connection& conn, std::string_view run_id, const std::optional<std::string>& reason) {
   PGFLOW_RETURN_IF_ERROR(check_uuid("run id", run_id));
   if (reason) PGFLOW_RETURN_IF_ERROR(check_text("cancel reason", *reason));
-  absl::StatusOr<pg::Result> r = conn.exec("select pgflow.cancel_run($1::uuid, $2)", {std::string(run_id), reason});
+  absl::StatusOr<pg::Result> r = conn.exec(internal::kCancelRun, {std::string(run_id), reason});
   if (!r.ok()) return run_control_error(r.status(), "cancelling", run_id);
   return r->scalar() == "t";
 }
@@ -146,39 +140,19 @@ absl::StatusOr<std::string> retry_on(pg::Connection& conn, std::string_view run_
   PGFLOW_RETURN_IF_ERROR(check_uuid("run id", run_id));
   if (new_run_id) PGFLOW_RETURN_IF_ERROR(check_uuid("new run id", *new_run_id));
   absl::StatusOr<pg::Result> r =
-      conn.exec("select pgflow.retry_run($1::uuid, $2::uuid)::text", {std::string(run_id), new_run_id});
+      conn.exec(internal::kRetryRun, {std::string(run_id), new_run_id});
   if (!r.ok()) return run_control_error(r.status(), "retrying", run_id);
   return std::string(r->scalar());
 }
 
 absl::StatusOr<RunState> resume_on(pg::Connection& conn, std::string_view run_id) {
   PGFLOW_RETURN_IF_ERROR(check_uuid("run id", run_id));
-  absl::StatusOr<pg::Result> r = conn.exec("select (pgflow.resume_run($1::uuid)).run_id", {std::string(run_id)});
+  absl::StatusOr<pg::Result> r = conn.exec(internal::kResumeRun, {std::string(run_id)});
   if (!r.ok()) return run_control_error(r.status(), "resuming", run_id);
   // A second statement: the resumption's changes are visible to it (not to a nested call).
-  PGFLOW_ASSIGN_OR_RETURN(pg::Result state, conn.exec(kGetRun, {std::string(run_id)}));
+  PGFLOW_ASSIGN_OR_RETURN(pg::Result state, conn.exec(internal::kGetRun, {std::string(run_id)}));
   return parse_run(state.is_null(0, 0) ? std::string_view() : state.scalar(), run_id);
 }
-
-// FlowAlias JSON of one alias: `a` its flow_aliases row (or NULLs), `m` its members.
-#define PGFLOW_ALIAS_JSON                                                                         \
-  "jsonb_build_object('alias', m.flow_alias, 'active_flow_slug', a.flow_slug,"                   \
-  " 'updated_at', a.updated_at, 'versions', m.versions)"
-#define PGFLOW_ALIAS_MEMBERS                                                                      \
-  "(select f.flow_alias, jsonb_agg(f.flow_slug order by f.created_at, f.flow_slug) as versions"  \
-  " from pgflow.flows f group by f.flow_alias) m"
-
-// Every alias: those with an active version and those whose members have none.
-constexpr char kAliasesQuery[] =
-    "select coalesce(jsonb_agg(" PGFLOW_ALIAS_JSON " order by m.flow_alias), '[]'::jsonb)::text"
-    " from " PGFLOW_ALIAS_MEMBERS " left join pgflow.flow_aliases a on a.flow_alias = m.flow_alias";
-// The activation and the alias it leaves, in one statement (one snapshot of the members).
-constexpr char kActivateQuery[] =
-    "with a as (select * from pgflow.activate_flow_version($1, $2, $3))"
-    " select jsonb_build_array(" PGFLOW_ALIAS_JSON ")::text"
-    " from a join " PGFLOW_ALIAS_MEMBERS " on m.flow_alias = a.flow_alias";
-#undef PGFLOW_ALIAS_JSON
-#undef PGFLOW_ALIAS_MEMBERS
 
 absl::StatusOr<std::vector<FlowAlias>> parse_aliases(std::string_view text) {
   nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
@@ -195,7 +169,7 @@ absl::StatusOr<std::vector<FlowAlias>> parse_aliases(std::string_view text) {
   return aliases;
 }
 
-class TransactionImpl : public Transaction {
+class TransactionImpl final : public Transaction {
  public:
   explicit TransactionImpl(pg::Connection& conn) : conn_(conn) {}
   absl::StatusOr<Rows> exec(std::string_view sql,
@@ -210,35 +184,12 @@ class TransactionImpl : public Transaction {
     }
     return rows;
   }
-  absl::StatusOr<RunState> start_flow(std::string_view flow_alias, const nlohmann::json& input,
-                                      std::optional<std::string> run_id) const override {
-    return start_on(conn_, StartBy::kAlias, flow_alias, input, run_id);
-  }
-  absl::StatusOr<RunState> start_flow_by_alias(std::string_view flow_alias, const nlohmann::json& input,
-                                               std::optional<std::string> run_id) const override {
-    return start_on(conn_, StartBy::kAlias, flow_alias, input, run_id);
-  }
-  absl::StatusOr<RunState> start_flow_by_slug(std::string_view flow_slug, const nlohmann::json& input,
-                                              std::optional<std::string> run_id) const override {
-    return start_on(conn_, StartBy::kSlug, flow_slug, input, run_id);
-  }
-  absl::StatusOr<std::string> start_run(std::string_view flow_alias, const nlohmann::json& input,
-                                        std::optional<std::string> run_id) const override {
-    return exec_start(conn_, StartBy::kAlias, StartReturns::kRunId, flow_alias, input, run_id);
-  }
-  absl::StatusOr<std::string> start_run_by_slug(std::string_view flow_slug, const nlohmann::json& input,
-                                                std::optional<std::string> run_id) const override {
-    return exec_start(conn_, StartBy::kSlug, StartReturns::kRunId, flow_slug, input, run_id);
-  }
-  absl::StatusOr<bool> cancel_run(std::string_view run_id, std::optional<std::string> reason) const override {
-    return cancel_on(conn_, run_id, reason);
-  }
-  absl::StatusOr<std::string> retry_run(std::string_view run_id, std::optional<std::string> new_run_id) const override {
-    return retry_on(conn_, run_id, new_run_id);
-  }
-  absl::StatusOr<RunState> resume_run(std::string_view run_id) const override { return resume_on(conn_, run_id); }
 
  private:
+  // Everything runs in the caller's transaction (already atomic).
+  absl::Status on_connection(bool, absl::FunctionRef<absl::Status(pg::Connection&)> op) const override {
+    return op(conn_);
+  }
   pg::Connection& conn_;
 };
 
@@ -271,8 +222,7 @@ class Client::Impl {
 absl::StatusOr<Client> Client::connect(ClientConfig config) {
   std::optional<std::string> url = pg::connection_string_or_env(config.connection_string);
   if (!url) {
-    return absl::InvalidArgumentError(
-        "invalid ClientConfig: connection_string is empty and DATABASE_URL is not set");
+    return absl::InvalidArgumentError(absl::StrCat("invalid ClientConfig: ", pg::no_database("connection_string")));
   }
   config.connection_string = *std::move(url);
   if (config.max_connections < 1 || config.max_connections > 100) {
@@ -285,61 +235,89 @@ absl::StatusOr<Client> Client::connect(ClientConfig config) {
   auto impl = std::make_shared<Impl>(std::move(config));
   PGFLOW_RETURN_IF_ERROR(pg::retry_while_unreachable(connect_timeout, "connect_timeout", [&impl](int) -> absl::Status {
     PGFLOW_ASSIGN_OR_RETURN(pg::Pool::Lease conn, impl->pool.acquire());
-    PGFLOW_ASSIGN_OR_RETURN(
-        pg::Result schema, conn->exec("select to_regprocedure('pgflow.start_flow_with_states(text,jsonb,uuid)') is not null"));
-    if (schema.scalar() != "t") {
-      return absl::FailedPreconditionError("pgflow: the database has no pgflow schema: run `pgflow migrate`");
-    }
-    return absl::OkStatus();
+    return pg::require_pgflow_schema(*conn);
   }));
   return Client(std::move(impl));
 }
 
-absl::StatusOr<RunState> Client::start_flow(std::string_view flow_alias, const nlohmann::json& input,
-                                            std::optional<std::string> run_id) const {
+absl::Status Client::on_connection(bool atomic, absl::FunctionRef<absl::Status(pg::Connection&)> op) const {
   PGFLOW_ASSIGN_OR_RETURN(pg::Pool::Lease conn, impl_->pool.acquire());
-  return start_on(*conn, StartBy::kAlias, flow_alias, input, run_id);
+  if (!atomic) return op(*conn);
+  return pg::in_transaction(*conn, [&] { return op(*conn); });
 }
 
-absl::StatusOr<RunState> Client::start_flow_by_alias(std::string_view flow_alias, const nlohmann::json& input,
-                                                     std::optional<std::string> run_id) const {
+// ---- RunControl: each call on the connection its owner gives (a Client's pooled one, or a
+// Transaction's) ----
+
+absl::StatusOr<RunState> RunControl::start_flow(std::string_view flow_alias, const nlohmann::json& input,
+                                                std::optional<std::string> run_id) const {
+  absl::StatusOr<RunState> state = absl::UnknownError("pgflow: start_flow did not run");
+  PGFLOW_RETURN_IF_ERROR(on_connection(false, [&](pg::Connection& c) {
+    state = start_on(c, StartBy::kAlias, flow_alias, input, run_id);
+    return state.status();
+  }));
+  return state;
+}
+
+absl::StatusOr<RunState> RunControl::start_flow_by_alias(std::string_view flow_alias, const nlohmann::json& input,
+                                                         std::optional<std::string> run_id) const {
   return start_flow(flow_alias, input, std::move(run_id));
 }
 
-absl::StatusOr<RunState> Client::start_flow_by_slug(std::string_view flow_slug, const nlohmann::json& input,
-                                                    std::optional<std::string> run_id) const {
-  PGFLOW_ASSIGN_OR_RETURN(pg::Pool::Lease conn, impl_->pool.acquire());
-  return start_on(*conn, StartBy::kSlug, flow_slug, input, run_id);
+absl::StatusOr<RunState> RunControl::start_flow_by_slug(std::string_view flow_slug, const nlohmann::json& input,
+                                                        std::optional<std::string> run_id) const {
+  absl::StatusOr<RunState> state = absl::UnknownError("pgflow: start_flow_by_slug did not run");
+  PGFLOW_RETURN_IF_ERROR(on_connection(false, [&](pg::Connection& c) {
+    state = start_on(c, StartBy::kSlug, flow_slug, input, run_id);
+    return state.status();
+  }));
+  return state;
 }
 
-absl::StatusOr<std::string> Client::start_run(std::string_view flow_alias, const nlohmann::json& input,
-                                              std::optional<std::string> run_id) const {
-  PGFLOW_ASSIGN_OR_RETURN(pg::Pool::Lease conn, impl_->pool.acquire());
-  return exec_start(*conn, StartBy::kAlias, StartReturns::kRunId, flow_alias, input, run_id);
+absl::StatusOr<std::string> RunControl::start_run(std::string_view flow_alias, const nlohmann::json& input,
+                                                  std::optional<std::string> run_id) const {
+  absl::StatusOr<std::string> id = absl::UnknownError("pgflow: start_run did not run");
+  PGFLOW_RETURN_IF_ERROR(on_connection(false, [&](pg::Connection& c) {
+    id = exec_start(c, StartBy::kAlias, StartReturns::kRunId, flow_alias, input, run_id);
+    return id.status();
+  }));
+  return id;
 }
 
-absl::StatusOr<std::string> Client::start_run_by_slug(std::string_view flow_slug, const nlohmann::json& input,
-                                                      std::optional<std::string> run_id) const {
-  PGFLOW_ASSIGN_OR_RETURN(pg::Pool::Lease conn, impl_->pool.acquire());
-  return exec_start(*conn, StartBy::kSlug, StartReturns::kRunId, flow_slug, input, run_id);
+absl::StatusOr<std::string> RunControl::start_run_by_slug(std::string_view flow_slug, const nlohmann::json& input,
+                                                          std::optional<std::string> run_id) const {
+  absl::StatusOr<std::string> id = absl::UnknownError("pgflow: start_run_by_slug did not run");
+  PGFLOW_RETURN_IF_ERROR(on_connection(false, [&](pg::Connection& c) {
+    id = exec_start(c, StartBy::kSlug, StartReturns::kRunId, flow_slug, input, run_id);
+    return id.status();
+  }));
+  return id;
 }
 
-absl::StatusOr<bool> Client::cancel_run(std::string_view run_id, std::optional<std::string> reason) const {
-  PGFLOW_ASSIGN_OR_RETURN(pg::Pool::Lease conn, impl_->pool.acquire());
-  return cancel_on(*conn, run_id, reason);
+absl::StatusOr<bool> RunControl::cancel_run(std::string_view run_id, std::optional<std::string> reason) const {
+  absl::StatusOr<bool> cancelled = absl::UnknownError("pgflow: cancel_run did not run");
+  PGFLOW_RETURN_IF_ERROR(on_connection(false, [&](pg::Connection& c) {
+    cancelled = cancel_on(c, run_id, reason);
+    return cancelled.status();
+  }));
+  return cancelled;
 }
 
-absl::StatusOr<std::string> Client::retry_run(std::string_view run_id, std::optional<std::string> new_run_id) const {
-  PGFLOW_ASSIGN_OR_RETURN(pg::Pool::Lease conn, impl_->pool.acquire());
-  return retry_on(*conn, run_id, new_run_id);
+absl::StatusOr<std::string> RunControl::retry_run(std::string_view run_id, std::optional<std::string> new_run_id) const {
+  absl::StatusOr<std::string> retried = absl::UnknownError("pgflow: retry_run did not run");
+  PGFLOW_RETURN_IF_ERROR(on_connection(false, [&](pg::Connection& c) {
+    retried = retry_on(c, run_id, new_run_id);
+    return retried.status();
+  }));
+  return retried;
 }
 
-absl::StatusOr<RunState> Client::resume_run(std::string_view run_id) const {
+absl::StatusOr<RunState> RunControl::resume_run(std::string_view run_id) const {
   // The resumption and the read of what it left in one transaction: a failed read undoes the
   // resumption instead of reporting an error for a run that did resume.
   absl::StatusOr<RunState> state = absl::UnknownError("pgflow: resume_run did not run");
-  PGFLOW_RETURN_IF_ERROR(in_transaction([&](Transaction& tx) -> absl::Status {
-    state = tx.resume_run(run_id);
+  PGFLOW_RETURN_IF_ERROR(on_connection(true, [&](pg::Connection& c) {
+    state = resume_on(c, run_id);
     return state.status();
   }));
   return state;
@@ -352,11 +330,11 @@ absl::StatusOr<FlowAlias> Client::activate_flow_version(std::string_view flow_al
   if (expected_current) PGFLOW_RETURN_IF_ERROR(check_name("expected flow slug", *expected_current));
   PGFLOW_ASSIGN_OR_RETURN(pg::Pool::Lease conn, impl_->pool.acquire());
   absl::StatusOr<pg::Result> activated =
-      conn->exec(kActivateQuery, {std::string(flow_alias), std::string(flow_slug), std::move(expected_current)});
+      conn->exec(internal::kActivateFlowVersion, {std::string(flow_alias), std::string(flow_slug), std::move(expected_current)});
   if (!activated.ok()) {
     return with_message(activated.status(),
-                        absl::StrCat("pgflow: activating flow \"", internal::av(flow_slug), "\" for alias \"",
-                                     internal::av(flow_alias), "\" failed: ", activated.status().message()));
+                        absl::StrCat("pgflow: activating flow \"", internal::absl_view(flow_slug), "\" for alias \"",
+                                     internal::absl_view(flow_alias), "\" failed: ", activated.status().message()));
   }
   PGFLOW_ASSIGN_OR_RETURN(std::vector<FlowAlias> aliases, parse_aliases(activated->scalar()));
   if (aliases.size() != 1) return absl::InternalError("pgflow: the activated alias is not listed");
@@ -365,7 +343,7 @@ absl::StatusOr<FlowAlias> Client::activate_flow_version(std::string_view flow_al
 
 absl::StatusOr<std::vector<FlowAlias>> Client::flow_aliases() const {
   PGFLOW_ASSIGN_OR_RETURN(pg::Pool::Lease conn, impl_->pool.acquire());
-  PGFLOW_ASSIGN_OR_RETURN(pg::Result r, conn->exec(kAliasesQuery));
+  PGFLOW_ASSIGN_OR_RETURN(pg::Result r, conn->exec(internal::kFlowAliases));
   return parse_aliases(r.scalar());
 }
 
@@ -373,7 +351,7 @@ absl::StatusOr<RunState> Client::get_run(std::string_view run_id) const {
   PGFLOW_RETURN_IF_ERROR(check_uuid("run id", run_id));
   for (int attempt = 0;; ++attempt) {
     PGFLOW_ASSIGN_OR_RETURN(pg::Pool::Lease conn, impl_->pool.acquire());
-    absl::StatusOr<pg::Result> r = conn->exec(kGetRun, {std::string(run_id)});
+    absl::StatusOr<pg::Result> r = conn->exec(internal::kGetRun, {std::string(run_id)});
     // A pooled connection may have died while idle (server restart): a read is safe to repeat
     // once on a fresh one.
     if (!r.ok() && !conn->healthy() && attempt == 0) continue;
@@ -388,15 +366,15 @@ absl::StatusOr<RunState> Client::wait_for_run(std::string_view run_id,
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   PGFLOW_ASSIGN_OR_RETURN(pg::Pool::Lease conn, impl_->pool.acquire());
   // LISTEN before the first read: a change committed after the read is then always notified.
-  if (absl::Status listening = conn->listen(kEventsChannel); !listening.ok()) {
+  if (absl::Status listening = conn->listen(internal::kEventsChannel); !listening.ok()) {
     if (conn->healthy()) return listening;
     // The pooled connection died while idle (server restart): once more on a fresh one.
     PGFLOW_ASSIGN_OR_RETURN(conn, impl_->pool.acquire());
-    PGFLOW_RETURN_IF_ERROR(conn->listen(kEventsChannel));
+    PGFLOW_RETURN_IF_ERROR(conn->listen(internal::kEventsChannel));
   }
   absl::StatusOr<RunState> result = [&]() -> absl::StatusOr<RunState> {
     while (true) {
-      PGFLOW_ASSIGN_OR_RETURN(pg::Result r, conn->exec(kGetRun, {std::string(run_id)}));
+      PGFLOW_ASSIGN_OR_RETURN(pg::Result r, conn->exec(internal::kGetRun, {std::string(run_id)}));
       PGFLOW_ASSIGN_OR_RETURN(RunState state,
                               parse_run(r.is_null(0, 0) ? std::string_view() : r.scalar(), run_id));
       if (state.finished()) return state;
@@ -408,8 +386,8 @@ absl::StatusOr<RunState> Client::wait_for_run(std::string_view run_id,
         if (!n && reread_at < deadline) break;
         if (!n) {
           return absl::DeadlineExceededError(absl::StrCat(
-              "pgflow: run ", internal::av(run_id), " did not finish within ", timeout.count(), " ms (status ",
-              internal::av(to_string(state.status)), ")"));
+              "pgflow: run ", internal::absl_view(run_id), " did not finish within ", timeout.count(), " ms (status ",
+              internal::absl_view(to_string(state.status)), ")"));
         }
         std::optional<RunEvent> event = parse_event(n->payload);
         // Compare with the canonical id the database returned (callers may pass another
@@ -419,7 +397,7 @@ absl::StatusOr<RunState> Client::wait_for_run(std::string_view run_id,
     }
   }();
   // Leave the pooled connection as it was found.
-  if (conn->healthy()) (void)conn->exec("unlisten *");
+  if (conn->healthy()) (void)conn->exec(internal::kUnlistenAll);
   return result;
 }
 
@@ -436,7 +414,7 @@ class Subscription::Impl {
   Impl(std::string conninfo, std::function<void(const RunEvent&)> on_event,
        std::optional<std::string> run_id)
       : session_(std::move(conninfo), "pgflow-client-events", Logger(),
-                 [](pg::Connection& c) { return c.listen(kEventsChannel); }),
+                 [](pg::Connection& c) { return c.listen(internal::kEventsChannel); }),
         on_event_(std::move(on_event)),
         run_id_(lowercase(std::move(run_id))) {}
 
@@ -472,7 +450,7 @@ class Subscription::Impl {
   }
 
   static absl::StatusOr<std::optional<pg::Notification>> probe(pg::Connection& conn) {
-    if (absl::Status s = conn.exec("select 1").status(); !s.ok()) return s;
+    if (absl::Status s = conn.exec(internal::kPing).status(); !s.ok()) return s;
     return std::optional<pg::Notification>();
   }
 

@@ -24,7 +24,7 @@ absl::StatusOr<Enum> parse_word(const std::array<std::string_view, N>& words, st
   for (size_t i = 0; i < N; ++i) {
     if (words[i] == word) return static_cast<Enum>(i);
   }
-  return absl::InternalError(absl::StrCat("pgflow: unknown ", internal::av(what), " \"", internal::av(word),
+  return absl::InternalError(absl::StrCat("pgflow: unknown ", internal::absl_view(what), " \"", internal::absl_view(word),
                                           "\" (is the database's schema newer than this library?)"));
 }
 
@@ -76,12 +76,12 @@ const StepState* RunState::step(std::string_view slug) const {
 
 namespace detail {
 absl::Status output_conversion_error(std::string_view what, std::string_view reason) {
-  return absl::InvalidArgumentError(absl::StrCat("pgflow: the output of ", internal::av(what),
-                                                 " does not convert: ", internal::av(reason)));
+  return absl::InvalidArgumentError(absl::StrCat("pgflow: the output of ", internal::absl_view(what),
+                                                 " does not convert: ", internal::absl_view(reason)));
 }
 absl::Status no_output_error(std::string_view what, std::string_view status) {
   return absl::FailedPreconditionError(
-      absl::StrCat("pgflow: ", internal::av(what), " has no output (", internal::av(status), ")"));
+      absl::StrCat("pgflow: ", internal::absl_view(what), " has no output (", internal::absl_view(status), ")"));
 }
 }  // namespace detail
 

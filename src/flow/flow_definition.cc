@@ -14,7 +14,7 @@
 namespace pgflow {
 namespace {
 
-using internal::av;
+using internal::absl_view;
 
 nlohmann::ordered_json pattern_shape(const std::optional<nlohmann::json>& pattern) {
   nlohmann::ordered_json wrapper;
@@ -47,11 +47,11 @@ class Problems {
   // Slugs are shown escaped and bounded (internal::printable): a hand-built definition's slug
   // may hold anything.
   void flow_field(std::string_view field, std::string_view message) {
-    list_.push_back(absl::StrCat("flow ", internal::printable(flow_), ", field \"", av(field), "\": ", av(message)));
+    list_.push_back(absl::StrCat("flow ", internal::printable(flow_), ", field \"", absl_view(field), "\": ", absl_view(message)));
   }
   void step_field(std::string_view step, std::string_view field, std::string_view message) {
     list_.push_back(absl::StrCat("flow ", internal::printable(flow_), ", step ", internal::printable(step),
-                                 ", field \"", av(field), "\": ", av(message)));
+                                 ", field \"", absl_view(field), "\": ", absl_view(message)));
   }
 
   absl::Status status() const {
@@ -67,7 +67,7 @@ class Problems {
 void check_range(Problems& problems, const std::string* step, std::string_view field,
                  const std::optional<int>& value, int min, std::string_view unit) {
   if (!value.has_value() || *value >= min) return;
-  std::string message = absl::StrCat("must be at least ", min, unit.empty() ? "" : " ", av(unit),
+  std::string message = absl::StrCat("must be at least ", min, unit.empty() ? "" : " ", absl_view(unit),
                                      ", got ", *value);
   if (step == nullptr) {
     problems.flow_field(field, message);

@@ -17,10 +17,10 @@
 namespace pgflow::detail {
 namespace {
 
-using internal::av;
+using internal::absl_view;
 
 std::string where(std::string_view flow, std::string_view step) {
-  return absl::StrCat("flow \"", av(flow), "\", step \"", av(step), "\": ");
+  return absl::StrCat("flow \"", absl_view(flow), "\", step \"", absl_view(step), "\": ");
 }
 
 }  // namespace
@@ -28,37 +28,37 @@ std::string where(std::string_view flow, std::string_view step) {
 absl::Status flow_input_conversion_error(std::string_view flow_slug, std::string_view step_slug,
                                          std::string_view reason) {
   return absl::InvalidArgumentError(
-      absl::StrCat(where(flow_slug, step_slug), "cannot convert the flow input: ", av(reason)));
+      absl::StrCat(where(flow_slug, step_slug), "cannot convert the flow input: ", absl_view(reason)));
 }
 
 absl::Status missing_dependency_error(std::string_view flow, std::string_view step,
                                       std::string_view dependency) {
   return absl::InvalidArgumentError(absl::StrCat(where(flow, step), "the input has no output of dependency \"",
-                                                 av(dependency), "\""));
+                                                 absl_view(dependency), "\""));
 }
 
 absl::Status dependency_conversion_error(std::string_view flow, std::string_view step,
                                          std::string_view dependency, std::string_view reason) {
   return absl::InvalidArgumentError(absl::StrCat(where(flow, step), "cannot convert the output of dependency \"",
-                                                 av(dependency), "\": ", av(reason)));
+                                                 absl_view(dependency), "\": ", absl_view(reason)));
 }
 
 absl::Status input_not_object_error(std::string_view flow, std::string_view step,
                                     std::string_view json_type) {
   return absl::InvalidArgumentError(absl::StrCat(
-      where(flow, step), "expected an object of dependency outputs as input, got ", av(json_type)));
+      where(flow, step), "expected an object of dependency outputs as input, got ", absl_view(json_type)));
 }
 
 absl::Status element_conversion_error(std::string_view flow, std::string_view step, int task_index,
                                       std::string_view reason) {
   return absl::InvalidArgumentError(absl::StrCat(where(flow, step), "cannot convert the map element at index ",
-                                                 task_index, ": ", av(reason)));
+                                                 task_index, ": ", absl_view(reason)));
 }
 
 absl::Status output_conversion_error(std::string_view flow, std::string_view step,
                                      std::string_view reason) {
   return absl::InvalidArgumentError(
-      absl::StrCat(where(flow, step), "cannot convert the handler's result to JSON: ", av(reason)));
+      absl::StrCat(where(flow, step), "cannot convert the handler's result to JSON: ", absl_view(reason)));
 }
 
 absl::Status check_output(std::string_view flow, std::string_view step, const nlohmann::json& output) {

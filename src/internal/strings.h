@@ -11,10 +11,12 @@
 
 namespace pgflow::internal {
 
-inline absl::string_view av(std::string_view s) { return absl::string_view(s.data(), s.size()); }
+// `s` as Abseil's string_view: Debian's Abseil does not alias it to std::string_view, so
+// StrCat and friends need this conversion.
+inline absl::string_view absl_view(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 // ASCII-lowercased copy: slugs are ASCII, and a flow's queue is lower(flow_slug).
-inline std::string ascii_lower(std::string_view s) { return absl::AsciiStrToLower(av(s)); }
+inline std::string ascii_lower(std::string_view s) { return absl::AsciiStrToLower(absl_view(s)); }
 
 }  // namespace pgflow::internal
 

@@ -230,12 +230,12 @@ inline std::optional<JsonProblem> json_problem(const nlohmann::json& j) {
   };
   auto string_problem = [&where](std::string_view s, std::string_view what) -> std::optional<JsonProblem> {
     if (s.find('\0') != std::string_view::npos) {
-      return JsonProblem{absl::StrCat("holds a ", av(what), " with a NUL character (\\u0000) ", where(),
+      return JsonProblem{absl::StrCat("holds a ", absl_view(what), " with a NUL character (\\u0000) ", where(),
                                       ", which PostgreSQL's jsonb cannot store"),
                          "22P05"};
     }
     if (std::optional<std::string> problem = text_problem(s)) {
-      return JsonProblem{absl::StrCat("holds a ", av(what), " that ", *problem, " ", where()), "22021"};
+      return JsonProblem{absl::StrCat("holds a ", absl_view(what), " that ", *problem, " ", where()), "22021"};
     }
     return std::nullopt;
   };

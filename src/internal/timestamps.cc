@@ -14,8 +14,8 @@ absl::StatusOr<absl::Time> parse_timestamp(std::string_view text) {
   absl::Time t;
   std::string error;
   // %E*S: seconds with an optional fraction (PostgreSQL omits ".000000"); %Ez: +hh:mm.
-  if (absl::ParseTime("%Y-%m-%dT%H:%M:%E*S%Ez", av(text), &t, &error)) return t;
-  return absl::InternalError(absl::StrCat("pgflow: the database sent an unreadable timestamp \"", av(text), "\" (", error, ")"));
+  if (absl::ParseTime("%Y-%m-%dT%H:%M:%E*S%Ez", absl_view(text), &t, &error)) return t;
+  return absl::InternalError(absl::StrCat("pgflow: the database sent an unreadable timestamp \"", absl_view(text), "\" (", error, ")"));
 }
 
 absl::StatusOr<std::optional<absl::Time>> json_timestamp(const nlohmann::json& j, const char* key) {

@@ -10,55 +10,12 @@
 #include "absl/strings/str_join.h"
 #include "internal/status_macros.h"
 #include "internal/strings.h"
+#include "migrate/statements.h"
 #include "nlohmann/json.hpp"
 
 namespace pgflow::internal {
 namespace {
 
-// Where the existing schema waits while 0001 is built next to it for comparison.
-constexpr char kAdopting[] = "pgflow_adopting";
-
-// Every object of schema $1 that 0001 defines the shape of, as (kind, name, definition), with
-// the schema's own name written as "pgflow." so that the two schemas compare equal. Run with
-// an empty search_path, so every definition names its schemas.
-constexpr char kCatalog[] = R"sql(
-select kind, replace(name, $1 || '.', 'pgflow.'), replace(def, $1 || '.', 'pgflow.') from (
-  select 'table' as kind, c.relname::text as name, c.relkind::text as def
-  from pg_class c where c.relnamespace = $1::regnamespace and c.relkind in ('r', 'p', 'v', 'm', 'f', 'S')
-  union all
-  -- (a composite type's fields are filled by position: their order counts too)
-  select 'column', c.relname || '.' || a.attname,
-         format_type(a.atttypid, a.atttypmod) || case when a.attnotnull then ' not null' else '' end
-           || coalesce(' default ' || pg_get_expr(d.adbin, d.adrelid), '')
-           || case when c.relkind = 'c'
-                   then ' at position ' || row_number() over (partition by c.oid order by a.attnum) else '' end
-  from pg_class c
-  join pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
-  left join pg_attrdef d on d.adrelid = c.oid and d.adnum = a.attnum
-  where c.relnamespace = $1::regnamespace and c.relkind in ('r', 'p', 'v', 'm', 'f', 'c')
-  union all
-  select 'constraint', c.relname || '.' || k.conname, pg_get_constraintdef(k.oid)
-  from pg_constraint k join pg_class c on c.oid = k.conrelid
-  where c.relnamespace = $1::regnamespace
-  union all
-  select 'index', i.relname, pg_get_indexdef(i.oid)
-  from pg_index x join pg_class i on i.oid = x.indexrelid
-  where i.relnamespace = $1::regnamespace
-  union all
-  select 'trigger', c.relname || '.' || g.tgname, pg_get_triggerdef(g.oid)
-  from pg_trigger g join pg_class c on c.oid = g.tgrelid
-  where c.relnamespace = $1::regnamespace and not g.tgisinternal
-  union all
-  select 'type', t.typname, t.typtype::text
-  from pg_type t left join pg_class c on c.oid = t.typrelid
-  where t.typnamespace = $1::regnamespace and t.typtype in ('c', 'e', 'd')
-    and (t.typtype <> 'c' or c.relkind = 'c')
-  union all
-  select 'function', p.proname || '(' || pg_get_function_identity_arguments(p.oid) || ')',
-         pg_get_function_result(p.oid)
-  from pg_proc p where p.pronamespace = $1::regnamespace
-) o
-)sql";
 
 using Catalog = std::map<std::pair<std::string, std::string>, std::string>;
 
@@ -124,14 +81,14 @@ std::vector<std::string_view> revokes_of(std::string_view sql) {
 }
 
 absl::Status adopt(pg::Connection& conn, const EmbeddedMigration& core, absl::FunctionRef<absl::Status()> record) {
-  PGFLOW_ASSIGN_OR_RETURN(pg::Result taken, conn.exec("select to_regnamespace($1) is not null", {kAdopting}));
+  PGFLOW_ASSIGN_OR_RETURN(pg::Result taken, conn.exec(kSchemaExists, {kAdopting}));
   if (taken.scalar() == "t") {
     return absl::FailedPreconditionError(absl::StrCat(
         "pgflow: cannot adopt the existing pgflow schema: a schema named ", kAdopting,
         " exists (left by someone else?); drop or rename it first"));
   }
-  PGFLOW_RETURN_IF_ERROR(conn.exec("set local search_path = ''").status());
-  PGFLOW_RETURN_IF_ERROR(conn.exec(absl::StrCat("alter schema pgflow rename to ", kAdopting)).status());
+  PGFLOW_RETURN_IF_ERROR(conn.exec(kEmptySearchPath).status());
+  PGFLOW_RETURN_IF_ERROR(conn.exec(kRenamePgflowAside).status());
   PGFLOW_RETURN_IF_ERROR(conn.exec_script(core.sql));
 
   PGFLOW_ASSIGN_OR_RETURN(Catalog existing, read_catalog(conn, kAdopting));
@@ -148,16 +105,15 @@ absl::Status adopt(pg::Connection& conn, const EmbeddedMigration& core, absl::Fu
   // The same shape: keep the existing schema (its data, sequences, privileges on tables and
   // extra functions) and give it 0001's function bodies and function privileges.
   PGFLOW_ASSIGN_OR_RETURN(pg::Result functions,
-                          conn.exec("select pg_get_functiondef(p.oid), p.oid::regprocedure::text from pg_proc p "
-                                    "where p.pronamespace = 'pgflow'::regnamespace order by p.oid"));
+                          conn.exec(kFunctionDefinitions));
   std::vector<std::string> definitions, signatures;
   for (int i = 0; i < functions.rows(); ++i) {
     definitions.emplace_back(functions.text(i, 0));
     signatures.emplace_back(functions.text(i, 1));
   }
-  PGFLOW_RETURN_IF_ERROR(conn.exec("drop schema pgflow cascade").status());
-  PGFLOW_RETURN_IF_ERROR(conn.exec(absl::StrCat("alter schema ", kAdopting, " rename to pgflow")).status());
-  PGFLOW_RETURN_IF_ERROR(conn.exec("set local check_function_bodies = off").status());
+  PGFLOW_RETURN_IF_ERROR(conn.exec(kDropPgflow).status());
+  PGFLOW_RETURN_IF_ERROR(conn.exec(kRenameAdoptedBack).status());
+  PGFLOW_RETURN_IF_ERROR(conn.exec(kNoFunctionBodyChecks).status());
   for (const std::string& definition : definitions) PGFLOW_RETURN_IF_ERROR(conn.exec_script(definition));
   for (std::string_view revoke : revokes_of(core.sql)) PGFLOW_RETURN_IF_ERROR(conn.exec_script(revoke));
   // 0001's SECURITY DEFINER functions run as their owner: a role upstream granted them to keeps
@@ -165,11 +121,7 @@ absl::Status adopt(pg::Connection& conn, const EmbeddedMigration& core, absl::Fu
   // documented roles again).
   PGFLOW_ASSIGN_OR_RETURN(
       pg::Result grants,
-      conn.exec("select format('revoke execute on function %s from %s', p.oid::regprocedure, a.grantee::regrole) "
-                "from pg_proc p, aclexplode(p.proacl) a "
-                "where p.oid in (select f::regprocedure from jsonb_array_elements_text($1::jsonb) f) and p.prosecdef "
-                "and a.grantee not in (0, p.proowner) and a.privilege_type = 'EXECUTE'",
-                {nlohmann::json(signatures).dump()}));
+      conn.exec(kForeignDefinerGrants, {nlohmann::json(signatures).dump()}));
   for (int i = 0; i < grants.rows(); ++i) PGFLOW_RETURN_IF_ERROR(conn.exec(grants.text(i, 0)).status());
   return record();
 }
@@ -177,11 +129,10 @@ absl::Status adopt(pg::Connection& conn, const EmbeddedMigration& core, absl::Fu
 }  // namespace
 
 absl::StatusOr<bool> has_unrecorded_schema(pg::Connection& conn) {
-  PGFLOW_ASSIGN_OR_RETURN(pg::Result ledger, conn.exec("select to_regclass('pgflow.schema_migrations') is not null, "
-                                                       "to_regclass('pgflow.flows') is not null"));
+  PGFLOW_ASSIGN_OR_RETURN(pg::Result ledger, conn.exec(kLedgerAndSchema));
   if (ledger.text(0, 1) != "t") return false;
   if (ledger.text(0, 0) != "t") return true;
-  PGFLOW_ASSIGN_OR_RETURN(pg::Result recorded, conn.exec("select exists (select 1 from pgflow.schema_migrations)"));
+  PGFLOW_ASSIGN_OR_RETURN(pg::Result recorded, conn.exec(kLedgerHasRows));
   return recorded.scalar() != "t";
 }
 

@@ -10,6 +10,7 @@
 #include "internal/timestamps.h"
 #include "migrate/adopt.h"
 #include "migrate/embedded_sql.h"
+#include "migrate/statements.h"
 #include "pg/connection.h"
 #include "pg/error.h"
 #include "pgflow/status.h"
@@ -17,38 +18,12 @@
 namespace pgflow {
 namespace {
 
-// Session advisory lock held by a migrator ("pgflow" in ASCII).
-constexpr char kMigrateLockKey[] = "110386046168183";
 
-constexpr std::string_view kCreateLedger = R"sql(
-create schema if not exists pgflow;
-create table if not exists pgflow.schema_migrations (
-  version    integer primary key check (version > 0),
-  name       text not null,
-  checksum   text not null,
-  applied_at timestamptz not null default now()
-);
-comment on table pgflow.schema_migrations is
-  'Ledger of pgflow migrations applied by the pgflow migration runner';
--- true: 0001 was not applied but an existing schema verified equal to it (MigrateOptions::adopt_existing_schema)
-alter table pgflow.schema_migrations add column if not exists adopted boolean not null default false;
-)sql";
-
-constexpr std::string_view kPgmqMode = R"sql(
-select case
-  when exists (select 1 from pg_extension where extname = 'pgmq')
-    then 'extension ' || (select extversion from pg_extension where extname = 'pgmq')
-  when to_regnamespace('pgmq') is null then 'missing'
-  when coalesce(obj_description(to_regnamespace('pgmq'), 'pg_namespace'), '')
-       like 'pgflow bundled PGMQ%' then 'bundled'
-  else 'external'
-end
-)sql";
 
 absl::StatusOr<pg::Connection> open_connection(std::string_view connection_string,
                                                std::string_view application_name) {
   std::optional<std::string> url = pg::connection_string_or_env(connection_string);
-  if (!url) return absl::InvalidArgumentError("pgflow: no database: connection_string is empty and DATABASE_URL is not set");
+  if (!url) return absl::InvalidArgumentError(absl::StrCat("pgflow: ", pg::no_database("connection_string")));
   return pg::Connection::open(*url, application_name);
 }
 
@@ -57,16 +32,12 @@ Migration to_migration(const internal::EmbeddedMigration& m) {
 }
 
 absl::StatusOr<std::vector<AppliedMigration>> read_ledger(pg::Connection& conn) {
-  PGFLOW_ASSIGN_OR_RETURN(pg::Result exists,
-                          conn.exec("select to_regclass('pgflow.schema_migrations') is not null"));
+  PGFLOW_ASSIGN_OR_RETURN(pg::Result exists, conn.exec(internal::kLedgerExists));
   std::vector<AppliedMigration> applied;
   if (exists.scalar() != "t") return applied;
   PGFLOW_ASSIGN_OR_RETURN(
       pg::Result rows,
-      conn.exec("select version, name, checksum, to_jsonb(applied_at) #>> '{}', "
-                // (a ledger written before `adopted` existed has no such column until migrate)
-                "coalesce((to_jsonb(m) ->> 'adopted')::boolean, false) "
-                "from pgflow.schema_migrations m order by version"));
+      conn.exec(internal::kReadLedger));
   for (int r = 0; r < rows.rows(); ++r) {
     PGFLOW_ASSIGN_OR_RETURN(std::int64_t version, rows.int64(r, 0));
     PGFLOW_ASSIGN_OR_RETURN(absl::Time applied_at, internal::parse_timestamp(rows.text(r, 3)));
@@ -93,21 +64,21 @@ absl::Status check_ledger(const std::vector<AppliedMigration>& applied) {
       return absl::FailedPreconditionError(absl::StrCat(
           "applied migration ", a.migration.file_name(),
           " differs from this library's copy (checksum ", a.migration.checksum, " in the ledger, ",
-          internal::av(mine.sha256), " here); released migrations must never be edited"));
+          internal::absl_view(mine.sha256), " here); released migrations must never be edited"));
     }
   }
   return absl::OkStatus();
 }
 
 absl::Status ensure_pgmq(pg::Connection& conn) {
-  PGFLOW_ASSIGN_OR_RETURN(pg::Result mode, conn.exec(kPgmqMode));
+  PGFLOW_ASSIGN_OR_RETURN(pg::Result mode, conn.exec(internal::kPgmqMode));
   if (mode.scalar() != "missing") return absl::OkStatus();
   PGFLOW_ASSIGN_OR_RETURN(
       pg::Result available,
-      conn.exec("select exists (select 1 from pg_available_extensions where name = 'pgmq')"));
+      conn.exec(internal::kPgmqExtensionAvailable));
   return pg::in_transaction(conn, [&]() -> absl::Status {
     if (available.scalar() == "t") {
-      return conn.exec("create extension if not exists pgmq").status();
+      return conn.exec(internal::kCreatePgmqExtension).status();
     }
     absl::Status s = conn.exec_script(internal::bundled_pgmq_sql());
     if (!s.ok()) return pg::with_message(s, absl::StrCat("installing bundled PGMQ: ", s.message()));
@@ -117,7 +88,7 @@ absl::Status ensure_pgmq(pg::Connection& conn) {
 
 absl::Status record(pg::Connection& conn, const internal::EmbeddedMigration& m, bool adopted) {
   return conn
-      .exec("insert into pgflow.schema_migrations (version, name, checksum, adopted) values ($1, $2, $3, $4)",
+      .exec(internal::kRecordMigration,
             {std::to_string(m.version), std::string(m.name), std::string(m.sha256), adopted ? "t" : "f"})
       .status();
 }
@@ -148,7 +119,7 @@ absl::Status adopt_if_unrecorded(pg::Connection& conn, const MigrateOptions& opt
         "and adopts it, keeping its data");
   }
   return internal::adopt_existing_schema(conn, core, [&]() -> absl::Status {
-    PGFLOW_RETURN_IF_ERROR(conn.exec_script(kCreateLedger));
+    PGFLOW_RETURN_IF_ERROR(conn.exec_script(internal::kCreateLedger));
     return record(conn, core, /*adopted=*/true);
   });
 }
@@ -170,24 +141,24 @@ std::vector<Migration> bundled_migrations() {
 absl::Status migrate(std::string_view connection_string, const MigrateOptions& options) {
   PGFLOW_ASSIGN_OR_RETURN(pg::Connection conn, open_connection(connection_string, "pgflow-migrate"));
   PGFLOW_RETURN_IF_ERROR(
-      conn.exec("select set_config('lock_timeout', $1, false)",
+      conn.exec(internal::kSetLockTimeout,
                 // lock_timeout 0 would mean "wait forever": never less than 1 ms.
                 {absl::StrCat(std::max<long long>(
                                   std::chrono::duration_cast<std::chrono::milliseconds>(options.lock_wait).count(), 1),
                               "ms")})
           .status());
   absl::Status locked =
-      conn.exec(absl::StrCat("select pg_advisory_lock(", kMigrateLockKey, ")")).status();
+      conn.exec(internal::kTakeMigrateLock, {internal::kMigrateLockKey}).status();
   if (!locked.ok()) {
     return pg::with_message(locked, absl::StrCat("waiting for another pgflow migrator: ", locked.message()));
   }
   // Migrations take the locks they need themselves, with their own bounded waits.
-  PGFLOW_RETURN_IF_ERROR(conn.exec("set lock_timeout = 0").status());
+  PGFLOW_RETURN_IF_ERROR(conn.exec(internal::kNoLockTimeout).status());
 
   absl::Status result = [&]() -> absl::Status {
     PGFLOW_RETURN_IF_ERROR(ensure_pgmq(conn));
     PGFLOW_RETURN_IF_ERROR(adopt_if_unrecorded(conn, options));
-    PGFLOW_RETURN_IF_ERROR(pg::in_transaction(conn, [&] { return conn.exec_script(kCreateLedger); }));
+    PGFLOW_RETURN_IF_ERROR(pg::in_transaction(conn, [&] { return conn.exec_script(internal::kCreateLedger); }));
     PGFLOW_ASSIGN_OR_RETURN(std::vector<AppliedMigration> applied, read_ledger(conn));
     PGFLOW_RETURN_IF_ERROR(check_ledger(applied));
     const int current = applied.empty() ? 0 : applied.back().migration.version;
@@ -198,7 +169,7 @@ absl::Status migrate(std::string_view connection_string, const MigrateOptions& o
     }
     return absl::OkStatus();
   }();
-  (void)conn.exec(absl::StrCat("select pg_advisory_unlock(", kMigrateLockKey, ")"));
+  (void)conn.exec(internal::kReleaseMigrateLock, {internal::kMigrateLockKey});
   return result;
 }
 
@@ -212,7 +183,7 @@ absl::StatusOr<SchemaStatus> schema_status(std::string_view connection_string) {
   for (const auto& m : embedded) {
     if (m.version > current) status.pending.push_back(to_migration(m));
   }
-  PGFLOW_ASSIGN_OR_RETURN(pg::Result mode, conn.exec(kPgmqMode));
+  PGFLOW_ASSIGN_OR_RETURN(pg::Result mode, conn.exec(internal::kPgmqMode));
   status.pgmq_mode = std::string(mode.scalar());
   return status;
 }

@@ -301,6 +301,18 @@ std::optional<std::string> connection_string_or_env(std::string_view configured)
   return std::nullopt;
 }
 
+std::string no_database(std::string_view setting) {
+  return absl::StrCat("no database: ", absl::string_view(setting.data(), setting.size()),
+                      " is empty and DATABASE_URL is not set");
+}
+
+absl::Status require_pgflow_schema(Connection& conn) {
+  absl::StatusOr<Result> installed = conn.exec("select to_regclass('pgflow.flows') is not null");
+  if (!installed.ok()) return installed.status();
+  if (installed->scalar() != "t") return absl::FailedPreconditionError(absl::StrCat("pgflow: ", kNoPgflowSchema));
+  return absl::OkStatus();
+}
+
 absl::Status in_transaction(Connection& conn, absl::FunctionRef<absl::Status()> body) {
   if (absl::Status s = conn.exec("begin").status(); !s.ok()) return s;
   absl::Status status = body();

@@ -102,6 +102,14 @@ class Connection {
 // Where the database is: `configured` when set, else the DATABASE_URL environment variable;
 // nullopt when neither is (every entry point's default, in one place).
 std::optional<std::string> connection_string_or_env(std::string_view configured);
+// What every entry point says when there is neither: "no database: <setting> is empty and
+// DATABASE_URL is not set" (`setting`: connection_string, --database).
+std::string no_database(std::string_view setting);
+
+// What every entry point says about a database without pgflow's schema.
+inline constexpr char kNoPgflowSchema[] = "the database has no pgflow schema: run `pgflow migrate` to install it";
+// kFailedPrecondition (kNoPgflowSchema) unless the database has pgflow's schema.
+absl::Status require_pgflow_schema(Connection& conn);
 
 // Runs `body` in one transaction on `conn`: commits when it returns OK, otherwise rolls back
 // and returns its status. A body that ignored a failed statement gets kAborted, not a silent

@@ -26,7 +26,7 @@ absl::Status retry_while_unreachable(
     if (now >= deadline) {
       if (timeout.count() == 0) return status;
       return with_message(status, absl::StrCat(status.message(), " (the database stayed unreachable for the ",
-                                               internal::av(timeout_name), " of ", timeout.count(), " ms, ", n,
+                                               internal::absl_view(timeout_name), " of ", timeout.count(), " ms, ", n,
                                                " attempts)"));
     }
     const auto delay =

@@ -45,7 +45,7 @@ absl::Status complete_and_check(WorkerConfig& c, const FlowDefinition& flow) {
   if (std::optional<std::string> url = pg::connection_string_or_env(c.connection_string)) {
     c.connection_string = *std::move(url);
   } else {
-    problems.push_back("connection_string is empty and DATABASE_URL is not set");
+    problems.push_back(pg::no_database("connection_string"));
   }
   if (std::optional<std::string> problem = step_problem(c, flow)) problems.push_back(*problem);
   if (c.function_name.empty()) {

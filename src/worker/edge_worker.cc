@@ -29,7 +29,7 @@ EdgeWorker::~EdgeWorker() = default;
 absl::Status EdgeWorker::select_step(WorkerConfig& config, std::string_view step) {
   if (!config.step.empty() && config.step != step) {
     return absl::InvalidArgumentError(absl::StrCat("invalid WorkerConfig: step is \"", config.step,
-                                                   "\" but only_step selects \"", internal::av(step), "\""));
+                                                   "\" but only_step selects \"", internal::absl_view(step), "\""));
   }
   config.step = std::string(step);
   return absl::OkStatus();

@@ -98,11 +98,11 @@ void Maintenance::stop_unwanted_tasks() {
 
 void Maintenance::mark_stopped() {
   // Last act: tell the database this worker is gone, for at most 5 s.
-  std::stop_source bounded;
-  std::jthread timer([this, &bounded](std::stop_token t) {
-    if (clock_.sleep_for(std::chrono::seconds(5), t)) bounded.request_stop();
+  std::stop_source five_seconds_passed;
+  std::jthread timer([this, &five_seconds_passed](std::stop_token t) {
+    if (clock_.sleep_for(std::chrono::seconds(5), t)) five_seconds_passed.request_stop();
   });
-  absl::Status marked = store_.mark_stopped(config_.worker_id, bounded.get_token());
+  absl::Status marked = store_.mark_stopped(config_.worker_id, five_seconds_passed.get_token());
   if (!marked.ok()) log_.warn("could not mark the worker stopped", {{"error", std::string(marked.message())}});
 }
 

@@ -19,7 +19,7 @@ std::string error_text(const absl::Status& status) {
 // How an attempt fails when its handler fails after its deadline fired: the handler's own
 // error is usually a consequence ("cancelled"), so the timeout leads and the error follows.
 absl::Status deadline_exceeded(std::string_view step_slug, int timeout_seconds, const absl::Status& handler) {
-  return absl::DeadlineExceededError(absl::StrCat("step '", internal::av(step_slug), "' exceeded its timeout of ",
+  return absl::DeadlineExceededError(absl::StrCat("step '", internal::absl_view(step_slug), "' exceeded its timeout of ",
                                                   timeout_seconds, " s (handler: ", error_text(handler), ")"));
 }
 

@@ -205,6 +205,12 @@ TEST_F(CliTest, RunChecksItsArguments) {
   CommandResult unknown = pgflow("run cancel 00000000-0000-0000-0000-000000000001");
   EXPECT_EQ(unknown.exit_code, 1);
   EXPECT_THAT(unknown.err, HasSubstr("Run \"00000000-0000-0000-0000-000000000001\" does not exist"));
+  // Every spelling PostgreSQL's uuid type (and so the library) reads is a run id here too.
+  for (const char* spelling : {"00000000000000000000000000000001", "'{00000000-0000-0000-0000-000000000001}'"}) {
+    CommandResult r = pgflow(absl::StrCat("run cancel ", spelling));
+    EXPECT_EQ(r.exit_code, 1) << spelling << ": " << r.err;
+    EXPECT_THAT(r.err, HasSubstr("does not exist")) << spelling;
+  }
 }
 
 TEST_F(CliTest, MigrateAdoptsASchemaInstalledByUpstreamsTooling) {
@@ -300,7 +306,7 @@ TEST_F(CliTest, BadArgumentsExitTwoNamingTheArgument) {
   }
   CommandResult nothing = run_command(absl::StrCat("env -u DATABASE_URL ", PGFLOW_CLI_BIN, " flows"));
   EXPECT_EQ(nothing.exit_code, 2);
-  EXPECT_THAT(nothing.err, HasSubstr("no database: pass --database URL or set DATABASE_URL"));
+  EXPECT_THAT(nothing.err, HasSubstr("no database: --database is empty and DATABASE_URL is not set"));
   CommandResult from_env =
       run_command(absl::StrCat("DATABASE_URL=", shell_quote(db_->url()), " ", PGFLOW_CLI_BIN, " flows --json"));
   EXPECT_EQ(from_env.exit_code, 0) << from_env.err;
@@ -315,8 +321,8 @@ TEST_F(CliTest, ADatabaseWithoutTheSchemaIsNamedAndLeftAlone) {
                            "run cancel 00000000-0000-0000-0000-000000000001"}) {
     CommandResult r = on_fresh(args);
     EXPECT_EQ(r.exit_code, 1) << args;
-    EXPECT_THAT(r.err, HasSubstr("no pgflow schema")) << args;
-    EXPECT_THAT(r.err, HasSubstr("pgflow migrate")) << args;
+    EXPECT_EQ(r.err, "pgflow: the database has no pgflow schema: run `pgflow migrate` to install it\n")
+        << args << ": every command says it in the same words";
   }
   CommandResult status = on_fresh("status --json");
   ASSERT_EQ(status.exit_code, 0) << status.err;
@@ -326,7 +332,8 @@ TEST_F(CliTest, ADatabaseWithoutTheSchemaIsNamedAndLeftAlone) {
   EXPECT_EQ(s["pending"].size(), s["library_version"].get<size_t>());
   CommandResult audit = on_fresh("audit");
   EXPECT_EQ(audit.exit_code, 0) << audit.err;
-  EXPECT_THAT(audit.out, HasSubstr("no pgflow schema yet"));
+  EXPECT_THAT(audit.out, HasSubstr("the database has no pgflow schema: run `pgflow migrate` to install it "
+                                    "(0001_core.sql first); nothing to audit"));
 
   CommandResult dry = on_fresh("migrate --dry-run --json");
   ASSERT_EQ(dry.exit_code, 0) << dry.err;

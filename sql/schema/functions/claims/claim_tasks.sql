@@ -102,7 +102,7 @@ begin
     set status = 'started', attempts_count = t.attempts_count + 1,
         started_at = greatest(now(), t.queued_at),
         last_worker_id = claim_tasks.worker_id
-    where t.ctid = v_item.task and t.status = 'queued';
+    where t.ctid = v_item.task_ctid and t.status = 'queued';
     if found then
       v_claim := v_claim || v_item.msg_id;
     end if;
@@ -110,7 +110,7 @@ begin
   v_items := array(
     select case when c.class = 'claim' and not c.msg_id = any(v_claim)
              then row(c.msg_id, 'taken', 'claimed by another worker meanwhile', c.run_id,
-                      c.step_slug, c.task_index, c.deadline, c.task)::pgflow._claim_item
+                      c.step_slug, c.task_index, c.deadline, c.task_ctid)::pgflow._claim_item
              else c end
     from unnest(v_items) c order by c.msg_id);
 

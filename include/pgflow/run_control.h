@@ -1,0 +1,126 @@
+// File: pgflow/run_control.h
+//
+// pgflow::RunControl: starting runs and controlling them. Client (pgflow/client.h) and
+// Transaction share these calls: on a Client each is its own transaction; on a Transaction it
+// happens in the caller's, and exists only if that commits.
+//
+//   absl::StatusOr<pgflow::RunState> run = client->start_flow(onboard, Signup{"a@b.c"});
+//   absl::StatusOr<bool> cancelled = client->cancel_run(run->run_id, "customer left");
+//
+// @par Error Handling
+// An unknown alias, flow or run is kNotFound, naming it; an argument the database could never
+// accept (a broken slug, a run id that is not a UUID, text PostgreSQL cannot hold) is
+// kInvalidArgument before anything is sent; a refusal of the database (a bad input for the
+// flow, a run in the wrong state) keeps its SQLSTATE (pgflow::sql_state) and its message,
+// prefixed with what was asked. Starts are never retried automatically: pass a run id to make a
+// start safe to repeat.
+#ifndef PGFLOW_RUN_CONTROL_H_
+#define PGFLOW_RUN_CONTROL_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "nlohmann/json.hpp"
+#include "pgflow/flow_definition.h"
+#include "pgflow/run_state.h"
+#include "pgflow/typed_flow.h"
+
+namespace pgflow {
+
+namespace pg {
+class Connection;  // (internal: the library's connection, never used in user code)
+}  // namespace pg
+
+class RunControl {
+ public:
+  virtual ~RunControl() = default;
+
+  // Starts a run of the active version of alias `flow_alias` (a plain flow's alias is its
+  // slug; a missing alias is kNotFound, never a fallback to a flow of that slug); `run_id` (a
+  // UUID) makes the call idempotent for you to retry. Returns the run's state right after it
+  // started: flow_slug is the concrete version that runs.
+  absl::StatusOr<RunState> start_flow(std::string_view flow_alias, const nlohmann::json& input,
+                                      std::optional<std::string> run_id = std::nullopt) const;
+  // start_flow, naming the alias explicitly.
+  absl::StatusOr<RunState> start_flow_by_alias(std::string_view flow_alias, const nlohmann::json& input,
+                                               std::optional<std::string> run_id = std::nullopt) const;
+  // Starts a run of the concrete flow `flow_slug`, whether or not it is its alias's active
+  // version (a pinned start: tests, replays, draining an old version).
+  absl::StatusOr<RunState> start_flow_by_slug(std::string_view flow_slug, const nlohmann::json& input,
+                                              std::optional<std::string> run_id = std::nullopt) const;
+  // The lean starts: as start_flow and start_flow_by_slug (same names, errors and run_id
+  // rule), but they return only the new run's id and do not read the run back
+  // (pgflow.start_run / start_run_by_slug, schema 0007). For producers that start many runs
+  // and look at few of them; Client::get_run reads one later.
+  absl::StatusOr<std::string> start_run(std::string_view flow_alias, const nlohmann::json& input,
+                                        std::optional<std::string> run_id = std::nullopt) const;
+  absl::StatusOr<std::string> start_run_by_slug(std::string_view flow_slug, const nlohmann::json& input,
+                                                std::optional<std::string> run_id = std::nullopt) const;
+
+  // Run control (docs/client.md, "Cancelling, retrying and resuming runs").
+  // Cancels a started run: it fails with cancelled_at and `reason`, its unfinished tasks are
+  // cancelled and workers running them see their stop tokens fire. Returns true when this call
+  // cancelled the run, false when it had already finished (nothing changed); kNotFound for an
+  // unknown run.
+  absl::StatusOr<bool> cancel_run(std::string_view run_id, std::optional<std::string> reason = std::nullopt) const;
+  // Starts a new run of a failed or cancelled run's flow version with the same input, linked
+  // by restart_of_run_id, and returns its id. `new_run_id` (a UUID) makes a retry safe to
+  // repeat (kAlreadyExists the second time). A started or completed run is
+  // kFailedPrecondition.
+  absl::StatusOr<std::string> retry_run(std::string_view run_id,
+                                        std::optional<std::string> new_run_id = std::nullopt) const;
+  // Continues a failed or cancelled run where it stopped: completed steps keep their outputs,
+  // failed and cancelled tasks run again with fresh attempts. Returns the run's state right
+  // after (the resumption and that read are one transaction). A started or completed run, or
+  // one whose flow was redefined since it started, is kFailedPrecondition.
+  absl::StatusOr<RunState> resume_run(std::string_view run_id) const;
+
+  // The typed starts: the same calls with a typed flow (pgflow/typed_flow.h) and its input
+  // type, checked at compile time: start_flow(onboard, Signup{...}). start_flow,
+  // start_flow_by_alias and start_run start the flow's alias (a DeployedFlow's alias, a plain
+  // flow's slug); start_flow_by_slug and start_run_by_slug its own version.
+  template <TypedFlow F>
+  absl::StatusOr<RunState> start_flow(const F& flow, const FlowInput<F>& input,
+                                      std::optional<std::string> run_id = std::nullopt) const {
+    return start_flow(alias_of(flow.definition()), nlohmann::json(input), std::move(run_id));
+  }
+  template <TypedFlow F>
+  absl::StatusOr<RunState> start_flow_by_alias(const F& flow, const FlowInput<F>& input,
+                                               std::optional<std::string> run_id = std::nullopt) const {
+    return start_flow_by_alias(alias_of(flow.definition()), nlohmann::json(input), std::move(run_id));
+  }
+  template <TypedFlow F>
+  absl::StatusOr<RunState> start_flow_by_slug(const F& flow, const FlowInput<F>& input,
+                                              std::optional<std::string> run_id = std::nullopt) const {
+    return start_flow_by_slug(flow.definition().slug, nlohmann::json(input), std::move(run_id));
+  }
+  template <TypedFlow F>
+  absl::StatusOr<std::string> start_run(const F& flow, const FlowInput<F>& input,
+                                        std::optional<std::string> run_id = std::nullopt) const {
+    return start_run(alias_of(flow.definition()), nlohmann::json(input), std::move(run_id));
+  }
+  template <TypedFlow F>
+  absl::StatusOr<std::string> start_run_by_slug(const F& flow, const FlowInput<F>& input,
+                                                std::optional<std::string> run_id = std::nullopt) const {
+    return start_run_by_slug(flow.definition().slug, nlohmann::json(input), std::move(run_id));
+  }
+
+ protected:
+  RunControl() = default;
+  RunControl(const RunControl&) = default;
+  RunControl& operator=(const RunControl&) = default;
+
+ private:
+  // Runs `op` on a connection: a pooled one of the Client (in one transaction when `atomic`),
+  // or the Transaction's.
+  virtual absl::Status on_connection(bool atomic, absl::FunctionRef<absl::Status(pg::Connection&)> op) const = 0;
+};
+
+}  // namespace pgflow
+
+#endif  // PGFLOW_RUN_CONTROL_H_
