@@ -28,8 +28,8 @@
 #include "pg/connection.h"
 #include "pgflow/client.h"
 #include "pgflow/flow.h"
-#include "testing/large_flow.h"
 #include "pgflow/migrate.h"
+#include "testing/large_flow.h"
 
 namespace pgflow::micro {
 namespace {
@@ -59,7 +59,9 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Score, id, points)
 Profile make_profile(const Signup& s) {
   return Profile{"u-" + s.email, s.email, s.age > 40, {"new", "web", s.name}, 0.5};
 }
-Score score_of(const Profile& p) { return Score{p.id, static_cast<int>(p.tags.size()) + (p.vip ? 10 : 0)}; }
+Score score_of(const Profile& p) {
+  return Score{p.id, static_cast<int>(p.tags.size()) + (p.vip ? 10 : 0)};
+}
 int tag_length(const std::string& tag) { return static_cast<int>(tag.size()); }
 
 const auto erasure_flow =
@@ -235,7 +237,8 @@ void BM_Client_StartRun(benchmark::State& state) {
 
 void BM_Sql_GetRunWithStates(benchmark::State& state) {
   for (auto _ : state) {
-    absl::StatusOr<pg::Result> r = db->conn->exec("select pgflow.get_run_with_states($1::uuid)::text", {db->run_id});
+    absl::StatusOr<pg::Result> r =
+        db->conn->exec("select pgflow.get_run_with_states($1::uuid)::text", {db->run_id});
     if (!ok(r, state)) break;
     benchmark::DoNotOptimize(r);
   }
@@ -253,11 +256,13 @@ void BM_Client_GetRun(benchmark::State& state) {
 bool set_up_database(const char* url) {
   db = new Database{url, absl::StrCat("micro_p", getpid()), "", false, std::nullopt, std::nullopt};
   if (absl::Status s = migrate(db->url); !s.ok()) {
-    std::fprintf(stderr, "pgflow_micro_bench: migrate failed: %s\n", std::string(s.message()).c_str());
+    std::fprintf(stderr, "pgflow_micro_bench: migrate failed: %s\n",
+                 std::string(s.message()).c_str());
     return false;
   }
   absl::StatusOr<pg::Connection> conn = pg::Connection::open(db->url, "pgflow-micro-bench");
-  absl::StatusOr<Client> client = Client::connect({.connection_string = db->url, .max_connections = 1});
+  absl::StatusOr<Client> client =
+      Client::connect({.connection_string = db->url, .max_connections = 1});
   if (!conn.ok() || !client.ok()) {
     std::fprintf(stderr, "pgflow_micro_bench: cannot connect: %s\n",
                  std::string((conn.ok() ? client.status() : conn.status()).message()).c_str());
@@ -268,16 +273,20 @@ bool set_up_database(const char* url) {
   FlowDefinition def = erasure_flow.definition();
   def.slug = db->slug;
   absl::StatusOr<pg::Result> compiled = db->conn->exec(
-      "select pgflow.ensure_flow_compiled($1, $2::jsonb, pgflow.worker_protocol())::text", {db->slug, shape_of(def).dump()});
+      "select pgflow.ensure_flow_compiled($1, $2::jsonb, pgflow.worker_protocol())::text",
+      {db->slug, shape_of(def).dump()});
   db->created = compiled.ok();
   if (!compiled.ok()) {
-    std::fprintf(stderr, "pgflow_micro_bench: set-up failed: %s\n", std::string(compiled.status().message()).c_str());
+    std::fprintf(stderr, "pgflow_micro_bench: set-up failed: %s\n",
+                 std::string(compiled.status().message()).c_str());
     return false;
   }
-  absl::StatusOr<pg::Result> run = db->conn->exec("select run_id::text from pgflow.start_flow($1, $2::jsonb)",
-                                                  {db->slug, nlohmann::json(kSignup).dump()});
+  absl::StatusOr<pg::Result> run =
+      db->conn->exec("select run_id::text from pgflow.start_flow($1, $2::jsonb)",
+                     {db->slug, nlohmann::json(kSignup).dump()});
   if (!run.ok()) {
-    std::fprintf(stderr, "pgflow_micro_bench: set-up failed: %s\n", std::string(run.status().message()).c_str());
+    std::fprintf(stderr, "pgflow_micro_bench: set-up failed: %s\n",
+                 std::string(run.status().message()).c_str());
     return false;
   }
   db->run_id = std::string(run->scalar());
@@ -287,8 +296,11 @@ bool set_up_database(const char* url) {
 void tear_down_database() {
   if (db == nullptr) return;
   if (db->conn && db->created) {
-    absl::StatusOr<pg::Result> r = db->conn->exec("select pgflow.delete_flow_and_data($1)", {db->slug});
-    if (!r.ok()) std::fprintf(stderr, "pgflow_micro_bench: clean-up failed: %s\n", std::string(r.status().message()).c_str());
+    absl::StatusOr<pg::Result> r =
+        db->conn->exec("select pgflow.delete_flow_and_data($1)", {db->slug});
+    if (!r.ok())
+      std::fprintf(stderr, "pgflow_micro_bench: clean-up failed: %s\n",
+                   std::string(r.status().message()).c_str());
   }
   delete db;
   db = nullptr;
@@ -303,14 +315,17 @@ int main(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   const char* url = std::getenv("DATABASE_URL");
   if (url == nullptr || *url == '\0') {
-    std::fprintf(stderr,
-                 "pgflow_micro_bench: DATABASE_URL is not set: skipping the SQL benchmarks (BM_Sql_*, "
-                 "BM_Client_*). Set it to a PostgreSQL database you may write to (the program installs "
-                 "pgflow there, creates one flow and deletes it again), e.g. with scripts/pgcluster.\n");
+    std::fprintf(
+        stderr,
+        "pgflow_micro_bench: DATABASE_URL is not set: skipping the SQL benchmarks (BM_Sql_*, "
+        "BM_Client_*). Set it to a PostgreSQL database you may write to (the program installs "
+        "pgflow there, creates one flow and deletes it again), e.g. with scripts/pgcluster.\n");
   } else if (!set_up_database(url)) {
     std::fprintf(stderr, "pgflow_micro_bench: skipping the SQL benchmarks.\n");
   } else {
-    auto real_time = [](benchmark::internal::Benchmark* b) { b->UseRealTime()->Unit(benchmark::kMicrosecond); };
+    auto real_time = [](benchmark::internal::Benchmark* b) {
+      b->UseRealTime()->Unit(benchmark::kMicrosecond);
+    };
     real_time(benchmark::RegisterBenchmark("BM_Sql_Select1", BM_Sql_Select1));
     real_time(benchmark::RegisterBenchmark("BM_Sql_StartFlow", BM_Sql_StartFlow));
     real_time(benchmark::RegisterBenchmark("BM_Client_StartFlow", BM_Client_StartFlow));

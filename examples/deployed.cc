@@ -27,8 +27,10 @@ inline const auto greet_v1 = pgflow::define_deployed_flow(
 
 // Version 2: adds a step, and gives each step its own queue (one worker per step).
 inline const auto greet_v2 = pgflow::define_deployed_flow(
-    pgflow::with_step_queues(pgflow::Flow<"greetUserV2", std::string>().step<"greet">(hello).step<"decorate">(
-        pgflow::after<"greet">, [](const std::string& greeting) { return "*** " + greeting + " ***"; })),
+    pgflow::with_step_queues(
+        pgflow::Flow<"greetUserV2", std::string>().step<"greet">(hello).step<"decorate">(
+            pgflow::after<"greet">,
+            [](const std::string& greeting) { return "*** " + greeting + " ***"; })),
     {.alias = "greetUser"});
 
 int fail(const char* what, const absl::Status& s) {
@@ -37,19 +39,23 @@ int fail(const char* what, const absl::Status& s) {
 }
 
 // Starts a run (by alias, or pinned to a version) and waits for it; prints what ran.
-std::optional<pgflow::RunState> run(const pgflow::Client& client, const std::string& name, const char* how,
+std::optional<pgflow::RunState> run(const pgflow::Client& client, const std::string& name,
+                                    const char* how,
                                     const absl::StatusOr<pgflow::RunState>& started) {
   if (!started.ok()) {
     fail(how, started.status());
     return std::nullopt;
   }
-  absl::StatusOr<pgflow::RunState> done = client.wait_for_run(started->run_id, std::chrono::seconds(60));
+  absl::StatusOr<pgflow::RunState> done =
+      client.wait_for_run(started->run_id, std::chrono::seconds(60));
   if (!done.ok()) {
     fail("wait_for_run", done.status());
     return std::nullopt;
   }
   std::printf("%-22s %-8s -> %s (alias %s): %s\n", how, name.c_str(), done->flow_slug.c_str(),
-              done->flow_alias.c_str(), done->output ? done->output->dump().c_str() : std::string(pgflow::to_string(done->status)).c_str());
+              done->flow_alias.c_str(),
+              done->output ? done->output->dump().c_str()
+                           : std::string(pgflow::to_string(done->status)).c_str());
   return *done;
 }
 
@@ -69,7 +75,8 @@ int main() {
   if (!run(*client, "Ada", "start_flow", client->start_flow(greet_v1, "Ada"))) return 1;
 
   // 2. V2's workers, one per step, deploy V2; it stays inactive.
-  absl::StatusOr<pgflow::EdgeWorker> v2_greet = pgflow::EdgeWorker::start(greet_v2, pgflow::only_step<"greet">, config);
+  absl::StatusOr<pgflow::EdgeWorker> v2_greet =
+      pgflow::EdgeWorker::start(greet_v2, pgflow::only_step<"greet">, config);
   if (!v2_greet.ok()) return fail("start V2 greet worker", v2_greet.status());
   absl::StatusOr<pgflow::EdgeWorker> v2_decorate =
       pgflow::EdgeWorker::start(greet_v2, pgflow::only_step<"decorate">, config);
@@ -81,7 +88,8 @@ int main() {
   absl::Status checked = client->in_transaction([&](pgflow::Transaction& tx) -> absl::Status {
     absl::StatusOr<pgflow::Rows> rows = tx.exec(
         "select s.step_slug from pgflow.steps s where s.flow_slug = $1 and not exists ("
-        "  select 1 from pgflow.workers w where w.queue_name = s.queue_name and w.stopped_at is null"
+        "  select 1 from pgflow.workers w where w.queue_name = s.queue_name and w.stopped_at is "
+        "null"
         "  and w.deprecated_at is null and w.last_heartbeat_at > now() - interval '30 seconds')",
         {"greetUserV2"});
     if (!rows.ok()) return rows.status();
@@ -94,20 +102,25 @@ int main() {
     return 1;
   }
   std::printf("coverage: every step of greetUserV2 has a live worker\n");
-  absl::StatusOr<pgflow::FlowAlias> switched = client->activate_flow_version("greetUser", "greetUserV2", "greetUserV1");
+  absl::StatusOr<pgflow::FlowAlias> switched =
+      client->activate_flow_version("greetUser", "greetUserV2", "greetUserV1");
   if (!switched.ok()) return fail("activate V2", switched.status());
   std::printf("activated: greetUser -> %s\n", switched->active_flow_slug.value_or("?").c_str());
 
   // 4. The alias starts V2 now; V1 still runs when pinned by slug.
-  std::optional<pgflow::RunState> by_alias = run(*client, "Cy", "start_flow", client->start_flow("greetUser", "Cy"));
-  std::optional<pgflow::RunState> pinned = run(*client, "Di", "start_flow_by_slug", client->start_flow_by_slug(greet_v1, "Di"));
-  if (!by_alias || by_alias->flow_slug != "greetUserV2" || !pinned || pinned->flow_slug != "greetUserV1") {
+  std::optional<pgflow::RunState> by_alias =
+      run(*client, "Cy", "start_flow", client->start_flow("greetUser", "Cy"));
+  std::optional<pgflow::RunState> pinned =
+      run(*client, "Di", "start_flow_by_slug", client->start_flow_by_slug(greet_v1, "Di"));
+  if (!by_alias || by_alias->flow_slug != "greetUserV2" || !pinned ||
+      pinned->flow_slug != "greetUserV1") {
     std::fprintf(stderr, "deployed: the alias or the pinned start ran the wrong version\n");
     return 1;
   }
 
   // 5. A stale expectation changes nothing; a rollback expects the current version.
-  absl::StatusOr<pgflow::FlowAlias> stale = client->activate_flow_version("greetUser", "greetUserV1", "greetUserV1");
+  absl::StatusOr<pgflow::FlowAlias> stale =
+      client->activate_flow_version("greetUser", "greetUserV1", "greetUserV1");
   if (stale.ok()) return fail("stale activation", absl::InternalError("was not refused"));
   std::printf("refused:   %s\n", std::string(stale.status().message()).c_str());
   absl::StatusOr<pgflow::FlowAlias> rolled_back =

@@ -42,7 +42,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "producer: %s\n", std::string(done.status().message()).c_str());
     return 1;
   }
-  std::printf("run %s %s: %s\n", run_id.c_str(), std::string(pgflow::to_string(done->status)).c_str(),
+  std::printf("run %s %s: %s\n", run_id.c_str(),
+              std::string(pgflow::to_string(done->status)).c_str(),
               done->output ? done->output->dump().c_str() : "null");
   return done->status == pgflow::RunStatus::kCompleted ? 0 : 1;
 }

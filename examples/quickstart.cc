@@ -29,7 +29,8 @@ void print_run(const pgflow::RunState& run) {
   std::printf("  input:  %s\n", run.input.dump().c_str());
   std::printf("  output: %s\n", run.output ? run.output->dump().c_str() : "null");
   for (const pgflow::StepState& s : run.steps) {
-    std::printf("  %-10s %-9s", s.step_slug.c_str(), std::string(pgflow::to_string(s.status)).c_str());
+    std::printf("  %-10s %-9s", s.step_slug.c_str(),
+                std::string(pgflow::to_string(s.status)).c_str());
     if (s.started_at && s.completed_at) {
       std::printf(" started +%6.1f ms, took %6.1f ms", ms(*s.started_at - run.started_at),
                   ms(*s.completed_at - *s.started_at));
@@ -57,7 +58,8 @@ int main() {
   for (const char* email : {"ada@vip.example", "bob@example.com"}) {
     absl::StatusOr<pgflow::RunState> run = client->start_flow(onboarding::flow, {email});
     if (!run.ok()) return fail("start_flow", run.status());
-    absl::StatusOr<pgflow::RunState> done = client->wait_for_run(run->run_id, std::chrono::seconds(60));
+    absl::StatusOr<pgflow::RunState> done =
+        client->wait_for_run(run->run_id, std::chrono::seconds(60));
     if (!done.ok()) return fail("wait_for_run", done.status());
     print_run(*done);
     auto out = done->output_as<pgflow::FlowOutput<decltype(onboarding::flow)>>();

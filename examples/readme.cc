@@ -4,7 +4,9 @@
 #include "pgflow/flow.h"
 #include "pgflow/worker.h"
 
-struct Signup { std::string email; };
+struct Signup {
+  std::string email;
+};
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Signup, email)
 
 inline const auto greet =

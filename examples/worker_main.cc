@@ -18,8 +18,8 @@ int main() {
   if (const char* n = std::getenv("PGFLOW_MAX_CONCURRENT")) config.max_concurrent = std::atoi(n);
   if (const char* level = std::getenv("PGFLOW_LOG_LEVEL")) {
     const std::string l = level;
-    config.log_level = l == "debug" ? pgflow::LogLevel::kDebug
-                       : l == "warn" ? pgflow::LogLevel::kWarn
+    config.log_level = l == "debug"   ? pgflow::LogLevel::kDebug
+                       : l == "warn"  ? pgflow::LogLevel::kWarn
                        : l == "error" ? pgflow::LogLevel::kError
                                       : pgflow::LogLevel::kInfo;
   }

@@ -5,8 +5,8 @@
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
-#include "internal/text_checks.h"
 #include "absl/synchronization/mutex.h"
+#include "internal/text_checks.h"
 
 namespace pgflow {
 
@@ -29,7 +29,10 @@ namespace {
 bool needs_quotes(std::string_view value) {
   return value.empty() ||
          std::any_of(value.begin(), value.end(),
-                     [](char c) { return c == ' ' || c == '"' || c == '=' || c == '\\' || internal::is_control(c); }) ||
+                     [](char c) {
+                       return c == ' ' || c == '"' || c == '=' || c == '\\' ||
+                              internal::is_control(c);
+                     }) ||
          internal::invalid_utf8_at(value) != std::string_view::npos;
 }
 

@@ -54,7 +54,8 @@ void run_latency_and_idle(BenchContext& ctx) {
     const auto now = Clock::now();
     {
       std::lock_guard<std::mutex> lock(starts->mu);
-      if (i >= 0 && static_cast<size_t>(i) < starts->at.size()) starts->at[static_cast<size_t>(i)] = now;
+      if (i >= 0 && static_cast<size_t>(i) < starts->at.size())
+        starts->at[static_cast<size_t>(i)] = now;
     }
     starts->cv.notify_all();
     return i;
@@ -63,14 +64,16 @@ void run_latency_and_idle(BenchContext& ctx) {
   Db db = Db::open(ctx.url);
   const FlowDefinition def = renamed(flow, unique_slug("bench_latency"));
   compile_flow(db, def);
-  absl::StatusOr<Client> client = Client::connect({.connection_string = ctx.url, .max_connections = 1});
+  absl::StatusOr<Client> client =
+      Client::connect({.connection_string = ctx.url, .max_connections = 1});
   if (!client.ok()) throw BenchError(absl::StrCat("Client::connect: ", client.status().message()));
   TaskCounter counter;  // counts the poller's claim calls while idle
   EdgeWorker worker = start_worker(def, worker_config(ctx, 64, &counter));
   const auto worker_started = Clock::now();
 
-  progress(absl::StrFormat("e: latency start_flow commit -> handler start, %d runs (+%d warm-up), idle hot worker",
-                           measured, warmup));
+  progress(absl::StrFormat(
+      "e: latency start_flow commit -> handler start, %d runs (+%d warm-up), idle hot worker",
+      measured, warmup));
   std::mt19937 random{12345};
   std::vector<double> latencies, start_calls;
   int missed = 0;
@@ -95,30 +98,44 @@ void run_latency_and_idle(BenchContext& ctx) {
       }
     }
     // Let the worker report and go back to waiting for work.
-    std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(10, 30)(random)));
+    std::this_thread::sleep_for(
+        std::chrono::milliseconds(std::uniform_int_distribution<int>(10, 30)(random)));
   }
 
   if (latency) {
     if (latencies.empty()) {
-      ctx.report.target({.target = "latency start_flow commit -> handler start: p50 <= 5 ms, p99 <= 25 ms",
-                         .met = false, .detail = "no handler started"});
+      ctx.report.target(
+          {.target = "latency start_flow commit -> handler start: p50 <= 5 ms, p99 <= 25 ms",
+           .met = false,
+           .detail = "no handler started"});
     } else {
       const double p50 = percentile(latencies, 50), p95 = percentile(latencies, 95),
                    p99 = percentile(latencies, 99);
       const double lo = *std::min_element(latencies.begin(), latencies.end());
       const double hi = *std::max_element(latencies.begin(), latencies.end());
       const std::string n = absl::StrFormat("%d runs", latencies.size());
-      ctx.report.add({.id = "e1", .name = "latency start_flow commit -> handler start, p50", .value = p50,
+      ctx.report.add({.id = "e1",
+                      .name = "latency start_flow commit -> handler start, p50",
+                      .value = p50,
                       .unit = "ms",
-                      .note = absl::StrFormat("%s, min %.2f ms, max %.2f ms; the start_flow call itself: p50 "
-                                              "%.2f ms, p99 %.2f ms%s",
-                                              n, lo, hi, percentile(start_calls, 50), percentile(start_calls, 99),
-                                              missed ? absl::StrFormat("; %d handlers never started", missed) : "")});
-      ctx.report.add({.id = "e2", .name = "latency start_flow commit -> handler start, p95", .value = p95, .unit = "ms"});
-      ctx.report.add({.id = "e3", .name = "latency start_flow commit -> handler start, p99", .value = p99, .unit = "ms"});
-      ctx.report.target({.target = "latency start_flow commit -> handler start: p50 <= 5 ms, p99 <= 25 ms",
-                         .met = p50 <= 5 && p99 <= 25 && missed == 0,
-                         .detail = absl::StrFormat("p50 %.2f ms, p95 %.2f ms, p99 %.2f ms over %s", p50, p95, p99, n)});
+                      .note = absl::StrFormat(
+                          "%s, min %.2f ms, max %.2f ms; the start_flow call itself: p50 "
+                          "%.2f ms, p99 %.2f ms%s",
+                          n, lo, hi, percentile(start_calls, 50), percentile(start_calls, 99),
+                          missed ? absl::StrFormat("; %d handlers never started", missed) : "")});
+      ctx.report.add({.id = "e2",
+                      .name = "latency start_flow commit -> handler start, p95",
+                      .value = p95,
+                      .unit = "ms"});
+      ctx.report.add({.id = "e3",
+                      .name = "latency start_flow commit -> handler start, p99",
+                      .value = p99,
+                      .unit = "ms"});
+      ctx.report.target(
+          {.target = "latency start_flow commit -> handler start: p50 <= 5 ms, p99 <= 25 ms",
+           .met = p50 <= 5 && p99 <= 25 && missed == 0,
+           .detail =
+               absl::StrFormat("p50 %.2f ms, p95 %.2f ms, p99 %.2f ms over %s", p50, p95, p99, n)});
     }
   }
 
@@ -129,7 +146,8 @@ void run_latency_and_idle(BenchContext& ctx) {
     // heartbeat (5 s), so that the heartbeat connection (opened then) is counted too.
     std::this_thread::sleep_until(std::max(Clock::now() + std::chrono::milliseconds(1500),
                                            worker_started + std::chrono::milliseconds(6500)));
-    auto worker_connections = [&db](std::vector<std::string>& pids, std::vector<std::string>& names) {
+    auto worker_connections = [&db](std::vector<std::string>& pids,
+                                    std::vector<std::string>& names) {
       pg::Result conns = db.exec(
           "select pid::text, application_name from pg_stat_activity "
           "where application_name like 'pgflow-worker-%' order by application_name");
@@ -163,43 +181,58 @@ void run_latency_and_idle(BenchContext& ctx) {
         break;
       }
       backend_cpu += *after - *backend_before[i];
-      per_connection.push_back(absl::StrFormat("%s %.0f ms", names[i], 1000 * (*after - *backend_before[i])));
+      per_connection.push_back(
+          absl::StrFormat("%s %.0f ms", names[i], 1000 * (*after - *backend_before[i])));
     }
     worker_connections(pids_after, names_after);
     if (pids_after.size() > pids.size()) names = names_after;
     const size_t connections = std::max(pids.size(), pids_after.size());
 
-    ctx.report.add({.id = "g1", .name = "idle worker: CPU of the benchmark process", .value = 100 * cpu / wall,
-                    .unit = "% core",
-                    .note = absl::StrFormat("%.3f s CPU in %.1f s idle (process: 1 idle worker, %d threads)", cpu,
-                                            wall, process_threads())});
+    ctx.report.add(
+        {.id = "g1",
+         .name = "idle worker: CPU of the benchmark process",
+         .value = 100 * cpu / wall,
+         .unit = "% core",
+         .note = absl::StrFormat("%.3f s CPU in %.1f s idle (process: 1 idle worker, %d threads)",
+                                 cpu, wall, process_threads())});
     if (backend_known) {
-      ctx.report.add({.id = "g2", .name = "idle worker: CPU of its server backends", .value = 100 * backend_cpu / wall,
-                      .unit = "% core",
-                      .note = absl::StrFormat("%s; whole PostgreSQL cluster: %s", absl::StrJoin(per_connection, ", "),
-                                              cpu0.server && cpu1.server
-                                                  ? absl::StrFormat("%.2f%% of a core",
-                                                                    100 * (*cpu1.server - *cpu0.server) / wall)
-                                                  : std::string("n/a"))});
+      ctx.report.add(
+          {.id = "g2",
+           .name = "idle worker: CPU of its server backends",
+           .value = 100 * backend_cpu / wall,
+           .unit = "% core",
+           .note = absl::StrFormat(
+               "%s; whole PostgreSQL cluster: %s", absl::StrJoin(per_connection, ", "),
+               cpu0.server && cpu1.server
+                   ? absl::StrFormat("%.2f%% of a core", 100 * (*cpu1.server - *cpu0.server) / wall)
+                   : std::string("n/a"))});
     }
-    ctx.report.add({.id = "g3", .name = "idle worker: open connections", .value = static_cast<double>(connections),
-                    .unit = "conns", .note = absl::StrJoin(names, ", ") + " (documented: at most 4)"});
-    ctx.report.add({.id = "g4", .name = "idle worker: claim polls per second", .value = static_cast<double>(polls) / wall,
+    ctx.report.add({.id = "g3",
+                    .name = "idle worker: open connections",
+                    .value = static_cast<double>(connections),
+                    .unit = "conns",
+                    .note = absl::StrJoin(names, ", ") + " (documented: at most 4)"});
+    ctx.report.add({.id = "g4",
+                    .name = "idle worker: claim polls per second",
+                    .value = static_cast<double>(polls) / wall,
                     .unit = "polls/s",
-                    .note = "defaults: poll_interval 1 s; plus a heartbeat every 5 s and stall recovery every 15 s"});
+                    .note = "defaults: poll_interval 1 s; plus a heartbeat every 5 s and stall "
+                            "recovery every 15 s"});
     // The verdict is about the worker: its process must be near idle (< 1% of a core) and
     // must not poll more often than its fallback interval (no busy loop). What its polls cost
     // the server is printed with it (see bench/README.md).
     const double poll_interval_s = 1.0;  // WorkerConfig default, used here
     const bool no_busy_loop = static_cast<double>(polls) / wall <= 1.5 / poll_interval_s;
     ctx.report.target(
-        {.target = "idle worker: no busy loop, near-zero CPU (worker process < 1% of a core), connections <= 4",
+        {.target = "idle worker: no busy loop, near-zero CPU (worker process < 1% of a core), "
+                   "connections <= 4",
          .met = cpu / wall < 0.01 && no_busy_loop && connections <= 4,
-         .detail = absl::StrFormat("process %.2f%% of a core, %.1f polls/s, %d connections; server side: its "
-                                   "backends %s of a core",
-                                   100 * cpu / wall, static_cast<double>(polls) / wall, connections,
-                                   backend_known ? absl::StrFormat("%.2f%%", 100 * backend_cpu / wall)
-                                                 : std::string("n/a"))});
+         .detail = absl::StrFormat(
+             "process %.2f%% of a core, %.1f polls/s, %d connections; server side: its "
+             "backends %s of a core",
+             100 * cpu / wall, static_cast<double>(polls) / wall, connections,
+             backend_known ? absl::StrFormat("%.2f%%", 100 * backend_cpu / wall)
+                           : std::string("n/a"))});
   }
 
   worker.stop();

@@ -65,8 +65,10 @@ class Cluster {
   void stop(bool remove) {
     if (!started_.exchange(false)) return;
     const std::string script = shell_quote(std::string(PGFLOW_SOURCE_DIR) + "/scripts/pgcluster");
-    std::string cmd = script + (remove ? " remove " : " stop ") + shell_quote(dir_) + " >/dev/null 2>&1";
-    if (std::system(cmd.c_str()) != 0) std::fprintf(stderr, "pgflow_bench: could not stop the cluster in %s\n", dir_.c_str());
+    std::string cmd =
+        script + (remove ? " remove " : " stop ") + shell_quote(dir_) + " >/dev/null 2>&1";
+    if (std::system(cmd.c_str()) != 0)
+      std::fprintf(stderr, "pgflow_bench: could not stop the cluster in %s\n", dir_.c_str());
   }
   const std::string& dir() const { return dir_; }
 
@@ -115,18 +117,21 @@ int bench_main(int argc, char** argv) {
       ctx.url = env;
       progress("using DATABASE_URL");
     } else {
-      progress("starting a throwaway PostgreSQL cluster in " + cluster.dir() + " (default settings)");
+      progress("starting a throwaway PostgreSQL cluster in " + cluster.dir() +
+               " (default settings)");
       ctx.url = cluster.start();
     }
-    if (absl::Status s = migrate(ctx.url); !s.ok()) throw BenchError(absl::StrCat("migrate: ", s.message()));
+    if (absl::Status s = migrate(ctx.url); !s.ok())
+      throw BenchError(absl::StrCat("migrate: ", s.message()));
 
     std::printf("== pgflow_bench ==\n");
     {
       Db db = Db::open(ctx.url);
       for (const std::string& line : describe_machine(db)) std::printf("%s\n", line.c_str());
     }
-    std::printf("worker: max_concurrent %d, batch_size %d (flags --concurrency, --batch); scale %s\n",
-                ctx.concurrency, ctx.batch, ctx.flags.text("scale").c_str());
+    std::printf(
+        "worker: max_concurrent %d, batch_size %d (flags --concurrency, --batch); scale %s\n",
+        ctx.concurrency, ctx.batch, ctx.flags.text("scale").c_str());
     std::fflush(stdout);
 
     if (ctx.flags.runs('a')) run_pgmq_cycle(ctx);
@@ -139,8 +144,8 @@ int bench_main(int argc, char** argv) {
     if (ctx.flags.runs('i')) run_cancellation(ctx);
 
     if (worker_problems() > 0) {
-      ctx.report.note(absl::StrFormat("the workers logged %d warning/error records (on stderr above)",
-                                      worker_problems()));
+      ctx.report.note(absl::StrFormat(
+          "the workers logged %d warning/error records (on stderr above)", worker_problems()));
     }
     ctx.report.print(ctx.raw_rate);
     std::printf("\ntotal time %.0f s\n", seconds_between(begin, Clock::now()));
@@ -150,8 +155,8 @@ int bench_main(int argc, char** argv) {
     rc = 1;
   }
   if (ctx.flags.text("keep_cluster") == "1" && !ctx.url.empty() && !std::getenv("DATABASE_URL")) {
-    std::printf("cluster left running: %s (stop it with scripts/pgcluster remove %s)\n", ctx.url.c_str(),
-                cluster.dir().c_str());
+    std::printf("cluster left running: %s (stop it with scripts/pgcluster remove %s)\n",
+                ctx.url.c_str(), cluster.dir().c_str());
   } else {
     cluster.stop(/*remove=*/true);
   }

@@ -7,10 +7,10 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
-#include "absl/strings/numbers.h"
 #include "internal/strings.h"
 #include "load/support.h"
 
@@ -51,7 +51,8 @@ RawResult measure(const BenchContext& ctx, int conns, double seconds) {
           pg::Result got = db.exec(kRead, {queue, n});
           if (got.rows() == 0) continue;  // legitimately empty under concurrency (pgmq.md 6)
           std::string ids = "{";
-          for (int i = 0; i < got.rows(); ++i) absl::StrAppend(&ids, i ? "," : "", internal::absl_view(got.text(i, 0)));
+          for (int i = 0; i < got.rows(); ++i)
+            absl::StrAppend(&ids, i ? "," : "", internal::absl_view(got.text(i, 0)));
           ids += "}";
           archived += db.integer(kArchive, {queue, ids});
         }
@@ -88,11 +89,13 @@ void run_pgmq_cycle(BenchContext& ctx) {
   for (absl::string_view c : absl::StrSplit(ctx.flags.text("raw_conns"), ',')) {
     int conns = 0;
     if (!absl::SimpleAtoi(c, &conns) || conns < 1) throw BenchError("--raw_conns: bad count");
-    progress(absl::StrFormat("a: raw PGMQ cycle, batch %d, %d connection(s), %.0f s", ctx.batch, conns, seconds));
+    progress(absl::StrFormat("a: raw PGMQ cycle, batch %d, %d connection(s), %.0f s", ctx.batch,
+                             conns, seconds));
     const RawResult raw = measure(ctx, conns, seconds);
     const double rate = raw.rate;
     ctx.report.add({.id = absl::StrCat("a", conns),
-                    .name = absl::StrFormat("raw PGMQ cycle send/read/archive, batch %d, %d conn", ctx.batch, conns),
+                    .name = absl::StrFormat("raw PGMQ cycle send/read/archive, batch %d, %d conn",
+                                            ctx.batch, conns),
                     .value = rate,
                     .unit = "tasks/s",
                     .throughput = true,

@@ -50,8 +50,9 @@ struct PingStarts {
 
 auto fair_flow(std::shared_ptr<PingStarts> starts, std::chrono::milliseconds work) {
   return Flow<"benchFair", FairInput>()
-      .array<"items">(when({{"big", true}}), when_unmet_skip_cascade,
-                      [](const FairInput& in) { return std::vector<int>(static_cast<std::size_t>(in.n), 1); })
+      .array<"items">(
+          when({{"big", true}}), when_unmet_skip_cascade,
+          [](const FairInput& in) { return std::vector<int>(static_cast<std::size_t>(in.n), 1); })
       .map<"bulk">(over<"items">,
                    [work](int x) {
                      if (work.count() > 0) std::this_thread::sleep_for(work);  // the element's work
@@ -109,10 +110,11 @@ Latencies probe(Client& client, const std::string& slug, PingStarts& starts, int
 
 std::string describe(const Latencies& l) {
   if (l.ms.empty()) return "no probe's handler started";
-  return absl::StrFormat("%d probes: p50 %.2f ms, p99 %.2f ms, max %.2f ms%s%s", l.ms.size(), percentile(l.ms, 50),
-                         percentile(l.ms, 99), *std::max_element(l.ms.begin(), l.ms.end()),
-                         l.claim_ms > 0 ? absl::StrFormat("; its worker's claims took %.2f ms", l.claim_ms) : "",
-                         l.missed ? absl::StrFormat("; %d probes never started within the limit", l.missed) : "");
+  return absl::StrFormat(
+      "%d probes: p50 %.2f ms, p99 %.2f ms, max %.2f ms%s%s", l.ms.size(), percentile(l.ms, 50),
+      percentile(l.ms, 99), *std::max_element(l.ms.begin(), l.ms.end()),
+      l.claim_ms > 0 ? absl::StrFormat("; its worker's claims took %.2f ms", l.claim_ms) : "",
+      l.missed ? absl::StrFormat("; %d probes never started within the limit", l.missed) : "");
 }
 
 }  // namespace
@@ -126,16 +128,19 @@ void run_step_queues(BenchContext& ctx) {
   const auto work = std::chrono::milliseconds(ctx.flags.integer("fair_work_ms"));
   const auto typed = fair_flow(starts, work);
   Db db = Db::open(ctx.url);
-  absl::StatusOr<Client> client = Client::connect({.connection_string = ctx.url, .max_connections = 1});
+  absl::StatusOr<Client> client =
+      Client::connect({.connection_string = ctx.url, .max_connections = 1});
   if (!client.ok()) throw BenchError(absl::StrCat("Client::connect: ", client.status().message()));
 
   // Runs the big run on `def` with `workers` started, probing from `first`; returns the probes.
-  auto during_backlog = [&](const FlowDefinition& def, const std::vector<std::string>& steps, int first) {
+  auto during_backlog = [&](const FlowDefinition& def, const std::vector<std::string>& steps,
+                            int first) {
     compile_flow(db, def);
     std::vector<EdgeWorker> workers;
     TaskCounter ping_claims;  // the claims of the worker that serves ping
     for (const std::string& step : steps) {
-      WorkerConfig config = worker_config(ctx, 64, step == "ping" || step.empty() ? &ping_claims : nullptr);
+      WorkerConfig config =
+          worker_config(ctx, 64, step == "ping" || step.empty() ? &ping_claims : nullptr);
       config.step = step;
       workers.push_back(start_worker(def, config));
     }
@@ -145,26 +150,33 @@ void run_step_queues(BenchContext& ctx) {
       idle = probe(*client, def.slug, *starts, 0, probes, gap, std::chrono::seconds(30));
       first = probes;
     }
-    absl::StatusOr<RunState> big = client->start_flow(def.slug, nlohmann::json(FairInput{true, elements, -1}));
+    absl::StatusOr<RunState> big =
+        client->start_flow(def.slug, nlohmann::json(FairInput{true, elements, -1}));
     if (!big.ok()) throw BenchError(absl::StrCat("h: start_flow: ", big.status().message()));
     // Probe once the map's tasks exist, i.e. while they drain.
     const auto deadline = Clock::now() + ctx.timeout;
-    while (db.scalar("select count(*) from pgflow.step_tasks where run_id = $1::uuid and step_slug = 'bulk'",
-                     {big->run_id}) != std::to_string(elements)) {
+    while (
+        db.scalar(
+            "select count(*) from pgflow.step_tasks where run_id = $1::uuid and step_slug = 'bulk'",
+            {big->run_id}) != std::to_string(elements)) {
       if (Clock::now() > deadline) throw BenchError("h: the big run's map never started");
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
-    if (std::getenv("FAIR_ANALYZE")) db.exec("analyze pgflow.step_tasks, pgflow.runs, pgflow.step_states");
+    if (std::getenv("FAIR_ANALYZE"))
+      db.exec("analyze pgflow.step_tasks, pgflow.runs, pgflow.step_states");
     const std::string queue_depth = db.scalar(
-        "select count(*) from pgflow.step_tasks where run_id = $1::uuid and status = 'queued'", {big->run_id});
-    progress(absl::StrFormat("h: %d probes of %s while %s map tasks wait", probes,
-                             def.queue_mode == QueueMode::kStep ? "the step-queued flow" : "the plain flow",
-                             queue_depth));
+        "select count(*) from pgflow.step_tasks where run_id = $1::uuid and status = 'queued'",
+        {big->run_id});
+    progress(absl::StrFormat(
+        "h: %d probes of %s while %s map tasks wait", probes,
+        def.queue_mode == QueueMode::kStep ? "the step-queued flow" : "the plain flow",
+        queue_depth));
     ping_claims.reset(0);
     Latencies busy = probe(*client, def.slug, *starts, first, probes, gap, ctx.timeout);
     busy.claim_ms = ping_claims.mean_claim_ms();
     const std::string left = db.scalar(
-        "select count(*) from pgflow.step_tasks where run_id = $1::uuid and status <> 'completed'", {big->run_id});
+        "select count(*) from pgflow.step_tasks where run_id = $1::uuid and status <> 'completed'",
+        {big->run_id});
     for (EdgeWorker& w : workers) w.stop();
     for (EdgeWorker& w : workers) (void)w.wait();
     drop_flow(db, def.slug);
@@ -173,38 +185,51 @@ void run_step_queues(BenchContext& ctx) {
   };
 
   const FlowDefinition routed = renamed(with_step_queues(typed), unique_slug("bench_fair_step"));
-  auto [idle, step_busy, step_depth, step_left] = during_backlog(routed, {"items", "bulk", "ping"}, 0);
+  auto [idle, step_busy, step_depth, step_left] =
+      during_backlog(routed, {"items", "bulk", "ping"}, 0);
   const FlowDefinition plain = renamed(typed, unique_slug("bench_fair_plain"));
   auto [unused, plain_busy, plain_depth, plain_left] = during_backlog(plain, {""}, 2 * probes);
 
   if (idle.ms.empty() || step_busy.ms.empty()) {
-    ctx.report.target({.target = "step queues: a small step's p50 latency during a 10k map backlog <= 2x idle",
-                       .met = false, .detail = "no probe started"});
+    ctx.report.target(
+        {.target = "step queues: a small step's p50 latency during a 10k map backlog <= 2x idle",
+         .met = false,
+         .detail = "no probe started"});
     return;
   }
   const double idle_p50 = percentile(idle.ms, 50);
-  ctx.report.add({.id = "h1", .name = "step-queued flow, idle: commit -> independent step start, p50",
-                  .value = idle_p50, .unit = "ms",
-                  .note = absl::StrFormat("%s; map elements take %d ms of handler time (--fair_work_ms)",
-                                          describe(idle), work.count())});
-  ctx.report.add({.id = "h2", .name = "step-queued flow, map backlog: commit -> independent step start, p50",
-                  .value = percentile(step_busy.ms, 50), .unit = "ms",
-                  .note = absl::StrFormat("%s; %s map tasks queued when probing began, %s unfinished when it ended",
-                                          describe(step_busy), step_depth, step_left)});
+  ctx.report.add(
+      {.id = "h1",
+       .name = "step-queued flow, idle: commit -> independent step start, p50",
+       .value = idle_p50,
+       .unit = "ms",
+       .note = absl::StrFormat("%s; map elements take %d ms of handler time (--fair_work_ms)",
+                               describe(idle), work.count())});
+  ctx.report.add({.id = "h2",
+                  .name = "step-queued flow, map backlog: commit -> independent step start, p50",
+                  .value = percentile(step_busy.ms, 50),
+                  .unit = "ms",
+                  .note = absl::StrFormat(
+                      "%s; %s map tasks queued when probing began, %s unfinished when it ended",
+                      describe(step_busy), step_depth, step_left)});
   if (!plain_busy.ms.empty()) {
-    ctx.report.add({.id = "h3", .name = "plain flow, map backlog: commit -> independent step start, p50",
-                    .value = percentile(plain_busy.ms, 50), .unit = "ms",
-                    .note = absl::StrFormat("%s; %s map tasks queued when probing began, %s unfinished when it ended",
-                                            describe(plain_busy), plain_depth, plain_left)});
+    ctx.report.add({.id = "h3",
+                    .name = "plain flow, map backlog: commit -> independent step start, p50",
+                    .value = percentile(plain_busy.ms, 50),
+                    .unit = "ms",
+                    .note = absl::StrFormat(
+                        "%s; %s map tasks queued when probing began, %s unfinished when it ended",
+                        describe(plain_busy), plain_depth, plain_left)});
   }
   const double ratio = percentile(step_busy.ms, 50) / idle_p50;
-  ctx.report.target({.target = "step queues: a small step's p50 latency during a 10k map backlog <= 2x idle",
-                     .met = ratio <= 2.0 && step_busy.missed == 0,
-                     .detail = absl::StrFormat("%.2fx (%.2f ms vs %.2f ms idle); the plain flow: %s", ratio,
-                                               percentile(step_busy.ms, 50), idle_p50,
-                                               plain_busy.ms.empty()
-                                                   ? std::string("no probe started")
-                                                   : absl::StrFormat("%.2f ms", percentile(plain_busy.ms, 50)))});
+  ctx.report.target(
+      {.target = "step queues: a small step's p50 latency during a 10k map backlog <= 2x idle",
+       .met = ratio <= 2.0 && step_busy.missed == 0,
+       .detail = absl::StrFormat("%.2fx (%.2f ms vs %.2f ms idle); the plain flow: %s", ratio,
+                                 percentile(step_busy.ms, 50), idle_p50,
+                                 plain_busy.ms.empty()
+                                     ? std::string("no probe started")
+                                     : absl::StrFormat("%.2f ms", percentile(plain_busy.ms, 50)))});
 }
 
 }  // namespace pgflow::bench

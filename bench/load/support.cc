@@ -16,10 +16,10 @@
 #include <thread>
 #include <utility>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
-#include "absl/strings/numbers.h"
 #include "internal/strings.h"
 #include "pgflow/log.h"
 
@@ -43,12 +43,15 @@ void progress(const std::string& line) {
 
 const std::vector<Flags::Spec>& Flags::specs() {
   static const std::vector<Spec> kSpecs = {
-      {"only", "abcdefghi", "sections to run, e.g. --only=ab (a raw PGMQ, b backlog, c producers, "
-                            "d DAG, e latency, f map scaling, g idle, h step queues, i cancellation)"},
-      {"scale", "1", "multiplies every run/task count (e.g. 0.2 for a quick run, 5 for a long one)"},
+      {"only", "abcdefghi",
+       "sections to run, e.g. --only=ab (a raw PGMQ, b backlog, c producers, "
+       "d DAG, e latency, f map scaling, g idle, h step queues, i cancellation)"},
+      {"scale", "1",
+       "multiplies every run/task count (e.g. 0.2 for a quick run, 5 for a long one)"},
       {"concurrency", "10", "worker max_concurrent"},
       {"batch", "10", "worker batch_size, and the raw cycle's send/read/archive batch"},
-      {"raw_conns", "1,2,10", "connection counts of the raw PGMQ cycle; the best rate is the reference"},
+      {"raw_conns", "1,2,10",
+       "connection counts of the raw PGMQ cycle; the best rate is the reference"},
       {"raw_seconds", "3", "measured seconds per raw PGMQ configuration"},
       {"backlog", "3000", "b: runs pre-filled before the worker starts (per report batch size)"},
       {"e2e_runs", "3000", "c: runs started by the producers"},
@@ -63,7 +66,8 @@ const std::vector<Flags::Spec>& Flags::specs() {
       {"idle_seconds", "5", "g: idle seconds measured"},
       {"fair_map", "10000", "h: elements of the map that fills the backlog"},
       {"fair_probes", "20", "h: probe runs per measurement (100 ms apart)"},
-      {"fair_work_ms", "20", "h: handler time of each map element (0: the database is the only work)"},
+      {"fair_work_ms", "20",
+       "h: handler time of each map element (0: the database is the only work)"},
       {"timeout_seconds", "180", "give up on one measurement after this long"},
       {"cluster_dir", PGFLOW_BENCH_CLUSTER_DIR,
        "where the throwaway cluster lives when DATABASE_URL is not set"},
@@ -82,7 +86,8 @@ Flags Flags::parse(int argc, char** argv) {
       continue;
     }
     if (arg.substr(0, 2) != "--" || arg.find('=') == std::string_view::npos) {
-      throw BenchError(absl::StrCat("bad argument \"", absl_view(arg), "\": use --key=value (see --help)"));
+      throw BenchError(
+          absl::StrCat("bad argument \"", absl_view(arg), "\": use --key=value (see --help)"));
     }
     std::string key(arg.substr(2, arg.find('=') - 2));
     if (!flags.values_.contains(key)) {
@@ -94,11 +99,13 @@ Flags Flags::parse(int argc, char** argv) {
 }
 
 void Flags::print_help() {
-  std::printf("pgflow_bench: end-to-end load benchmarks of pgflow against one PostgreSQL server.\n"
-              "Uses DATABASE_URL when set, otherwise a throwaway cluster (scripts/pgcluster).\n\n"
-              "Flags (--key=value):\n");
+  std::printf(
+      "pgflow_bench: end-to-end load benchmarks of pgflow against one PostgreSQL server.\n"
+      "Uses DATABASE_URL when set, otherwise a throwaway cluster (scripts/pgcluster).\n\n"
+      "Flags (--key=value):\n");
   for (const Spec& s : specs()) {
-    std::printf("  --%-18s %s (default: %s)\n", s.name.c_str(), s.help.c_str(), s.default_value.c_str());
+    std::printf("  --%-18s %s (default: %s)\n", s.name.c_str(), s.help.c_str(),
+                s.default_value.c_str());
   }
 }
 
@@ -121,7 +128,8 @@ double Flags::number(const std::string& name) const {
 }
 
 std::int64_t Flags::scaled(const std::string& name, std::int64_t minimum) const {
-  return std::max<std::int64_t>(minimum, std::llround(static_cast<double>(integer(name)) * number("scale")));
+  return std::max<std::int64_t>(minimum,
+                                std::llround(static_cast<double>(integer(name)) * number("scale")));
 }
 
 bool Flags::runs(char id) const { return text("only").find(id) != std::string::npos; }
@@ -152,7 +160,8 @@ std::string Db::scalar(std::string_view sql, const std::vector<pg::Param>& param
 std::int64_t Db::integer(std::string_view sql, const std::vector<pg::Param>& params) {
   std::int64_t v = 0;
   std::string s = scalar(sql, params);
-  if (!absl::SimpleAtoi(s, &v)) throw BenchError(absl::StrCat("expected an integer from SQL, got \"", s, "\""));
+  if (!absl::SimpleAtoi(s, &v))
+    throw BenchError(absl::StrCat("expected an integer from SQL, got \"", s, "\""));
   return v;
 }
 
@@ -170,15 +179,17 @@ void compile_flow(Db& db, const FlowDefinition& flow) {
   }
 }
 
-void prefill_runs(Db& db, const std::string& flow_slug, std::int64_t runs, const std::string& input_json) {
+void prefill_runs(Db& db, const std::string& flow_slug, std::int64_t runs,
+                  const std::string& input_json) {
   constexpr std::int64_t kChunk = 500;
   for (std::int64_t done = 0; done < runs; done += kChunk) {
     std::int64_t n = std::min(kChunk, runs - done);
     // In the select list, so that it runs once per row (a LATERAL call that does not use the
     // row would run once).
-    db.exec("select count(*) from (select pgflow.start_flow($1, $3::jsonb) "
-            "from generate_series(1, $2::int)) s",
-            {flow_slug, std::to_string(n), input_json});
+    db.exec(
+        "select count(*) from (select pgflow.start_flow($1, $3::jsonb) "
+        "from generate_series(1, $2::int)) s",
+        {flow_slug, std::to_string(n), input_json});
   }
 }
 
@@ -273,7 +284,9 @@ WorkerConfig worker_config(const BenchContext& ctx, int report_batch_size, TaskC
 
 EdgeWorker start_worker(const FlowDefinition& flow, WorkerConfig config) {
   absl::StatusOr<EdgeWorker> w = EdgeWorker::start(flow, std::move(config));
-  if (!w.ok()) throw BenchError(absl::StrCat("starting the worker for ", flow.slug, ": ", w.status().message()));
+  if (!w.ok())
+    throw BenchError(
+        absl::StrCat("starting the worker for ", flow.slug, ": ", w.status().message()));
   return std::move(*w);
 }
 
@@ -295,7 +308,9 @@ std::optional<std::vector<std::string>> proc_stat(const std::string& pid) {
   return fields;
 }
 
-double ticks(const std::string& s) { return std::stod(s) / static_cast<double>(sysconf(_SC_CLK_TCK)); }
+double ticks(const std::string& s) {
+  return std::stod(s) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
 
 // utime, stime, cutime, cstime are fields 14-17, i.e. [11..14] here; ppid is field 4, [1].
 double cpu_of(const std::vector<std::string>& f, bool children) {
@@ -356,12 +371,14 @@ std::string backend_cpu_by_connection(Db& db, double seconds) {
   }
   std::string out;
   for (const auto& [name, cpu] : by_name) {
-    absl::StrAppend(&out, out.empty() ? "" : ", ", name, " ", absl::StrFormat("%.0f%%", 100 * cpu / seconds));
+    absl::StrAppend(&out, out.empty() ? "" : ", ", name, " ",
+                    absl::StrFormat("%.0f%%", 100 * cpu / seconds));
   }
   return out.empty() ? "" : "backend CPU (share of one core): " + out;
 }
 
-std::string CpuMeter::per_task(const CpuSample& from, const CpuSample& to, std::int64_t tasks, double seconds) {
+std::string CpuMeter::per_task(const CpuSample& from, const CpuSample& to, std::int64_t tasks,
+                               double seconds) {
   const double n = static_cast<double>(std::max<std::int64_t>(tasks, 1));
   const double process = to.process - from.process;
   std::string server = "n/a (server not local)";
@@ -371,8 +388,9 @@ std::string CpuMeter::per_task(const CpuSample& from, const CpuSample& to, std::
     server = absl::StrFormat("%.0f us", s * 1e6 / n);
     server_util = absl::StrFormat("server %.0f%% of a core, ", 100 * s / seconds);
   }
-  return absl::StrFormat("CPU per task: PostgreSQL %s, bench process %.0f us (%sbench process %.0f%%)", server,
-                         process * 1e6 / n, server_util, 100 * process / seconds);
+  return absl::StrFormat(
+      "CPU per task: PostgreSQL %s, bench process %.0f us (%sbench process %.0f%%)", server,
+      process * 1e6 / n, server_util, 100 * process / seconds);
 }
 
 // ---- statistics ----
@@ -404,9 +422,10 @@ void Report::print(double raw_rate) const {
     }
     std::string ratio;
     if (r.throughput && raw_rate > 0) ratio = absl::StrFormat("%.2f", r.value / raw_rate);
-    std::string value = r.value >= 100 ? absl::StrFormat("%.0f", r.value) : absl::StrFormat("%.2f", r.value);
-    std::printf("%-4s %-62s %12s %-9s %s\n", r.id.c_str(), r.name.c_str(), value.c_str(), r.unit.c_str(),
-                ratio.c_str());
+    std::string value =
+        r.value >= 100 ? absl::StrFormat("%.0f", r.value) : absl::StrFormat("%.2f", r.value);
+    std::printf("%-4s %-62s %12s %-9s %s\n", r.id.c_str(), r.name.c_str(), value.c_str(),
+                r.unit.c_str(), ratio.c_str());
     if (!r.note.empty()) std::printf("%-4s   %s\n", "", r.note.c_str());
   }
   if (!notes_.empty()) {
@@ -450,25 +469,28 @@ std::vector<std::string> describe_machine(Db& db) {
   if (std::int64_t kb = 0; absl::SimpleAtoi(mem.substr(0, mem.find(' ')), &kb)) {
     mem_gib = static_cast<double>(kb) / 1024.0 / 1024.0;
   }
-  lines.push_back(absl::StrFormat("cpu: %u logical CPUs (nproc %ld), %s", std::thread::hardware_concurrency(),
-                                  sysconf(_SC_NPROCESSORS_ONLN), first_match("/proc/cpuinfo", "model name")));
+  lines.push_back(
+      absl::StrFormat("cpu: %u logical CPUs (nproc %ld), %s", std::thread::hardware_concurrency(),
+                      sysconf(_SC_NPROCESSORS_ONLN), first_match("/proc/cpuinfo", "model name")));
   lines.push_back(absl::StrFormat("ram: %.1f GiB; kernel %s %s", mem_gib, u.sysname, u.release));
   std::string load = "?";
   if (std::ifstream in("/proc/loadavg"); in) std::getline(in, load);
   lines.push_back("load average at start: " + load);
   lines.push_back("postgresql: " + db.scalar("select version()"));
   pg::Result s = db.exec(
-      "select n, current_setting(n) from unnest(array['shared_buffers', 'synchronous_commit', 'fsync', "
+      "select n, current_setting(n) from unnest(array['shared_buffers', 'synchronous_commit', "
+      "'fsync', "
       "'full_page_writes', 'wal_sync_method', 'max_connections', 'wal_level', 'work_mem', "
       "'max_wal_size', 'checkpoint_timeout', 'commit_delay', 'autovacuum']) n");
   std::string settings;
   for (int i = 0; i < s.rows(); ++i) {
-    absl::StrAppend(&settings, i ? ", " : "", absl_view(s.text(i, 0)), "=", absl_view(s.text(i, 1)));
+    absl::StrAppend(&settings, i ? ", " : "", absl_view(s.text(i, 0)), "=",
+                    absl_view(s.text(i, 1)));
   }
   lines.push_back("settings: " + settings);
-  lines.push_back("pgmq: " + db.scalar(
-      "select coalesce((select 'extension ' || extversion from pg_extension where extname = 'pgmq'), "
-      "'bundled pure-SQL layer (sql/pgmq)')"));
+  lines.push_back("pgmq: " + db.scalar("select coalesce((select 'extension ' || extversion from "
+                                       "pg_extension where extname = 'pgmq'), "
+                                       "'bundled pure-SQL layer (sql/pgmq)')"));
   return lines;
 }
 

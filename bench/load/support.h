@@ -97,7 +97,8 @@ FlowDefinition renamed(const TypedFlow& flow, std::string slug) {
 // Creates the flow and its queue (pgflow.ensure_flow_compiled) without starting a worker.
 void compile_flow(Db& db, const FlowDefinition& flow);
 // Starts `runs` runs with input `input_json`, in transactions of up to 500 runs.
-void prefill_runs(Db& db, const std::string& flow_slug, std::int64_t runs, const std::string& input_json);
+void prefill_runs(Db& db, const std::string& flow_slug, std::int64_t runs,
+                  const std::string& input_json);
 // Deletes the flow, its runs, queue and worker rows (for when the benchmark is over).
 void drop_flow(Db& db, const std::string& flow_slug);
 // VACUUM ANALYZE of pgflow's run tables after a benchmark deleted its flow, so that its dead
@@ -160,7 +161,8 @@ class CpuMeter {
   explicit CpuMeter(Db& db);
   CpuSample sample() const;
   // "CPU per task: server X us, bench process Y us (server Z% of a core, process W%)".
-  static std::string per_task(const CpuSample& from, const CpuSample& to, std::int64_t tasks, double seconds);
+  static std::string per_task(const CpuSample& from, const CpuSample& to, std::int64_t tasks,
+                              double seconds);
 
  private:
   std::optional<int> postmaster_;
@@ -184,16 +186,16 @@ double median(std::vector<double> values);
 // ---- results ----
 
 struct ResultRow {
-  std::string id = {};     // "b1"
-  std::string name = {};   // what was measured
+  std::string id = {};    // "b1"
+  std::string name = {};  // what was measured
   double value = 0;
-  std::string unit = {};   // "tasks/s", "ms", ...
+  std::string unit = {};    // "tasks/s", "ms", ...
   bool throughput = false;  // printed with its ratio against the raw PGMQ rate
   std::string note = {};
 };
 
 struct TargetRow {
-  std::string target = {};      // the section 6 wording
+  std::string target = {};       // the section 6 wording
   std::optional<bool> met = {};  // nullopt: not measured in this run
   std::string detail = {};
 };
@@ -216,22 +218,22 @@ struct BenchContext {
   std::string url;
   Flags flags;
   Report report;
-  int concurrency = 10;  // WorkerConfig::max_concurrent
-  int batch = 10;        // WorkerConfig::batch_size and the raw cycle's batch
+  int concurrency = 10;                       // WorkerConfig::max_concurrent
+  int batch = 10;                             // WorkerConfig::batch_size and the raw cycle's batch
   std::chrono::milliseconds timeout{120000};  // per measurement
-  double raw_rate = 0;   // tasks/s of the best raw PGMQ cycle (section a), 0 if not run
+  double raw_rate = 0;  // tasks/s of the best raw PGMQ cycle (section a), 0 if not run
 };
 
 // ---- sections ----
 
-void run_pgmq_cycle(BenchContext& ctx);       // a
-void run_backlog(BenchContext& ctx);          // b
-void run_producers(BenchContext& ctx);        // c
-void run_dag(BenchContext& ctx);              // d
-void run_latency_and_idle(BenchContext& ctx); // e, g
-void run_map_scaling(BenchContext& ctx);      // f
-void run_step_queues(BenchContext& ctx);      // h
-void run_cancellation(BenchContext& ctx);     // i
+void run_pgmq_cycle(BenchContext& ctx);        // a
+void run_backlog(BenchContext& ctx);           // b
+void run_producers(BenchContext& ctx);         // c
+void run_dag(BenchContext& ctx);               // d
+void run_latency_and_idle(BenchContext& ctx);  // e, g
+void run_map_scaling(BenchContext& ctx);       // f
+void run_step_queues(BenchContext& ctx);       // h
+void run_cancellation(BenchContext& ctx);      // i
 
 // ---- the machine ----
 

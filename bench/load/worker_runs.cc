@@ -43,10 +43,14 @@ auto dag_flow() {
         return v;
       })
       .map<"process">(over<"fetch">, [](int x) { return x * 2; })
-      .step<"count">(after<"fetch">, [](const std::vector<int>& v) { return static_cast<int>(v.size()); })
-      .step<"total">(after<"process">,
-                     [](const std::vector<int>& v) { return std::accumulate(v.begin(), v.end(), 0); })
-      .step<"report">(after<"total", "count">, [](int total, int count) { return DagReport{total, count}; });
+      .step<"count">(after<"fetch">,
+                     [](const std::vector<int>& v) { return static_cast<int>(v.size()); })
+      .step<"total">(
+          after<"process">,
+          [](const std::vector<int>& v) { return std::accumulate(v.begin(), v.end(), 0); })
+      .step<"report">(after<"total", "count">, [](int total, int count) {
+        return DagReport{total, count};
+      });
 }
 
 // A root map over the run input.
@@ -55,28 +59,33 @@ auto map_flow() {
 }
 
 std::int64_t completed_runs(Db& db, const std::string& slug) {
-  return db.integer("select count(*) from pgflow.runs where flow_slug = $1 and status = 'completed'", {slug});
+  return db.integer(
+      "select count(*) from pgflow.runs where flow_slug = $1 and status = 'completed'", {slug});
 }
 
 std::string claim_note(const TaskCounter& c, std::int64_t tasks) {
-  return absl::StrFormat("claims: %d calls (%.2f per task), %.1f tasks per non-empty claim, %.2f ms per claim "
-                         "round trip",
-                         c.claim_calls(), static_cast<double>(c.claim_calls()) / static_cast<double>(std::max<std::int64_t>(tasks, 1)),
-                         c.mean_claim_size(), c.mean_claim_ms());
+  return absl::StrFormat(
+      "claims: %d calls (%.2f per task), %.1f tasks per non-empty claim, %.2f ms per claim "
+      "round trip",
+      c.claim_calls(),
+      static_cast<double>(c.claim_calls()) / static_cast<double>(std::max<std::int64_t>(tasks, 1)),
+      c.mean_claim_size(), c.mean_claim_ms());
 }
 
 // How producers start runs: Client::start_flow (the run's state read back and parsed) or the
 // lean Client::start_run (only the run id).
 enum class StartCall { kStartFlow, kStartRun };
 
-absl::Status start_one(const Client& client, StartCall call, const std::string& slug, std::int64_t i) {
+absl::Status start_one(const Client& client, StartCall call, const std::string& slug,
+                       std::int64_t i) {
   if (call == StartCall::kStartRun) return client.start_run(slug, nlohmann::json(i)).status();
   return client.start_flow(slug, nlohmann::json(i)).status();
 }
 
 // `producers` threads start `runs` runs in all with `call` (each start its own transaction);
 // returns when every run is started (throws BenchError when a start fails).
-void start_runs(const Client& client, StartCall call, const std::string& slug, int producers, std::int64_t runs) {
+void start_runs(const Client& client, StartCall call, const std::string& slug, int producers,
+                std::int64_t runs) {
   std::mutex error_mu;
   std::string error;
   {
@@ -105,8 +114,8 @@ struct StartRates {
   double lean = 0;
   std::string full_cpu, lean_cpu;  // CPU per start of each kind's rounds (CpuMeter::per_task)
 };
-StartRates start_rates(const Client& client, const CpuMeter& meter, const std::string& slug, int producers,
-                       std::int64_t runs) {
+StartRates start_rates(const Client& client, const CpuMeter& meter, const std::string& slug,
+                       int producers, std::int64_t runs) {
   constexpr int kRounds = 10;
   double seconds[2] = {0, 0};
   CpuSample used[2] = {{.process = 0, .server = 0.0}, {.process = 0, .server = 0.0}};
@@ -129,7 +138,8 @@ StartRates start_rates(const Client& client, const CpuMeter& meter, const std::s
   }
   const CpuSample zero{.process = 0, .server = 0.0};
   return {static_cast<double>(runs) / seconds[0], static_cast<double>(runs) / seconds[1],
-          CpuMeter::per_task(zero, used[0], runs, seconds[0]), CpuMeter::per_task(zero, used[1], runs, seconds[1])};
+          CpuMeter::per_task(zero, used[0], runs, seconds[0]),
+          CpuMeter::per_task(zero, used[1], runs, seconds[1])};
 }
 
 }  // namespace
@@ -146,11 +156,12 @@ void run_backlog(BenchContext& ctx) {
     int report_batch;
     bool analyze;
   };
-  for (const Config& config : {Config{"b1", 64, false}, Config{"b2", 1, false}, Config{"b3", 64, true}}) {
+  for (const Config& config :
+       {Config{"b1", 64, false}, Config{"b2", 1, false}, Config{"b3", 64, true}}) {
     const int report_batch = config.report_batch;
     const bool analyze = config.analyze;
-    progress(absl::StrFormat("b: 1-step flow, backlog of %d runs, report_batch_size %d%s", runs, report_batch,
-                             analyze ? ", ANALYZE after the pre-fill" : ""));
+    progress(absl::StrFormat("b: 1-step flow, backlog of %d runs, report_batch_size %d%s", runs,
+                             report_batch, analyze ? ", ANALYZE after the pre-fill" : ""));
     Db db = Db::open(ctx.url);
     const FlowDefinition def = renamed(flow, unique_slug("bench_backlog"));
     compile_flow(db, def);
@@ -177,36 +188,47 @@ void run_backlog(BenchContext& ctx) {
     }
     const std::int64_t finished = completed_runs(db, def.slug);
     const std::string id = config.id;
-    const std::string name = absl::StrFormat("worker, 1-step backlog, report_batch_size %d%s", report_batch,
-                                             analyze ? ", fresh stats" : "");
+    const std::string name = absl::StrFormat("worker, 1-step backlog, report_batch_size %d%s",
+                                             report_batch, analyze ? ", fresh stats" : "");
     if (!done || finished != runs) {
-      ctx.report.add({.id = id, .name = name + " (DID NOT FINISH)", .value = 0, .unit = "tasks/s",
+      ctx.report.add({.id = id,
+                      .name = name + " (DID NOT FINISH)",
+                      .value = 0,
+                      .unit = "tasks/s",
                       .note = absl::StrFormat("%d of %d runs completed within %d s", finished, runs,
                                               ctx.timeout.count() / 1000)});
     } else {
       const double rate = static_cast<double>(runs) / seconds_between(t0, *done);
       if (id == "b1") with_batching = rate;
-      ctx.report.add({.id = id, .name = name, .value = rate, .unit = "tasks/s", .throughput = true,
-                      .note = absl::StrFormat("%d runs in %.2f s (timed from EdgeWorker::start; pre-fill "
-                                              "took %.2f s, not timed%s); %s; %s",
-                                              runs, seconds_between(t0, *done), fill_seconds,
-                                              analyze ? ", then ANALYZE" : "", claim_note(counter, runs),
-                                              CpuMeter::per_task(cpu0, cpu1, runs, seconds_between(t0, *done)))});
-      if (!backends.empty()) ctx.report.add({.id = "", .name = "", .value = 0, .unit = "", .note = backends});
+      ctx.report.add({.id = id,
+                      .name = name,
+                      .value = rate,
+                      .unit = "tasks/s",
+                      .throughput = true,
+                      .note = absl::StrFormat(
+                          "%d runs in %.2f s (timed from EdgeWorker::start; pre-fill "
+                          "took %.2f s, not timed%s); %s; %s",
+                          runs, seconds_between(t0, *done), fill_seconds,
+                          analyze ? ", then ANALYZE" : "", claim_note(counter, runs),
+                          CpuMeter::per_task(cpu0, cpu1, runs, seconds_between(t0, *done)))});
+      if (!backends.empty())
+        ctx.report.add({.id = "", .name = "", .value = 0, .unit = "", .note = backends});
     }
     drop_flow(db, def.slug);
     vacuum_run_tables(db);
   }
   if (ctx.raw_rate > 0 && with_batching > 0) {
     const double ratio = with_batching / ctx.raw_rate;
-    ctx.report.target({.target = "worker throughput, 1-step flow draining a backlog >= 50% of the raw PGMQ cycle",
-                       .met = ratio >= 0.5,
-                       .detail = absl::StrFormat("%.0f%% (%.0f vs %.0f tasks/s, report_batch_size 64)",
-                                                 ratio * 100, with_batching, ctx.raw_rate)});
+    ctx.report.target(
+        {.target = "worker throughput, 1-step flow draining a backlog >= 50% of the raw PGMQ cycle",
+         .met = ratio >= 0.5,
+         .detail = absl::StrFormat("%.0f%% (%.0f vs %.0f tasks/s, report_batch_size 64)",
+                                   ratio * 100, with_batching, ctx.raw_rate)});
   } else {
-    ctx.report.target({.target = "worker throughput, 1-step flow draining a backlog >= 50% of the raw PGMQ cycle",
-                       .met = std::nullopt,
-                       .detail = "needs sections a and b"});
+    ctx.report.target(
+        {.target = "worker throughput, 1-step flow draining a backlog >= 50% of the raw PGMQ cycle",
+         .met = std::nullopt,
+         .detail = "needs sections a and b"});
   }
 }
 
@@ -222,7 +244,8 @@ void end_to_end(BenchContext& ctx, const std::string& url, StartCall call, const
   Db db = Db::open(ctx.url);
   const FlowDefinition def = renamed(one_step_flow(), unique_slug("bench_e2e"));
   compile_flow(db, def);
-  absl::StatusOr<Client> client = Client::connect({.connection_string = url, .max_connections = producers});
+  absl::StatusOr<Client> client =
+      Client::connect({.connection_string = url, .max_connections = producers});
   if (!client.ok()) throw BenchError(absl::StrCat("Client::connect: ", client.status().message()));
 
   TaskCounter counter;
@@ -247,19 +270,29 @@ void end_to_end(BenchContext& ctx, const std::string& url, StartCall call, const
     (void)worker.wait();
   }
   const std::int64_t finished = completed_runs(db, def.slug);
-  const std::string name = absl::StrFormat("end to end, %d producers + worker, 1-step flow%s", producers, what);
+  const std::string name =
+      absl::StrFormat("end to end, %d producers + worker, 1-step flow%s", producers, what);
   if (!done || finished != runs) {
-    ctx.report.add({.id = id, .name = name + " (DID NOT FINISH)", .value = 0, .unit = "tasks/s",
+    ctx.report.add({.id = id,
+                    .name = name + " (DID NOT FINISH)",
+                    .value = 0,
+                    .unit = "tasks/s",
                     .note = absl::StrFormat("%d of %d runs completed", finished, runs)});
   } else {
     const double rate = static_cast<double>(runs) / seconds_between(t0, *done);
     const double start_rate = static_cast<double>(runs) / seconds_between(t0, produced);
-    ctx.report.add({.id = id, .name = name, .value = rate, .unit = "tasks/s", .throughput = true,
-                    .note = absl::StrFormat("%d runs: first start_flow to last completion %.2f s; the "
-                                            "producers alone started %.0f runs/s; %s; %s (incl. producers)",
-                                            runs, seconds_between(t0, *done), start_rate, claim_note(counter, runs),
-                                            CpuMeter::per_task(cpu0, cpu1, runs, seconds_between(t0, *done)))});
-    if (!backends.empty()) ctx.report.add({.id = "", .name = "", .value = 0, .unit = "", .note = backends});
+    ctx.report.add({.id = id,
+                    .name = name,
+                    .value = rate,
+                    .unit = "tasks/s",
+                    .throughput = true,
+                    .note = absl::StrFormat(
+                        "%d runs: first start_flow to last completion %.2f s; the "
+                        "producers alone started %.0f runs/s; %s; %s (incl. producers)",
+                        runs, seconds_between(t0, *done), start_rate, claim_note(counter, runs),
+                        CpuMeter::per_task(cpu0, cpu1, runs, seconds_between(t0, *done)))});
+    if (!backends.empty())
+      ctx.report.add({.id = "", .name = "", .value = 0, .unit = "", .note = backends});
   }
   drop_flow(db, def.slug);
   vacuum_run_tables(db);
@@ -268,60 +301,78 @@ void end_to_end(BenchContext& ctx, const std::string& url, StartCall call, const
 void run_producers(BenchContext& ctx) {
   const std::int64_t runs = ctx.flags.scaled("e2e_runs");
   const int producers = static_cast<int>(std::max<std::int64_t>(1, ctx.flags.integer("producers")));
-  progress(absl::StrFormat("c: producers alone (1 and 2 threads), then %d producers start %d runs of a 1-step "
-                           "flow while the worker runs (events on, then off)", producers, runs));
+  progress(absl::StrFormat(
+      "c: producers alone (1 and 2 threads), then %d producers start %d runs of a 1-step "
+      "flow while the worker runs (events on, then off)",
+      producers, runs));
   {
     // c2/c3: producers alone (no worker), one thread against two, on the same flow.
     Db db = Db::open(ctx.url);
     const FlowDefinition def = renamed(one_step_flow(), unique_slug("bench_start"));
     compile_flow(db, def);
-    absl::StatusOr<Client> client = Client::connect({.connection_string = ctx.url, .max_connections = 2});
-    if (!client.ok()) throw BenchError(absl::StrCat("Client::connect: ", client.status().message()));
+    absl::StatusOr<Client> client =
+        Client::connect({.connection_string = ctx.url, .max_connections = 2});
+    if (!client.ok())
+      throw BenchError(absl::StrCat("Client::connect: ", client.status().message()));
     const std::int64_t start_runs = std::max<std::int64_t>(runs / 3, 20);
     const CpuMeter meter(db);
     const StartRates one_thread = start_rates(*client, meter, def.slug, 1, start_runs);
     const StartRates two_threads = start_rates(*client, meter, def.slug, 2, start_runs);
     const double one = one_thread.full, lean_one = one_thread.lean;
     const double two = two_threads.full, lean_two = two_threads.lean;
-    ctx.report.add({.id = "c2", .name = "producers alone: Client::start_flow, 1 / 2 threads", .value = two,
+    ctx.report.add({.id = "c2",
+                    .name = "producers alone: Client::start_flow, 1 / 2 threads",
+                    .value = two,
                     .unit = "runs/s",
-                    .note = absl::StrFormat("%.0f runs/s with 1 thread, %.0f with 2 (%d runs each, no worker "
-                                            "running; each start its own transaction); 1 thread: %s; 2 threads: %s",
-                                            one, two, start_runs, one_thread.full_cpu, two_threads.full_cpu)});
-    ctx.report.add({.id = "c3", .name = "producers 2 vs 1 (target >= 1.8)", .value = two / one, .unit = "x"});
-    ctx.report.add({.id = "c5", .name = "producers alone: Client::start_run (lean), 1 / 2 threads", .value = lean_two,
+                    .note = absl::StrFormat(
+                        "%.0f runs/s with 1 thread, %.0f with 2 (%d runs each, no worker "
+                        "running; each start its own transaction); 1 thread: %s; 2 threads: %s",
+                        one, two, start_runs, one_thread.full_cpu, two_threads.full_cpu)});
+    ctx.report.add(
+        {.id = "c3", .name = "producers 2 vs 1 (target >= 1.8)", .value = two / one, .unit = "x"});
+    ctx.report.add({.id = "c5",
+                    .name = "producers alone: Client::start_run (lean), 1 / 2 threads",
+                    .value = lean_two,
                     .unit = "runs/s",
-                    .note = absl::StrFormat("%.0f runs/s with 1 thread, %.0f with 2 (as c2, returning only the run "
-                                            "id); 1 thread: %s; 2 threads: %s",
-                                            lean_one, lean_two, one_thread.lean_cpu, two_threads.lean_cpu)});
-    ctx.report.add({.id = "c6", .name = "lean vs full start, 1 thread (c5 / c2)", .value = lean_one / one,
+                    .note = absl::StrFormat(
+                        "%.0f runs/s with 1 thread, %.0f with 2 (as c2, returning only the run "
+                        "id); 1 thread: %s; 2 threads: %s",
+                        lean_one, lean_two, one_thread.lean_cpu, two_threads.lean_cpu)});
+    ctx.report.add({.id = "c6",
+                    .name = "lean vs full start, 1 thread (c5 / c2)",
+                    .value = lean_one / one,
                     .unit = "x"});
     // c8: c3 with the producers' sessions not notifying pgflow_events (worker wake-ups stay),
     // to show how much of the producers' scaling the notify-at-commit lock takes.
     absl::StatusOr<Client> quiet = Client::connect(
-        {.connection_string = with_session_setting(ctx.url, "pgflow.notify_events%3Doff"), .max_connections = 2});
+        {.connection_string = with_session_setting(ctx.url, "pgflow.notify_events%3Doff"),
+         .max_connections = 2});
     if (!quiet.ok()) throw BenchError(absl::StrCat("Client::connect: ", quiet.status().message()));
     const StartRates quiet_one = start_rates(*quiet, meter, def.slug, 1, start_runs);
     const StartRates quiet_two = start_rates(*quiet, meter, def.slug, 2, start_runs);
-    ctx.report.add({.id = "c8", .name = "producers 2 vs 1, pgflow.notify_events off", .value = quiet_two.full / quiet_one.full,
+    ctx.report.add({.id = "c8",
+                    .name = "producers 2 vs 1, pgflow.notify_events off",
+                    .value = quiet_two.full / quiet_one.full,
                     .unit = "x",
-                    .note = absl::StrFormat("Client::start_flow %.0f -> %.0f runs/s; 1 thread: %s; 2 threads: %s",
-                                            quiet_one.full, quiet_two.full, quiet_one.full_cpu, quiet_two.full_cpu)});
+                    .note = absl::StrFormat(
+                        "Client::start_flow %.0f -> %.0f runs/s; 1 thread: %s; 2 threads: %s",
+                        quiet_one.full, quiet_two.full, quiet_one.full_cpu, quiet_two.full_cpu)});
     drop_flow(db, def.slug);
     vacuum_run_tables(db);
   }
   end_to_end(ctx, ctx.url, StartCall::kStartFlow, "c1", "", runs, producers);
-  end_to_end(ctx, with_session_setting(ctx.url, "pgflow.notify_events%3Doff"), StartCall::kStartFlow, "c4",
-             ", pgflow.notify_events off", runs, producers);
-  end_to_end(ctx, ctx.url, StartCall::kStartRun, "c7", ", lean starts (Client::start_run)", runs, producers);
+  end_to_end(ctx, with_session_setting(ctx.url, "pgflow.notify_events%3Doff"),
+             StartCall::kStartFlow, "c4", ", pgflow.notify_events off", runs, producers);
+  end_to_end(ctx, ctx.url, StartCall::kStartRun, "c7", ", lean starts (Client::start_run)", runs,
+             producers);
 }
 
 void run_dag(BenchContext& ctx) {
   const std::int64_t runs = ctx.flags.scaled("dag_runs");
   const std::int64_t map_size = ctx.flags.integer("dag_map");
   const std::int64_t tasks = runs * (map_size + 4);
-  progress(absl::StrFormat("d: 5-step DAG with a %d-element map, backlog of %d runs (%d tasks)", map_size, runs,
-                           tasks));
+  progress(absl::StrFormat("d: 5-step DAG with a %d-element map, backlog of %d runs (%d tasks)",
+                           map_size, runs, tasks));
   Db db = Db::open(ctx.url);
   const FlowDefinition def = renamed(dag_flow(), unique_slug("bench_dag"));
   compile_flow(db, def);
@@ -344,17 +395,26 @@ void run_dag(BenchContext& ctx) {
   }
   const std::int64_t finished = completed_runs(db, def.slug);
   if (!done || finished != runs) {
-    ctx.report.add({.id = "d1", .name = "5-step DAG (DID NOT FINISH)", .value = 0, .unit = "tasks/s",
+    ctx.report.add({.id = "d1",
+                    .name = "5-step DAG (DID NOT FINISH)",
+                    .value = 0,
+                    .unit = "tasks/s",
                     .note = absl::StrFormat("%d of %d runs completed", finished, runs)});
   } else {
     const double secs = seconds_between(t0, *done);
     ctx.report.add({.id = "d1",
                     .name = absl::StrFormat("5-step DAG with a %d-element map: tasks", map_size),
-                    .value = static_cast<double>(tasks) / secs, .unit = "tasks/s", .throughput = true,
-                    .note = absl::StrFormat("%d runs x %d tasks in %.2f s; %s; %s", runs, map_size + 4, secs,
-                                            claim_note(counter, tasks), CpuMeter::per_task(cpu0, cpu1, tasks, secs))});
-    ctx.report.add({.id = "d2", .name = absl::StrFormat("5-step DAG with a %d-element map: runs", map_size),
-                    .value = static_cast<double>(runs) / secs, .unit = "runs/s", .note = backends});
+                    .value = static_cast<double>(tasks) / secs,
+                    .unit = "tasks/s",
+                    .throughput = true,
+                    .note = absl::StrFormat("%d runs x %d tasks in %.2f s; %s; %s", runs,
+                                            map_size + 4, secs, claim_note(counter, tasks),
+                                            CpuMeter::per_task(cpu0, cpu1, tasks, secs))});
+    ctx.report.add({.id = "d2",
+                    .name = absl::StrFormat("5-step DAG with a %d-element map: runs", map_size),
+                    .value = static_cast<double>(runs) / secs,
+                    .unit = "runs/s",
+                    .note = backends});
   }
   drop_flow(db, def.slug);
   vacuum_run_tables(db);
@@ -363,12 +423,15 @@ void run_dag(BenchContext& ctx) {
 void run_map_scaling(BenchContext& ctx) {
   const std::int64_t small = ctx.flags.scaled("map_small", 10);
   const std::int64_t large = ctx.flags.scaled("map_large", 10);
-  const int repeats = static_cast<int>(std::max<std::int64_t>(1, ctx.flags.integer("map_small_repeats")));
-  progress(absl::StrFormat("f: root map of %d (x%d) and %d elements, hot worker", small, repeats, large));
+  const int repeats =
+      static_cast<int>(std::max<std::int64_t>(1, ctx.flags.integer("map_small_repeats")));
+  progress(absl::StrFormat("f: root map of %d (x%d) and %d elements, hot worker", small, repeats,
+                           large));
   Db db = Db::open(ctx.url);
   const FlowDefinition def = renamed(map_flow(), unique_slug("bench_map"));
   compile_flow(db, def);
-  absl::StatusOr<Client> client = Client::connect({.connection_string = ctx.url, .max_connections = 1});
+  absl::StatusOr<Client> client =
+      Client::connect({.connection_string = ctx.url, .max_connections = 1});
   if (!client.ok()) throw BenchError(absl::StrCat("Client::connect: ", client.status().message()));
 
   TaskCounter counter;
@@ -393,11 +456,13 @@ void run_map_scaling(BenchContext& ctx) {
     std::optional<Clock::time_point> done = counter.wait(ctx.timeout);
     const CpuSample cpu1 = meter.sample();
     if (!done) return std::nullopt;
-    if (db.scalar("select status from pgflow.runs where run_id = $1::uuid", {run->run_id}) != "completed") {
+    if (db.scalar("select status from pgflow.runs where run_id = $1::uuid", {run->run_id}) !=
+        "completed") {
       return std::nullopt;
     }
     return Timing{seconds_between(t0, *done), millis_between(t0, started),
-                  claim_note(counter, n) + "; " + CpuMeter::per_task(cpu0, cpu1, n, seconds_between(t0, *done))};
+                  claim_note(counter, n) + "; " +
+                      CpuMeter::per_task(cpu0, cpu1, n, seconds_between(t0, *done))};
   };
   (void)one_run(20);  // warm-up
   std::vector<double> small_per_element;
@@ -414,31 +479,43 @@ void run_map_scaling(BenchContext& ctx) {
   (void)worker.wait();
 
   if (!small_timing || !large_timing) {
-    ctx.report.add({.id = "f1", .name = "map scaling (DID NOT FINISH)", .value = 0, .unit = "us/elem"});
-    ctx.report.target({.target = "10k-element map: time per element within 1.5x of a 1k map", .met = false,
+    ctx.report.add(
+        {.id = "f1", .name = "map scaling (DID NOT FINISH)", .value = 0, .unit = "us/elem"});
+    ctx.report.target({.target = "10k-element map: time per element within 1.5x of a 1k map",
+                       .met = false,
                        .detail = "a map run did not finish within the timeout"});
   } else {
     const double small_us = median(small_per_element);
     const double large_us = large_timing->total_s * 1e6 / static_cast<double>(large);
-    ctx.report.add({.id = "f1", .name = absl::StrFormat("root map, %d elements: time per element", small),
-                    .value = small_us, .unit = "us/elem",
-                    .note = absl::StrFormat("median of %d runs (%s); start_flow call %.1f ms; %s", repeats,
-                                            absl::StrJoin(small_runs, ", "), small_timing->start_flow_ms,
-                                            small_timing->claims)});
-    ctx.report.add({.id = "f2", .name = absl::StrFormat("root map, %d elements: time per element", large),
-                    .value = large_us, .unit = "us/elem",
-                    .note = absl::StrFormat("%.2f s in total; start_flow call %.1f ms; %s", large_timing->total_s,
-                                            large_timing->start_flow_ms, large_timing->claims)});
-    ctx.report.add({.id = "f3", .name = absl::StrFormat("root map, %d elements: tasks", large),
-                    .value = static_cast<double>(large) / large_timing->total_s, .unit = "tasks/s",
+    ctx.report.add({.id = "f1",
+                    .name = absl::StrFormat("root map, %d elements: time per element", small),
+                    .value = small_us,
+                    .unit = "us/elem",
+                    .note = absl::StrFormat("median of %d runs (%s); start_flow call %.1f ms; %s",
+                                            repeats, absl::StrJoin(small_runs, ", "),
+                                            small_timing->start_flow_ms, small_timing->claims)});
+    ctx.report.add({.id = "f2",
+                    .name = absl::StrFormat("root map, %d elements: time per element", large),
+                    .value = large_us,
+                    .unit = "us/elem",
+                    .note = absl::StrFormat("%.2f s in total; start_flow call %.1f ms; %s",
+                                            large_timing->total_s, large_timing->start_flow_ms,
+                                            large_timing->claims)});
+    ctx.report.add({.id = "f3",
+                    .name = absl::StrFormat("root map, %d elements: tasks", large),
+                    .value = static_cast<double>(large) / large_timing->total_s,
+                    .unit = "tasks/s",
                     .throughput = true});
     const double ratio = large_us / small_us;
-    ctx.report.add({.id = "f4", .name = "map per-element time ratio large/small (target <= 1.5)", .value = ratio,
+    ctx.report.add({.id = "f4",
+                    .name = "map per-element time ratio large/small (target <= 1.5)",
+                    .value = ratio,
                     .unit = "x"});
-    ctx.report.target({.target = "10k-element map: time per element within 1.5x of a 1k map",
-                       .met = ratio <= 1.5,
-                       .detail = absl::StrFormat("%.2fx (%.0f us/element at %d, %.0f us/element at %d)", ratio,
-                                                 large_us, large, small_us, small)});
+    ctx.report.target(
+        {.target = "10k-element map: time per element within 1.5x of a 1k map",
+         .met = ratio <= 1.5,
+         .detail = absl::StrFormat("%.2fx (%.0f us/element at %d, %.0f us/element at %d)", ratio,
+                                   large_us, large, small_us, small)});
   }
   drop_flow(db, def.slug);
   vacuum_run_tables(db);

@@ -52,9 +52,10 @@ inline const auto flow =
           return Profile{s.email, s.email.ends_with("@vip.example")};
         })
         // A dependent step receives its dependencies' outputs, in after<...> order.
-        .array<"friends">(pgflow::after<"profile">, [](const Profile& p) {
-          return std::vector<Friend>{{p.id + "/alice"}, {p.id + "/bob"}};
-        })
+        .array<"friends">(pgflow::after<"profile">,
+                          [](const Profile& p) {
+                            return std::vector<Friend>{{p.id + "/alice"}, {p.id + "/bob"}};
+                          })
         // A map step runs once per element of its source array; its output is the array of
         // the handler's results, in element order.
         .map<"notifyAll">(pgflow::over<"friends">, {.timeout = 10},

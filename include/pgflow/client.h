@@ -80,7 +80,7 @@ struct ClientConfig {
 
 // A run or step state change, as published on the `pgflow_events` channel.
 struct RunEvent {
-  std::string event;      // run:started, run:completed, run:failed, step:started, step:completed, ...
+  std::string event;  // run:started, run:completed, run:failed, step:started, step:completed, ...
   std::string run_id;
   std::string flow_slug;
   std::string step_slug;  // empty for run events
@@ -90,9 +90,10 @@ struct RunEvent {
 // An alias and its versions (pgflow.flow_aliases and pgflow.flows.flow_alias).
 struct FlowAlias {
   std::string alias;
-  std::optional<std::string> active_flow_slug;  // what start_flow(alias) starts; none: no version active
-  std::vector<std::string> versions;            // the member flows, in the order they were (last) compiled
-  std::optional<absl::Time> updated_at;         // when the active version last changed
+  std::optional<std::string>
+      active_flow_slug;                  // what start_flow(alias) starts; none: no version active
+  std::vector<std::string> versions;     // the member flows, in the order they were (last) compiled
+  std::optional<absl::Time> updated_at;  // when the active version last changed
 };
 
 // The rows of a statement run in a Transaction: text values, nullopt for NULL.
@@ -103,8 +104,8 @@ using Rows = std::vector<std::vector<std::optional<std::string>>>;
 class Transaction : public RunControl {
  public:
   // Runs one parameterised statement in the transaction.
-  virtual absl::StatusOr<Rows> exec(std::string_view sql,
-                                    const std::vector<std::optional<std::string>>& params = {}) const = 0;
+  virtual absl::StatusOr<Rows> exec(
+      std::string_view sql, const std::vector<std::optional<std::string>>& params = {}) const = 0;
 };
 
 // Stops delivering events when destroyed.
@@ -134,8 +135,9 @@ class Client final : public RunControl {
   // version; a flow that is not a member of the alias is kInvalidArgument, an unknown flow
   // kNotFound. Returns the alias as the activation left it. (An operator's action: it needs
   // the schema owner's rights.)
-  absl::StatusOr<FlowAlias> activate_flow_version(std::string_view flow_alias, std::string_view flow_slug,
-                                                  std::optional<std::string> expected_current) const;
+  absl::StatusOr<FlowAlias> activate_flow_version(
+      std::string_view flow_alias, std::string_view flow_slug,
+      std::optional<std::string> expected_current) const;
   // Every alias with its active version and its members, by alias.
   absl::StatusOr<std::vector<FlowAlias>> flow_aliases() const;
 
@@ -162,7 +164,8 @@ class Client final : public RunControl {
  private:
   class Impl;
   explicit Client(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
-  absl::Status on_connection(bool atomic, absl::FunctionRef<absl::Status(pg::Connection&)> op) const override;
+  absl::Status on_connection(bool atomic,
+                             absl::FunctionRef<absl::Status(pg::Connection&)> op) const override;
   std::shared_ptr<Impl> impl_;
 };
 

@@ -50,7 +50,7 @@ class Context {
   // Everything a Context holds. The worker fills it in; tests build one directly.
   struct Init {
     std::string flow_slug = {};
-    std::string run_id = {};      // UUID text
+    std::string run_id = {};  // UUID text
     std::string step_slug = {};
     int task_index = 0;           // 0 for single steps; the element index for map steps
     int attempt = 1;              // 1 for the first attempt

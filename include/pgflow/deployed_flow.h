@@ -44,15 +44,29 @@ void pgflow_invalid_alias(const char* explanation);
 
 consteval void check_alias(std::string_view alias) {
   switch (slug_problem(alias)) {
-    case SlugProblem::kNone: return;
-    case SlugProblem::kEmpty: pgflow_invalid_alias("pgflow: a flow alias cannot be empty (a flow without define_deployed_flow is its own alias)");
-    case SlugProblem::kTooLong: pgflow_invalid_alias("pgflow: a flow alias can be at most 128 characters long");
-    case SlugProblem::kInvalidCharacter: pgflow_invalid_alias("pgflow: a flow alias can contain only ASCII letters, digits and single underscores (camelCase works)");
-    case SlugProblem::kLeadingDigit: pgflow_invalid_alias("pgflow: a flow alias must start with a letter, not a digit");
-    case SlugProblem::kLeadingUnderscore: pgflow_invalid_alias("pgflow: a flow alias must start with a letter, not '_'");
-    case SlugProblem::kTrailingUnderscore: pgflow_invalid_alias("pgflow: a flow alias cannot end with '_'");
-    case SlugProblem::kDoubleUnderscore: pgflow_invalid_alias("pgflow: a flow alias cannot contain '__'; use one underscore or camelCase");
-    case SlugProblem::kReserved: pgflow_invalid_alias("pgflow: 'run' is reserved and cannot be a flow alias");
+    case SlugProblem::kNone:
+      return;
+    case SlugProblem::kEmpty:
+      pgflow_invalid_alias(
+          "pgflow: a flow alias cannot be empty (a flow without define_deployed_flow is its own "
+          "alias)");
+    case SlugProblem::kTooLong:
+      pgflow_invalid_alias("pgflow: a flow alias can be at most 128 characters long");
+    case SlugProblem::kInvalidCharacter:
+      pgflow_invalid_alias(
+          "pgflow: a flow alias can contain only ASCII letters, digits and single underscores "
+          "(camelCase works)");
+    case SlugProblem::kLeadingDigit:
+      pgflow_invalid_alias("pgflow: a flow alias must start with a letter, not a digit");
+    case SlugProblem::kLeadingUnderscore:
+      pgflow_invalid_alias("pgflow: a flow alias must start with a letter, not '_'");
+    case SlugProblem::kTrailingUnderscore:
+      pgflow_invalid_alias("pgflow: a flow alias cannot end with '_'");
+    case SlugProblem::kDoubleUnderscore:
+      pgflow_invalid_alias(
+          "pgflow: a flow alias cannot contain '__'; use one underscore or camelCase");
+    case SlugProblem::kReserved:
+      pgflow_invalid_alias("pgflow: 'run' is reserved and cannot be a flow alias");
   }
 }
 
@@ -77,10 +91,11 @@ class AliasName {
       : owned_(std::make_shared<const std::string>(std::move(text.value))), view_(*owned_) {}
   // Any other text: not checkable at compile time, so it must say so.
   template <typename T>
-    requires(!std::is_array_v<T> && std::is_convertible_v<const T&, std::string_view>)
-  AliasName(const T&) {  // NOLINT: implicit
+  requires(!std::is_array_v<T> && std::is_convertible_v<const T&, std::string_view>)
+      AliasName(const T&) {  // NOLINT: implicit
     static_assert(detail::kAlwaysFalse<T>,
-                  "pgflow: an alias that is not a string literal is known only at run time: write {.alias = pgflow::runtime(text)}");
+                  "pgflow: an alias that is not a string literal is known only at run time: write "
+                  "{.alias = pgflow::runtime(text)}");
   }
   AliasName(const AliasName&) = default;
   AliasName& operator=(const AliasName&) = default;
@@ -139,7 +154,8 @@ template <typename F>
 auto define_deployed_flow(const F& flow, DeployOptions options) {
   constexpr bool deployable = detail::IsFlow<F>::value || detail::IsStepQueuedFlow<F>::value;
   static_assert(deployable || std::is_same_v<F, detail::InvalidFlow>,
-                "pgflow: define_deployed_flow takes a pgflow::Flow or a StepQueuedFlow; a DeployedFlow already has its alias (a version belongs to one alias)");
+                "pgflow: define_deployed_flow takes a pgflow::Flow or a StepQueuedFlow; a "
+                "DeployedFlow already has its alias (a version belongs to one alias)");
   if constexpr (!deployable) {
     return flow;  // an error was reported already (here or where the flow was built)
   } else {

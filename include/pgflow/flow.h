@@ -98,7 +98,9 @@ template <detail::FixedString... Slugs>
 inline constexpr detail::OverTag<Slugs...> over{};
 
 // Run the step only if its condition input contains `pattern` (a JSON object).
-inline detail::IfPattern when(nlohmann::json pattern) { return detail::IfPattern{std::move(pattern)}; }
+inline detail::IfPattern when(nlohmann::json pattern) {
+  return detail::IfPattern{std::move(pattern)};
+}
 // Run the step only if its condition input does not contain `pattern` (a JSON object).
 inline detail::IfNotPattern unless(nlohmann::json pattern) {
   return detail::IfNotPattern{std::move(pattern)};
@@ -127,12 +129,12 @@ class Flow : public detail::StepMethods<Flow<Slug, Input, Steps...>> {
   using input_type = Input;
 
   // An empty flow: `pgflow::Flow<"onboardUser", Signup>({.max_attempts = 3})`.
-  explicit Flow(FlowOptions options = {})
-    requires(sizeof...(Steps) == 0)
+  explicit Flow(FlowOptions options = {}) requires(sizeof...(Steps) == 0)
       : definition_(detail::new_flow(Slug.view(), options)) {
     [[maybe_unused]] constexpr bool slug_ok = detail::check_flow_slug<Slug>();
     static_assert(JsonConvertible<Input>,
-                  "pgflow: the flow input type has no JSON conversion; give it nlohmann to_json and from_json (e.g. NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE)");
+                  "pgflow: the flow input type has no JSON conversion; give it nlohmann to_json "
+                  "and from_json (e.g. NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE)");
   }
 
   static constexpr std::string_view slug() { return Slug.view(); }
@@ -140,7 +142,8 @@ class Flow : public detail::StepMethods<Flow<Slug, Input, Steps...>> {
   static constexpr QueueMode queue_mode = QueueMode::kFlow;
   static constexpr std::size_t step_count = sizeof...(Steps);
   // Step slugs in declaration order.
-  static constexpr std::array<std::string_view, sizeof...(Steps)> step_slugs = {Steps::slug.view()...};
+  static constexpr std::array<std::string_view, sizeof...(Steps)> step_slugs = {
+      Steps::slug.view()...};
 
   template <detail::FixedString S>
   static constexpr bool has_step = detail::has_step<S, Steps...>;
@@ -162,7 +165,8 @@ class Flow : public detail::StepMethods<Flow<Slug, Input, Steps...>> {
   friend class Flow;
   friend class detail::StepMethods<Flow>;
 
-  explicit Flow(std::shared_ptr<const FlowDefinition> definition) : definition_(std::move(definition)) {}
+  explicit Flow(std::shared_ptr<const FlowDefinition> definition)
+      : definition_(std::move(definition)) {}
 
   template <detail::FixedString S, detail::StepKind Kind, typename... A>
   auto add_step(A&&... a) const {
@@ -170,7 +174,8 @@ class Flow : public detail::StepMethods<Flow<Slug, Input, Steps...>> {
     if constexpr (sizeof...(A) == 0) {
       return detail::InvalidFlow{};
     } else {
-      return add_step_checked<S, Kind>(std::make_index_sequence<sizeof...(A) - 1>{}, std::forward<A>(a)...);
+      return add_step_checked<S, Kind>(std::make_index_sequence<sizeof...(A) - 1>{},
+                                       std::forward<A>(a)...);
     }
   }
 
@@ -179,17 +184,20 @@ class Flow : public detail::StepMethods<Flow<Slug, Input, Steps...>> {
   template <detail::FixedString S, detail::StepKind Kind, std::size_t... I, typename... A>
   auto add_step_checked(std::index_sequence<I...>, A&&... a) const {
     using H = std::decay_t<std::tuple_element_t<sizeof...(I), std::tuple<A...>>>;
-    using Args = detail::StepArgs<std::remove_cvref_t<std::tuple_element_t<I, std::tuple<A...>>>...>;
+    using Args =
+        detail::StepArgs<std::remove_cvref_t<std::tuple_element_t<I, std::tuple<A...>>>...>;
     using Deps = typename Args::deps;
 
-    constexpr bool names_ok = detail::check_step_slug<S>() && detail::check_unique_slug<S, Steps...>();
+    constexpr bool names_ok =
+        detail::check_step_slug<S>() && detail::check_unique_slug<S, Steps...>();
     constexpr bool args_ok = names_ok && detail::check_step_args<Kind, Args>();
     constexpr bool deps_ok = args_ok && detail::check_dependencies_known<Kind, Deps, Steps...>();
     if constexpr (!deps_ok) {
       return detail::InvalidFlow{};
     } else {
       constexpr bool source_ok =
-          detail::check_source<Kind, Deps::size == 0, typename detail::MapSource<Input, Deps, Steps...>::type>();
+          detail::check_source<Kind, Deps::size == 0,
+                               typename detail::MapSource<Input, Deps, Steps...>::type>();
       if constexpr (!source_ok) {
         return detail::InvalidFlow{};
       } else {
@@ -199,10 +207,9 @@ class Flow : public detail::StepMethods<Flow<Slug, Input, Steps...>> {
         using StrippedCall = detail::HandlerCall<H, typename detail::StripOptionals<ArgList>::type>;
         constexpr bool has_optional_args =
             !std::is_same_v<ArgList, typename detail::StripOptionals<ArgList>::type>;
-        constexpr bool handler_ok =
-            detail::check_handler<Call, StrippedCall, has_optional_args,
-                                  Deps::size != 0 && Kind != detail::StepKind::kMap &&
-                                      detail::takes_optional_for_value<H, ArgList>()>();
+        constexpr bool handler_ok = detail::check_handler < Call, StrippedCall, has_optional_args,
+                       Deps::size != 0 && Kind != detail::StepKind::kMap &&
+                           detail::takes_optional_for_value<H, ArgList>() > ();
         if constexpr (!handler_ok) {
           return detail::InvalidFlow{};
         } else {
@@ -211,24 +218,27 @@ class Flow : public detail::StepMethods<Flow<Slug, Input, Steps...>> {
           if constexpr (!detail::check_output<Kind, Result, Returned>()) {
             return detail::InvalidFlow{};
           } else {
-            using Output = std::conditional_t<Kind == detail::StepKind::kMap, std::vector<Result>, Result>;
+            using Output =
+                std::conditional_t<Kind == detail::StepKind::kMap, std::vector<Result>, Result>;
             constexpr bool dep_cascades = detail::AnyCascades<Deps, Steps...>::value;
             constexpr detail::SkipTraits skip{
                 .arrives_optional = Args::plain_skip,
                 .may_cascade = Args::cascade_skip || dep_cascades,
                 .may_be_absent = Args::plain_skip || Args::cascade_skip || dep_cascades,
             };
-            using Tag = detail::StepTag<S, Kind == detail::StepKind::kMap ? StepType::kMap : StepType::kSingle,
-                                        Output, Deps, skip>;
+            using Tag =
+                detail::StepTag<S,
+                                Kind == detail::StepKind::kMap ? StepType::kMap : StepType::kSingle,
+                                Output, Deps, skip>;
 
-            StepDefinition step = detail::new_step(S.view(), Tag::type, Deps::views, Args::effective_unmet,
-                                                   Args::effective_exhausted);
+            StepDefinition step = detail::new_step(
+                S.view(), Tag::type, Deps::views, Args::effective_unmet, Args::effective_exhausted);
             // Runtime arguments (patterns, options) fill the step; the handler and the tags pass through.
             (detail::apply_step_arg(step, std::forward<A>(a)), ...);
-            return Flow<Slug, Input, Steps..., Tag>(
-                detail::append_step(*definition_, std::move(step),
-                                    detail::make_step_handler<Reader>(detail::StepNames{Slug.view(), S.view()},
-                                                                      detail::last_arg(std::forward<A>(a)...))));
+            return Flow<Slug, Input, Steps..., Tag>(detail::append_step(
+                *definition_, std::move(step),
+                detail::make_step_handler<Reader>(detail::StepNames{Slug.view(), S.view()},
+                                                  detail::last_arg(std::forward<A>(a)...))));
           }
         }
       }
@@ -254,8 +264,8 @@ using StepOutput = typename detail::StepOutputOf<std::remove_cvref_t<F>, Slug>::
 // The run output: the leaf steps (no other step depends on them) by slug, std::optional for
 // leaves that may be skipped. JSON-convertible; `out.get<"report">()`.
 template <typename F>
-using FlowOutput =
-    typename detail::FlowTypeAccess::step_list<std::remove_cvref_t<F>>::template apply<detail::FlowOutputOf>::type;
+using FlowOutput = typename detail::FlowTypeAccess::step_list<
+    std::remove_cvref_t<F>>::template apply<detail::FlowOutputOf>::type;
 
 // Step slugs of flow type F in declaration order, as std::array<std::string_view, N>.
 template <typename F>
@@ -268,8 +278,12 @@ nlohmann::ordered_json shape_of(const F& flow) {
 }
 
 // Not API: accept flows whose definition failed a compile-time check (see detail::InvalidFlow).
-inline nlohmann::ordered_json shape_of(const detail::InvalidFlow& flow) { return shape_of(flow.definition()); }
-inline absl::Status validate(const detail::InvalidFlow& flow) { return validate(flow.definition()); }
+inline nlohmann::ordered_json shape_of(const detail::InvalidFlow& flow) {
+  return shape_of(flow.definition());
+}
+inline absl::Status validate(const detail::InvalidFlow& flow) {
+  return validate(flow.definition());
+}
 
 // validate() of a typed flow's definition: only runtime values can fail here (patterns
 // that are not JSON objects, option values given through pgflow::runtime()).

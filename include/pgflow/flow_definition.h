@@ -96,7 +96,7 @@ struct StepDefinition {
   // Upstream calls them `if` / `ifNot` (requiredInputPattern / forbiddenInputPattern).
   std::optional<nlohmann::json> if_pattern = {};
   std::optional<nlohmann::json> if_not_pattern = {};
-  WhenMode when_unmet = WhenMode::kSkip;     // only meaningful with a pattern
+  WhenMode when_unmet = WhenMode::kSkip;  // only meaningful with a pattern
   WhenMode when_exhausted = WhenMode::kFail;
   StepHandler handler = {};
 };

@@ -43,7 +43,9 @@ struct RuntimeValue {
 // Wraps a value read at run time, e.g. `{.timeout = pgflow::runtime(cfg.timeout)}`.
 constexpr RuntimeValue runtime(int value) { return RuntimeValue{value}; }
 // The same for a time option given as a duration in whole seconds.
-constexpr RuntimeValue runtime(std::chrono::seconds value) { return RuntimeValue{static_cast<int>(value.count())}; }
+constexpr RuntimeValue runtime(std::chrono::seconds value) {
+  return RuntimeValue{static_cast<int>(value.count())};
+}
 
 // pgflow::RuntimeText
 //
@@ -66,25 +68,35 @@ void pgflow_option_value_out_of_range(const char* explanation);
 struct MaxAttemptsRule {
   static constexpr bool kSeconds = false;
   static consteval void check(int v) {
-    if (v < 1) pgflow_option_value_out_of_range("pgflow: max_attempts must be at least 1 (the first attempt counts); use 1 to disable retries");
+    if (v < 1)
+      pgflow_option_value_out_of_range(
+          "pgflow: max_attempts must be at least 1 (the first attempt counts); use 1 to disable "
+          "retries");
   }
 };
 struct BaseDelayRule {
   static constexpr bool kSeconds = true;
   static consteval void check(int v) {
-    if (v < 1) pgflow_option_value_out_of_range("pgflow: base_delay must be at least 1 second; leave it unset to inherit the flow's value");
+    if (v < 1)
+      pgflow_option_value_out_of_range(
+          "pgflow: base_delay must be at least 1 second; leave it unset to inherit the flow's "
+          "value");
   }
 };
 struct TimeoutRule {
   static constexpr bool kSeconds = true;
   static consteval void check(int v) {
-    if (v < 3) pgflow_option_value_out_of_range("pgflow: timeout must be at least 3 seconds; leave it unset to inherit the flow's value");
+    if (v < 3)
+      pgflow_option_value_out_of_range(
+          "pgflow: timeout must be at least 3 seconds; leave it unset to inherit the flow's value");
   }
 };
 struct StartDelayRule {
   static constexpr bool kSeconds = true;
   static consteval void check(int v) {
-    if (v < 0) pgflow_option_value_out_of_range("pgflow: start_delay cannot be negative; use 0 (the default) to start at once");
+    if (v < 0)
+      pgflow_option_value_out_of_range(
+          "pgflow: start_delay cannot be negative; use 0 (the default) to start at once");
   }
 };
 
@@ -97,24 +109,29 @@ class CheckedOption {
   constexpr CheckedOption(RuntimeValue value) : value_(value.value) {}        // NOLINT: implicit
   // A time option as a duration that converts to whole seconds without loss.
   template <typename Rep, typename Period>
-    requires(Rule::kSeconds && std::is_convertible_v<std::chrono::duration<Rep, Period>, std::chrono::seconds>)
-  consteval CheckedOption(std::chrono::duration<Rep, Period> value)  // NOLINT: implicit
+  requires(Rule::kSeconds&& std::is_convertible_v<
+           std::chrono::duration<Rep, Period>,
+           std::chrono::seconds>) consteval CheckedOption(std::chrono::duration<Rep, Period>
+                                                              value)  // NOLINT: implicit
       : CheckedOption(static_cast<int>(std::chrono::seconds(value).count())) {}
   // A finer duration (milliseconds) would be rounded: refused instead.
   template <typename Rep, typename Period>
-    requires(Rule::kSeconds && !std::is_convertible_v<std::chrono::duration<Rep, Period>, std::chrono::seconds>)
-  consteval CheckedOption(std::chrono::duration<Rep, Period> value) {  // NOLINT: implicit
+  requires(Rule::kSeconds &&
+           !std::is_convertible_v<
+               std::chrono::duration<Rep, Period>,
+               std::chrono::seconds>) consteval CheckedOption(std::chrono::duration<Rep, Period>
+                                                                  value) {  // NOLINT: implicit
     if (value.count() == value.count()) {
-      pgflow_option_value_out_of_range("pgflow: time options are whole seconds (the SQL core's unit): use std::chrono::seconds or a coarser duration, or an int");
+      pgflow_option_value_out_of_range(
+          "pgflow: time options are whole seconds (the SQL core's unit): use std::chrono::seconds "
+          "or a coarser duration, or an int");
     }
   }
 
   // The value, or nullopt when unset (inherit / database default).
   constexpr std::optional<int> value() const { return value_; }
   // A time option's value as a duration.
-  constexpr std::optional<std::chrono::seconds> seconds() const
-    requires Rule::kSeconds
-  {
+  constexpr std::optional<std::chrono::seconds> seconds() const requires Rule::kSeconds {
     if (!value_) return std::nullopt;
     return std::chrono::seconds(*value_);
   }

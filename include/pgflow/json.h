@@ -33,13 +33,15 @@ namespace pgflow {
 // Note: nlohmann/json 3.11 has no std::optional support; a handler that wants to return
 // "nothing" can return nlohmann::json (null) or a struct with a flag.
 template <typename T>
-concept JsonConvertible =
-    std::same_as<T, nlohmann::json> ||
+concept JsonConvertible = std::same_as<T, nlohmann::json> ||
     (requires(nlohmann::json& j, const T& in) { nlohmann::adl_serializer<T>::to_json(j, in); } &&
-     (requires(const nlohmann::json& cj, T& out) { nlohmann::adl_serializer<T>::from_json(cj, out); } ||
-      requires(const nlohmann::json& cj) {
-        { nlohmann::adl_serializer<T>::from_json(cj) } -> std::same_as<T>;
-      }));
+     (
+         requires(const nlohmann::json& cj, T& out) {
+           nlohmann::adl_serializer<T>::from_json(cj, out);
+         } ||
+         requires(const nlohmann::json& cj) {
+           { nlohmann::adl_serializer<T>::from_json(cj) } -> std::same_as<T>;
+         }));
 
 }  // namespace pgflow
 

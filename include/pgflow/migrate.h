@@ -29,9 +29,9 @@ namespace pgflow {
 
 // A migration this library carries.
 struct Migration {
-  int version = 0;       // 1, 2, ... (the NNNN of NNNN_name.sql)
-  std::string name;      // "core"
-  std::string checksum;  // SHA-256 of the file, hex
+  int version = 0;                // 1, 2, ... (the NNNN of NNNN_name.sql)
+  std::string name;               // "core"
+  std::string checksum;           // SHA-256 of the file, hex
   std::string file_name() const;  // "0001_core.sql"
 };
 

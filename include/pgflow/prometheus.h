@@ -94,8 +94,8 @@ class PrometheusMetrics {
   int port() const;
 
  private:
-  struct Families;    // the registry and pgflow's families in it
-  class FlowSeries;   // one flow's series, behind a worker_metrics() callback
+  struct Families;   // the registry and pgflow's families in it
+  class FlowSeries;  // one flow's series, behind a worker_metrics() callback
   explicit PrometheusMetrics(std::shared_ptr<const Families> families);
 
   std::shared_ptr<const Families> families_;

@@ -47,27 +47,31 @@ class RunControl {
   absl::StatusOr<RunState> start_flow(std::string_view flow_alias, const nlohmann::json& input,
                                       std::optional<std::string> run_id = std::nullopt) const;
   // start_flow, naming the alias explicitly.
-  absl::StatusOr<RunState> start_flow_by_alias(std::string_view flow_alias, const nlohmann::json& input,
-                                               std::optional<std::string> run_id = std::nullopt) const;
+  absl::StatusOr<RunState> start_flow_by_alias(
+      std::string_view flow_alias, const nlohmann::json& input,
+      std::optional<std::string> run_id = std::nullopt) const;
   // Starts a run of the concrete flow `flow_slug`, whether or not it is its alias's active
   // version (a pinned start: tests, replays, draining an old version).
-  absl::StatusOr<RunState> start_flow_by_slug(std::string_view flow_slug, const nlohmann::json& input,
-                                              std::optional<std::string> run_id = std::nullopt) const;
+  absl::StatusOr<RunState> start_flow_by_slug(
+      std::string_view flow_slug, const nlohmann::json& input,
+      std::optional<std::string> run_id = std::nullopt) const;
   // The lean starts: as start_flow and start_flow_by_slug (same names, errors and run_id
   // rule), but they return only the new run's id and do not read the run back
   // (pgflow.start_run / start_run_by_slug, schema 0007). For producers that start many runs
   // and look at few of them; Client::get_run reads one later.
   absl::StatusOr<std::string> start_run(std::string_view flow_alias, const nlohmann::json& input,
                                         std::optional<std::string> run_id = std::nullopt) const;
-  absl::StatusOr<std::string> start_run_by_slug(std::string_view flow_slug, const nlohmann::json& input,
-                                                std::optional<std::string> run_id = std::nullopt) const;
+  absl::StatusOr<std::string> start_run_by_slug(
+      std::string_view flow_slug, const nlohmann::json& input,
+      std::optional<std::string> run_id = std::nullopt) const;
 
   // Run control (docs/client.md, "Cancelling, retrying and resuming runs").
   // Cancels a started run: it fails with cancelled_at and `reason`, its unfinished tasks are
   // cancelled and workers running them see their stop tokens fire. Returns true when this call
   // cancelled the run, false when it had already finished (nothing changed); kNotFound for an
   // unknown run.
-  absl::StatusOr<bool> cancel_run(std::string_view run_id, std::optional<std::string> reason = std::nullopt) const;
+  absl::StatusOr<bool> cancel_run(std::string_view run_id,
+                                  std::optional<std::string> reason = std::nullopt) const;
   // Starts a new run of a failed or cancelled run's flow version with the same input, linked
   // by restart_of_run_id, and returns its id. `new_run_id` (a UUID) makes a retry safe to
   // repeat (kAlreadyExists the second time). A started or completed run is
@@ -90,13 +94,16 @@ class RunControl {
     return start_flow(alias_of(flow.definition()), nlohmann::json(input), std::move(run_id));
   }
   template <TypedFlow F>
-  absl::StatusOr<RunState> start_flow_by_alias(const F& flow, const FlowInput<F>& input,
-                                               std::optional<std::string> run_id = std::nullopt) const {
-    return start_flow_by_alias(alias_of(flow.definition()), nlohmann::json(input), std::move(run_id));
+  absl::StatusOr<RunState> start_flow_by_alias(
+      const F& flow, const FlowInput<F>& input,
+      std::optional<std::string> run_id = std::nullopt) const {
+    return start_flow_by_alias(alias_of(flow.definition()), nlohmann::json(input),
+                               std::move(run_id));
   }
   template <TypedFlow F>
-  absl::StatusOr<RunState> start_flow_by_slug(const F& flow, const FlowInput<F>& input,
-                                              std::optional<std::string> run_id = std::nullopt) const {
+  absl::StatusOr<RunState> start_flow_by_slug(
+      const F& flow, const FlowInput<F>& input,
+      std::optional<std::string> run_id = std::nullopt) const {
     return start_flow_by_slug(flow.definition().slug, nlohmann::json(input), std::move(run_id));
   }
   template <TypedFlow F>
@@ -105,8 +112,9 @@ class RunControl {
     return start_run(alias_of(flow.definition()), nlohmann::json(input), std::move(run_id));
   }
   template <TypedFlow F>
-  absl::StatusOr<std::string> start_run_by_slug(const F& flow, const FlowInput<F>& input,
-                                                std::optional<std::string> run_id = std::nullopt) const {
+  absl::StatusOr<std::string> start_run_by_slug(
+      const F& flow, const FlowInput<F>& input,
+      std::optional<std::string> run_id = std::nullopt) const {
     return start_run_by_slug(flow.definition().slug, nlohmann::json(input), std::move(run_id));
   }
 
@@ -118,7 +126,8 @@ class RunControl {
  private:
   // Runs `op` on a connection: a pooled one of the Client (in one transaction when `atomic`),
   // or the Transaction's.
-  virtual absl::Status on_connection(bool atomic, absl::FunctionRef<absl::Status(pg::Connection&)> op) const = 0;
+  virtual absl::Status on_connection(bool atomic,
+                                     absl::FunctionRef<absl::Status(pg::Connection&)> op) const = 0;
 };
 
 }  // namespace pgflow

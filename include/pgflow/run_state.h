@@ -95,8 +95,8 @@ absl::Status no_output_error(std::string_view what, std::string_view status);
 
 // `output` as T; the errors name `what` ("step x", "run y").
 template <typename T>
-absl::StatusOr<T> convert_output(const std::optional<nlohmann::json>& output, const std::string& what,
-                                 std::string_view status) {
+absl::StatusOr<T> convert_output(const std::optional<nlohmann::json>& output,
+                                 const std::string& what, std::string_view status) {
   if (!output) return no_output_error(what, status);
   try {
     return output->template get<T>();

@@ -54,7 +54,8 @@ class StepQueuedFlow : public detail::WrappedFlow<F> {
  private:
   friend struct detail::MakeStepQueued;
   explicit StepQueuedFlow(const F& flow)
-      : detail::WrappedFlow<F>(flow, detail::with_queue_mode(flow.definition(), QueueMode::kStep)) {}
+      : detail::WrappedFlow<F>(flow, detail::with_queue_mode(flow.definition(), QueueMode::kStep)) {
+  }
 };
 
 namespace detail {
@@ -74,7 +75,8 @@ struct MakeStepQueued {
 template <typename F>
 constexpr bool step_queue_names_fit() {
   for (std::size_t i = 0; i < F::step_count; ++i) {
-    if (step_queue_naming(F::slug(), F::step_slugs[i], i) == StepQueueNaming::kTooLong) return false;
+    if (step_queue_naming(F::slug(), F::step_slugs[i], i) == StepQueueNaming::kTooLong)
+      return false;
   }
   return true;
 }
@@ -86,14 +88,19 @@ template <typename F>
 auto with_step_queues(const F& flow) {
   constexpr bool is_flow = detail::IsFlow<F>::value || std::is_same_v<F, detail::InvalidFlow>;
   static_assert(is_flow,
-                "pgflow: with_step_queues takes a pgflow::Flow; a StepQueuedFlow already has step queues, and a DeployedFlow is made from the step-queued flow (define_deployed_flow(with_step_queues(flow), ...))");
+                "pgflow: with_step_queues takes a pgflow::Flow; a StepQueuedFlow already has step "
+                "queues, and a DeployedFlow is made from the step-queued flow "
+                "(define_deployed_flow(with_step_queues(flow), ...))");
   if constexpr (!detail::IsFlow<F>::value) {
     return flow;  // an error was reported already (here or where the flow was built)
   } else {
     static_assert(F::step_count > 0,
-                  "pgflow: with_step_queues needs a flow with at least one step; an empty flow has no step to give a queue");
-    static_assert(detail::step_queue_names_fit<F>(),
-                  "pgflow: with_step_queues: a step's private queue name, flow_slug__step_slug or flow_slug__step_index, is longer than PGMQ's 47 characters; shorten the flow slug");
+                  "pgflow: with_step_queues needs a flow with at least one step; an empty flow has "
+                  "no step to give a queue");
+    static_assert(
+        detail::step_queue_names_fit<F>(),
+        "pgflow: with_step_queues: a step's private queue name, flow_slug__step_slug or "
+        "flow_slug__step_index, is longer than PGMQ's 47 characters; shorten the flow slug");
     return detail::MakeStepQueued::make(flow);
   }
 }

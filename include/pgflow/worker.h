@@ -216,10 +216,13 @@ class EdgeWorker {
   static constexpr void check_only_step() {
     if constexpr (requires { F::queue_mode; }) {  // (not a flow that failed to compile)
       static_assert(F::queue_mode == QueueMode::kStep,
-                    "pgflow: only_step<\"...\"> selects one step of a StepQueuedFlow, but this flow has one queue for all its steps; give each step its own queue with pgflow::with_step_queues(flow), or start the worker without only_step");
+                    "pgflow: only_step<\"...\"> selects one step of a StepQueuedFlow, but this "
+                    "flow has one queue for all its steps; give each step its own queue with "
+                    "pgflow::with_step_queues(flow), or start the worker without only_step");
       if constexpr (F::queue_mode == QueueMode::kStep) {
         static_assert(F::template has_step<Step>,
-                      "pgflow: only_step<\"...\">: the flow has no step with this slug; name one of its steps");
+                      "pgflow: only_step<\"...\">: the flow has no step with this slug; name one "
+                      "of its steps");
       }
     }
   }

@@ -9,16 +9,17 @@
 #include "absl/strings/str_split.h"
 #include "cli/output.h"
 #include "cli/statements.h"
-#include "internal/text_checks.h"
 #include "internal/status_macros.h"
+#include "internal/text_checks.h"
 
 namespace pgflow::cli {
 
 CommandSet::CommandSet(CLI::App& app, Globals& globals) : app_(app), globals_(globals) {}
 
 void add_global_options(CLI::App& command, Globals& globals) {
-  command.add_option("--database,-d", globals.database,
-                     "libpq connection string or URL (default: the DATABASE_URL environment variable)");
+  command.add_option(
+      "--database,-d", globals.database,
+      "libpq connection string or URL (default: the DATABASE_URL environment variable)");
   command.add_flag("--json", globals.json, "machine-readable output (JSON on stdout)");
 }
 
@@ -64,7 +65,8 @@ int fail(const absl::Status& status) {
 }
 
 absl::StatusOr<pg::Connection> open_pgflow(const Globals& globals) {
-  PGFLOW_ASSIGN_OR_RETURN(pg::Connection conn, pg::Connection::open(globals.database, "pgflow-cli"));
+  PGFLOW_ASSIGN_OR_RETURN(pg::Connection conn,
+                          pg::Connection::open(globals.database, "pgflow-cli"));
   PGFLOW_RETURN_IF_ERROR(pg::require_pgflow_schema(conn));
   PGFLOW_RETURN_IF_ERROR(conn.exec(kUtc).status());
   return conn;
@@ -79,7 +81,8 @@ absl::StatusOr<Client> connect_client(const Globals& globals) {
 absl::StatusOr<nlohmann::json> query_json(pg::Connection& conn, std::string_view sql,
                                           const std::vector<pg::Param>& params) {
   PGFLOW_ASSIGN_OR_RETURN(pg::Result rows, conn.exec(sql, params));
-  if (rows.rows() != 1 || rows.is_null(0, 0)) return absl::InternalError("the query returned no JSON");
+  if (rows.rows() != 1 || rows.is_null(0, 0))
+    return absl::InternalError("the query returned no JSON");
   return nlohmann::json::parse(rows.scalar());
 }
 

@@ -21,9 +21,10 @@ namespace pgflow::cli {
 // Exit statuses (docs/operations.md, "Exit statuses").
 enum ExitCode : int {
   kOk = 0,
-  kFailed = 1,        // the command could not do its job (database error, unknown run, ...)
-  kUsage = 2,         // bad arguments; the message names the argument
-  kBadOutcome = 3,      // the command worked and the answer is bad: the run failed, the audit found errors
+  kFailed = 1,  // the command could not do its job (database error, unknown run, ...)
+  kUsage = 2,   // bad arguments; the message names the argument
+  kBadOutcome =
+      3,  // the command worked and the answer is bad: the run failed, the audit found errors
   kCancelled = 4,     // start --wait: the run was cancelled
   kStillRunning = 5,  // start --wait --timeout: the run had not ended when the wait ran out
 };
@@ -42,7 +43,8 @@ class CommandSet {
  public:
   CommandSet(CLI::App& app, Globals& globals);
   // A command `name` under `parent` that runs `action`.
-  CLI::App* add(CLI::App* parent, const std::string& name, const std::string& description, Action action);
+  CLI::App* add(CLI::App* parent, const std::string& name, const std::string& description,
+                Action action);
   // A command that only groups subcommands (one of them is required).
   CLI::App* group(const std::string& name, const std::string& description);
   CLI::App& app() { return app_; }

@@ -16,7 +16,6 @@
 namespace pgflow::cli {
 namespace {
 
-
 int list_flows(const Globals& g) {
   absl::StatusOr<pg::Connection> conn = open_pgflow(g);
   if (!conn.ok()) return fail(conn.status());
@@ -29,11 +28,13 @@ int list_flows(const Globals& g) {
   Table summary({"FLOW", "ALIAS", "STATE", "MODE", "STEPS", "RUNS STARTED", "COMPLETED", "FAILED"});
   Table routes({"FLOW", "STEP", "QUEUE", "LIVE WORKERS"});
   for (const auto& f : *flows) {
-    summary.add_row({f["flow_slug"], f["flow_alias"], f["active"].get<bool>() ? "active" : "inactive",
-                     f["queue_mode"], display_text(f["step_count"]), display_text(f["runs"]["started"]),
+    summary.add_row({f["flow_slug"], f["flow_alias"],
+                     f["active"].get<bool>() ? "active" : "inactive", f["queue_mode"],
+                     display_text(f["step_count"]), display_text(f["runs"]["started"]),
                      display_text(f["runs"]["completed"]), display_text(f["runs"]["failed"])});
     for (const auto& r : f["routes"]) {
-      routes.add_row({f["flow_slug"], r["step_slug"], r["queue_name"], display_text(r["live_workers"])});
+      routes.add_row(
+          {f["flow_slug"], r["step_slug"], r["queue_name"], display_text(r["live_workers"])});
     }
   }
   summary.print();
@@ -44,24 +45,27 @@ int list_flows(const Globals& g) {
   return kOk;
 }
 
-
 // What a step does differently from the defaults, as one line.
 std::string step_details(const nlohmann::json& s, const nlohmann::json& flow_options) {
-  std::vector<std::string> parts = {s["step_type"].get<std::string>() + " step", "queue " + display_text(s["queue_name"])};
+  std::vector<std::string> parts = {s["step_type"].get<std::string>() + " step",
+                                    "queue " + display_text(s["queue_name"])};
   for (const char* option : {"max_attempts", "base_delay", "timeout", "start_delay"}) {
     const nlohmann::json& v = s["options"][option];
     if (!v.is_null() && (!flow_options.contains(option) || v != flow_options[option])) {
-      parts.push_back(absl::StrCat(option, " ", v.dump(), std::string(option) == "max_attempts" ? "" : " s"));
+      parts.push_back(
+          absl::StrCat(option, " ", v.dump(), std::string(option) == "max_attempts" ? "" : " s"));
     }
   }
-  if (!s["required_input_pattern"].is_null()) parts.push_back("if input contains " + s["required_input_pattern"].dump());
+  if (!s["required_input_pattern"].is_null())
+    parts.push_back("if input contains " + s["required_input_pattern"].dump());
   if (!s["forbidden_input_pattern"].is_null()) {
     parts.push_back("unless input contains " + s["forbidden_input_pattern"].dump());
   }
   if (!s["required_input_pattern"].is_null() || !s["forbidden_input_pattern"].is_null()) {
     parts.push_back("when unmet: " + display_text(s["when_unmet"]));
   }
-  if (s["when_exhausted"] != "fail") parts.push_back("when retries are exhausted: " + display_text(s["when_exhausted"]));
+  if (s["when_exhausted"] != "fail")
+    parts.push_back("when retries are exhausted: " + display_text(s["when_exhausted"]));
   return absl::StrJoin(parts, "; ");
 }
 
@@ -77,7 +81,8 @@ void print_step_tree(const nlohmann::json& flow) {
       children[s["dependencies"].back().get<std::string>()].push_back(&s);
     }
   }
-  auto print = [&](auto& self, const nlohmann::json& s, const std::string& prefix, bool last, bool root) -> void {
+  auto print = [&](auto& self, const nlohmann::json& s, const std::string& prefix, bool last,
+                   bool root) -> void {
     std::string line = root ? "" : prefix + (last ? "└─ " : "├─ ");
     line += s["step_slug"].get<std::string>();
     if (s["dependencies"].size() > 1) {
@@ -88,7 +93,8 @@ void print_step_tree(const nlohmann::json& flow) {
     std::printf("  %s  [%s]\n", line.c_str(), step_details(s, flow["options"]).c_str());
     const auto& kids = children[s["step_slug"].get<std::string>()];
     const std::string next_prefix = root ? "" : prefix + (last ? "   " : "│  ");
-    for (size_t i = 0; i < kids.size(); ++i) self(self, *kids[i], next_prefix, i + 1 == kids.size(), false);
+    for (size_t i = 0; i < kids.size(); ++i)
+      self(self, *kids[i], next_prefix, i + 1 == kids.size(), false);
   };
   for (const nlohmann::json* r : roots) print(print, *r, "", true, true);
 }
@@ -98,18 +104,22 @@ int show_flow(const Globals& g, const std::string& slug) {
   if (!conn.ok()) return fail(conn.status());
   absl::StatusOr<nlohmann::json> flow = query_json(*conn, kFlowQuery, {slug});
   if (!flow.ok()) return fail(flow.status());
-  if (flow->is_null()) return fail(absl::NotFoundError(absl::StrCat("no flow or alias \"", slug, "\"")));
+  if (flow->is_null())
+    return fail(absl::NotFoundError(absl::StrCat("no flow or alias \"", slug, "\"")));
   if (g.json) {
     print_json(*flow);
     return kOk;
   }
   const auto& f = *flow;
   std::printf("flow %s  (alias %s, %s; one queue per %s)\n", display_text(f["flow_slug"]).c_str(),
-              display_text(f["flow_alias"]).c_str(), f["active"].get<bool>() ? "active version" : "inactive version",
+              display_text(f["flow_alias"]).c_str(),
+              f["active"].get<bool>() ? "active version" : "inactive version",
               f["queue_mode"] == "step" ? "step" : "flow");
   std::printf("defaults: max_attempts %s, base_delay %s s, timeout %s s; defined %s\n",
-              display_text(f["options"]["max_attempts"]).c_str(), display_text(f["options"]["base_delay"]).c_str(),
-              display_text(f["options"]["timeout"]).c_str(), timestamp_text(f["created_at"]).c_str());
+              display_text(f["options"]["max_attempts"]).c_str(),
+              display_text(f["options"]["base_delay"]).c_str(),
+              display_text(f["options"]["timeout"]).c_str(),
+              timestamp_text(f["created_at"]).c_str());
   std::printf("steps:\n");
   print_step_tree(f);
   return kOk;
@@ -123,17 +133,19 @@ int list_aliases(const Globals& g) {
   if (g.json) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& a : *aliases) {
-      out.push_back({{"alias", a.alias},
-                     {"active_flow_slug", a.active_flow_slug ? nlohmann::json(*a.active_flow_slug) : nullptr},
-                     {"versions", a.versions},
-                     {"updated_at", a.updated_at ? nlohmann::json(rfc3339(*a.updated_at)) : nullptr}});
+      out.push_back(
+          {{"alias", a.alias},
+           {"active_flow_slug", a.active_flow_slug ? nlohmann::json(*a.active_flow_slug) : nullptr},
+           {"versions", a.versions},
+           {"updated_at", a.updated_at ? nlohmann::json(rfc3339(*a.updated_at)) : nullptr}});
     }
     print_json(out);
     return kOk;
   }
   Table table({"ALIAS", "ACTIVE", "VERSIONS"});
   for (const auto& a : *aliases) {
-    table.add_row({a.alias, a.active_flow_slug.value_or("(none)"), absl::StrJoin(a.versions, ", ")});
+    table.add_row(
+        {a.alias, a.active_flow_slug.value_or("(none)"), absl::StrJoin(a.versions, ", ")});
   }
   table.print();
   return kOk;
@@ -167,39 +179,42 @@ int activate(const Globals& g, const ActivateOptions& o) {
 
 void add_flow_commands(CommandSet& commands) {
   CLI::App& app = commands.app();
-  commands.add(&app, "flows",
-               "each flow: alias, active or not, queue mode, steps, runs by status, and its route (the "
-               "queue of every step and the live workers serving it)",
-               list_flows);
+  commands.add(
+      &app, "flows",
+      "each flow: alias, active or not, queue mode, steps, runs by status, and its route (the "
+      "queue of every step and the live workers serving it)",
+      list_flows);
 
   CLI::App* flow = commands.group("flow", "one flow's definition");
   auto slug = std::make_shared<std::string>();
-  CLI::App* show = commands.add(flow, "show",
-                                "a flow's steps as a tree: dependencies, options, conditions, queues",
-                                [slug](const Globals& g) { return show_flow(g, *slug); });
+  CLI::App* show = commands.add(
+      flow, "show", "a flow's steps as a tree: dependencies, options, conditions, queues",
+      [slug](const Globals& g) { return show_flow(g, *slug); });
   show->add_option("SLUG", *slug, "flow slug, or an alias (shows its active version)")->required();
 
-  commands.add(&app, "aliases", "each alias: its active version (what start starts) and its versions",
-               list_aliases);
+  commands.add(&app, "aliases",
+               "each alias: its active version (what start starts) and its versions", list_aliases);
 
   auto o = std::make_shared<ActivateOptions>();
   CLI::App* activate_command =
       commands.add(&app, "activate",
-                   "make SLUG the active version of ALIAS if ALIAS still points to --expected (compare-and-swap: "
+                   "make SLUG the active version of ALIAS if ALIAS still points to --expected "
+                   "(compare-and-swap: "
                    "on a conflict nothing changes and the actual version is named)",
                    [o](const Globals& g) { return activate(g, *o); });
   activate_command->add_option("ALIAS", o->alias, "the alias")->required();
   activate_command->add_option("SLUG", o->slug, "the version (flow slug) to activate")->required();
-  CLI::Option* expected =
-      activate_command->add_option("--expected", o->expected, "the version the alias points to now");
+  CLI::Option* expected = activate_command->add_option("--expected", o->expected,
+                                                       "the version the alias points to now");
   CLI::Option* none = activate_command->add_flag("--expected-none", o->expected_none,
                                                  "the alias has no active version yet");
   expected->excludes(none);
   activate_command->callback([expected, none] {
     if (expected->count() == 0 && none->count() == 0) {
-      throw CLI::ValidationError("--expected",
-                                 "activate needs --expected CURRENT (the version the alias points to now) or "
-                                 "--expected-none (it has no active version yet)");
+      throw CLI::ValidationError(
+          "--expected",
+          "activate needs --expected CURRENT (the version the alias points to now) or "
+          "--expected-none (it has no active version yet)");
     }
   });
 }

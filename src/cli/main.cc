@@ -29,22 +29,26 @@ int usage_error(CLI::App& app, const CLI::ParseError& e) {
   std::string message = e.what();
   // CLI11 says only "A subcommand is required" for `pgflow frobnicate`: name what was given.
   const std::vector<std::string> given = leaf->remaining();
-  auto extra = std::find_if(given.begin(), given.end(), [](const std::string& a) { return a.rfind('-', 0) != 0; });
+  auto extra = std::find_if(given.begin(), given.end(),
+                            [](const std::string& a) { return a.rfind('-', 0) != 0; });
   if (leaf->get_require_subcommand_min() > 0 && extra != given.end()) {
     std::string known;
     for (const CLI::App* sub : leaf->get_subcommands([](CLI::App*) { return true; })) {
       known += (known.empty() ? "" : ", ") + sub->get_name();
     }
-    message = "unknown command \"" + *extra + "\" for pgflow" + command + " (one of: " + known + ")";
+    message =
+        "unknown command \"" + *extra + "\" for pgflow" + command + " (one of: " + known + ")";
   }
-  std::fprintf(stderr, "pgflow: %s\nRun `pgflow%s --help` for usage.\n", message.c_str(), command.c_str());
+  std::fprintf(stderr, "pgflow: %s\nRun `pgflow%s --help` for usage.\n", message.c_str(),
+               command.c_str());
   return pgflow::cli::kUsage;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app("pgflow: install pgflow's SQL core and watch and steer its flows, runs and workers.", "pgflow");
+  CLI::App app("pgflow: install pgflow's SQL core and watch and steer its flows, runs and workers.",
+               "pgflow");
   app.footer(kFooter);
   app.require_subcommand(1);
   pgflow::cli::Globals globals;

@@ -41,7 +41,8 @@ void Table::print() const {
 }
 
 std::string human_duration(absl::Duration d) {
-  if (d < absl::Seconds(1)) return absl::StrCat(absl::ToInt64Milliseconds(std::max(d, absl::ZeroDuration())), "ms");
+  if (d < absl::Seconds(1))
+    return absl::StrCat(absl::ToInt64Milliseconds(std::max(d, absl::ZeroDuration())), "ms");
   if (d < absl::Seconds(10)) return absl::StrCat(absl::ToInt64Milliseconds(d) / 100 / 10.0, "s");
   const int64_t s = absl::ToInt64Seconds(d);
   struct Unit {
@@ -68,7 +69,9 @@ std::optional<absl::Time> time_of(const nlohmann::json& timestamp) {
 }
 }  // namespace
 
-std::string rfc3339(absl::Time t) { return absl::FormatTime(absl::RFC3339_full, t, absl::UTCTimeZone()); }
+std::string rfc3339(absl::Time t) {
+  return absl::FormatTime(absl::RFC3339_full, t, absl::UTCTimeZone());
+}
 
 std::string timestamp_text(const nlohmann::json& timestamp) {
   std::optional<absl::Time> t = time_of(timestamp);
@@ -82,8 +85,10 @@ std::string span_text(const nlohmann::json& from, const nlohmann::json& to) {
 }
 
 std::string progress_bar(long long done, long long total, int width) {
-  const long long filled = total > 0 ? std::clamp(done * width / total, 0LL, static_cast<long long>(width)) : 0;
-  return absl::StrCat("[", std::string(filled, '#'), std::string(width - filled, '-'), "] ", done, "/", total);
+  const long long filled =
+      total > 0 ? std::clamp(done * width / total, 0LL, static_cast<long long>(width)) : 0;
+  return absl::StrCat("[", std::string(filled, '#'), std::string(width - filled, '-'), "] ", done,
+                      "/", total);
 }
 
 std::optional<absl::Duration> parse_duration(std::string_view text) {
@@ -92,21 +97,26 @@ std::optional<absl::Duration> parse_duration(std::string_view text) {
     absl::Duration size;
   };
   // "ms" before "m": the longest unit name that matches wins.
-  const Unit kUnits[] = {{"ms", absl::Milliseconds(1)}, {"s", absl::Seconds(1)}, {"m", absl::Minutes(1)},
-                         {"h", absl::Hours(1)},         {"d", absl::Hours(24)},  {"w", absl::Hours(24 * 7)}};
+  const Unit kUnits[] = {{"ms", absl::Milliseconds(1)}, {"s", absl::Seconds(1)},
+                         {"m", absl::Minutes(1)},       {"h", absl::Hours(1)},
+                         {"d", absl::Hours(24)},        {"w", absl::Hours(24 * 7)}};
   absl::Duration total;
   if (text.empty()) return std::nullopt;
   while (!text.empty()) {
     size_t digits = 0;
-    while (digits < text.size() && (std::isdigit(static_cast<unsigned char>(text[digits])) || text[digits] == '.')) {
+    while (digits < text.size() &&
+           (std::isdigit(static_cast<unsigned char>(text[digits])) || text[digits] == '.')) {
       ++digits;
     }
     double number = 0;
-    if (digits == 0 || !absl::SimpleAtod(std::string(text.substr(0, digits)), &number)) return std::nullopt;
+    if (digits == 0 || !absl::SimpleAtod(std::string(text.substr(0, digits)), &number))
+      return std::nullopt;
     text.remove_prefix(digits);
     const Unit* unit = nullptr;
     for (const Unit& u : kUnits) {
-      if (text.substr(0, u.name.size()) == u.name && (unit == nullptr || u.name.size() > unit->name.size())) unit = &u;
+      if (text.substr(0, u.name.size()) == u.name &&
+          (unit == nullptr || u.name.size() > unit->name.size()))
+        unit = &u;
     }
     if (unit == nullptr) return std::nullopt;
     text.remove_prefix(unit->name.size());
@@ -116,7 +126,9 @@ std::optional<absl::Duration> parse_duration(std::string_view text) {
   return total;
 }
 
-std::string to_interval(absl::Duration d) { return absl::StrCat(absl::ToInt64Milliseconds(d), " milliseconds"); }
+std::string to_interval(absl::Duration d) {
+  return absl::StrCat(absl::ToInt64Milliseconds(d), " milliseconds");
+}
 
 std::string display_text(const nlohmann::json& value) {
   if (value.is_null()) return "-";

@@ -20,7 +20,7 @@ class Table {
   explicit Table(std::vector<std::string> headers, std::string indent = "");
   void add_row(std::vector<std::string> cells);
   bool empty() const { return rows_.size() == 1; }  // (no rows besides the headers)
-  void print() const;  // on stdout
+  void print() const;                               // on stdout
 
  private:
   std::string indent_;

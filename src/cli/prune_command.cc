@@ -13,19 +13,20 @@
 namespace pgflow::cli {
 namespace {
 
-
 struct PruneOptions {
   std::string older_than;
   bool dry_run = false;
 };
 
-absl::StatusOr<nlohmann::json> prune_counted(pg::Connection& conn, const std::string& interval, bool dry_run) {
-  PGFLOW_ASSIGN_OR_RETURN(pg::Result helper,
-                          conn.exec(kPruneHelperInstalled));
+absl::StatusOr<nlohmann::json> prune_counted(pg::Connection& conn, const std::string& interval,
+                                             bool dry_run) {
+  PGFLOW_ASSIGN_OR_RETURN(pg::Result helper, conn.exec(kPruneHelperInstalled));
   if (!dry_run && helper.scalar() != "t") {
     return absl::FailedPreconditionError(
-        "the pruning helper pgflow.prune_data_older_than(interval) is not installed: install it with "
-        "`psql \"$DATABASE_URL\" -f share/pgflow/sql/contrib/prune_data_older_than.sql` (docs/operations.md)");
+        "the pruning helper pgflow.prune_data_older_than(interval) is not installed: install it "
+        "with "
+        "`psql \"$DATABASE_URL\" -f share/pgflow/sql/contrib/prune_data_older_than.sql` "
+        "(docs/operations.md)");
   }
   nlohmann::json counts;
   absl::Status done = pg::in_transaction(conn, [&]() -> absl::Status {
@@ -43,7 +44,8 @@ absl::StatusOr<nlohmann::json> prune_counted(pg::Connection& conn, const std::st
 int prune(const Globals& g, const PruneOptions& o) {
   absl::StatusOr<pg::Connection> conn = open_pgflow(g);
   if (!conn.ok()) return fail(conn.status());
-  absl::StatusOr<nlohmann::json> counts = prune_counted(*conn, to_interval(*parse_duration(o.older_than)), o.dry_run);
+  absl::StatusOr<nlohmann::json> counts =
+      prune_counted(*conn, to_interval(*parse_duration(o.older_than)), o.dry_run);
   if (!counts.ok()) return fail(counts.status());
   (*counts)["dry_run"] = o.dry_run;
   if (g.json) {
@@ -65,11 +67,12 @@ int prune(const Globals& g, const PruneOptions& o) {
 
 void add_prune_command(CommandSet& commands) {
   auto o = std::make_shared<PruneOptions>();
-  CLI::App* prune_command = commands.add(
-      &commands.app(), "prune",
-      "delete runs that ended, workers silent and archived messages older than --older-than, with counts "
-      "(needs the pruning helper, sql/contrib/prune_data_older_than.sql)",
-      [o](const Globals& g) { return prune(g, *o); });
+  CLI::App* prune_command =
+      commands.add(&commands.app(), "prune",
+                   "delete runs that ended, workers silent and archived messages older than "
+                   "--older-than, with counts "
+                   "(needs the pruning helper, sql/contrib/prune_data_older_than.sql)",
+                   [o](const Globals& g) { return prune(g, *o); });
   prune_command->add_option("--older-than", o->older_than, "keep this much history: 14d, 12h, 2w")
       ->required()
       ->check(duration_check("14d, 12h, 2w"));

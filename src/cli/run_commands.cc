@@ -17,8 +17,6 @@
 namespace pgflow::cli {
 namespace {
 
-
-
 std::string display_status(const nlohmann::json& run) {
   return run["cancelled"].get<bool>() ? "cancelled" : run["status"].get<std::string>();
 }
@@ -61,10 +59,12 @@ int list_runs(const Globals& g, const RunsOptions& o) {
   for (const auto& r : *runs) {
     const long long total = r["steps_total"], remaining = r["steps_remaining"];
     table.add_row({r["run_id"], r["flow_slug"], display_status(r), timestamp_text(r["started_at"]),
-                   span_text(r["started_at"], r["ended_at"]), absl::StrCat(total - remaining, "/", total)});
+                   span_text(r["started_at"], r["ended_at"]),
+                   absl::StrCat(total - remaining, "/", total)});
   }
   table.print();
-  if (runs->size() == static_cast<size_t>(o.limit)) std::printf("(the newest %d; --limit N shows more)\n", o.limit);
+  if (runs->size() == static_cast<size_t>(o.limit))
+    std::printf("(the newest %d; --limit N shows more)\n", o.limit);
   return kOk;
 }
 
@@ -72,37 +72,47 @@ absl::StatusOr<nlohmann::json> read_run(const Globals& g, const std::string& run
   absl::StatusOr<pg::Connection> conn = open_pgflow(g);
   if (!conn.ok()) return conn.status();
   absl::StatusOr<nlohmann::json> run = query_json(*conn, kRunQuery, {run_id});
-  if (run.ok() && run->is_null()) return absl::NotFoundError(absl::StrCat("run ", run_id, " does not exist"));
+  if (run.ok() && run->is_null())
+    return absl::NotFoundError(absl::StrCat("run ", run_id, " does not exist"));
   return run;
 }
 
 void print_run(const nlohmann::json& run) {
   const std::string status = display_status(run);
-  const nlohmann::json& ended = run["completed_at"].is_null() ? run["failed_at"] : run["completed_at"];
-  std::printf("run %s  flow %s  %s", display_text(run["run_id"]).c_str(), display_text(run["flow_slug"]).c_str(), status.c_str());
+  const nlohmann::json& ended =
+      run["completed_at"].is_null() ? run["failed_at"] : run["completed_at"];
+  std::printf("run %s  flow %s  %s", display_text(run["run_id"]).c_str(),
+              display_text(run["flow_slug"]).c_str(), status.c_str());
   if (!ended.is_null()) std::printf(" after %s", span_text(run["started_at"], ended).c_str());
   std::printf("\nstarted %s", timestamp_text(run["started_at"]).c_str());
   if (!ended.is_null()) std::printf(", ended %s", timestamp_text(ended).c_str());
   std::printf("\n");
-  if (run["cancelled"].get<bool>()) std::printf("cancelled: %s\n", display_text(run["cancel_reason"]).c_str());
-  if (!run["restart_of_run_id"].is_null()) std::printf("retry of run %s\n", display_text(run["restart_of_run_id"]).c_str());
+  if (run["cancelled"].get<bool>())
+    std::printf("cancelled: %s\n", display_text(run["cancel_reason"]).c_str());
+  if (!run["restart_of_run_id"].is_null())
+    std::printf("retry of run %s\n", display_text(run["restart_of_run_id"]).c_str());
   std::printf("\n");
   Table table({"STEP", "TYPE", "STATUS", "ATTEMPTS", "STARTED", "TOOK", "TASKS / ERROR"});
   for (const auto& s : run["steps"]) {
     const nlohmann::json& end =
-        !s["completed_at"].is_null() ? s["completed_at"] : (!s["failed_at"].is_null() ? s["failed_at"] : s["skipped_at"]);
+        !s["completed_at"].is_null()
+            ? s["completed_at"]
+            : (!s["failed_at"].is_null() ? s["failed_at"] : s["skipped_at"]);
     std::string detail;
     if (s["step_type"] == "map" && s["tasks_total"].is_number()) {
-      detail = progress_bar(s["tasks_completed"].get<long long>(), s["tasks_total"].get<long long>());
+      detail =
+          progress_bar(s["tasks_completed"].get<long long>(), s["tasks_total"].get<long long>());
     }
     for (const char* why : {"error_message", "last_task_error", "skip_reason"}) {
-      if (s[why].is_null() || (std::string(why) == "last_task_error" && s["status"] == "completed")) continue;
-      detail += (detail.empty() ? "" : "  ") + std::string(std::string(why) == "skip_reason" ? "skipped: " : "") +
+      if (s[why].is_null() || (std::string(why) == "last_task_error" && s["status"] == "completed"))
+        continue;
+      detail += (detail.empty() ? "" : "  ") +
+                std::string(std::string(why) == "skip_reason" ? "skipped: " : "") +
                 display_text(s[why]);
       break;
     }
-    table.add_row({s["step_slug"], s["step_type"], s["status"], display_text(s["attempts"]), timestamp_text(s["started_at"]),
-                   span_text(s["started_at"], end), detail});
+    table.add_row({s["step_slug"], s["step_type"], s["status"], display_text(s["attempts"]),
+                   timestamp_text(s["started_at"]), span_text(s["started_at"], end), detail});
   }
   table.print();
   if (!run["output"].is_null()) std::printf("\noutput: %s\n", run["output"].dump().c_str());
@@ -132,8 +142,9 @@ int cancel(const Globals& g, const ControlOptions& o) {
   if (g.json) {
     print_json({{"run_id", o.run_id}, {"cancelled", *cancelled}});
   } else {
-    std::printf(*cancelled ? "run %s cancelled\n" : "run %s had already finished: nothing changed\n",
-                o.run_id.c_str());
+    std::printf(
+        *cancelled ? "run %s cancelled\n" : "run %s had already finished: nothing changed\n",
+        o.run_id.c_str());
   }
   return kOk;
 }
@@ -179,8 +190,9 @@ std::string progress_line(const RunState& run) {
   for (const StepState& s : run.steps) {
     if (s.status == StepStatus::kCompleted || s.status == StepStatus::kSkipped) ++done;
     if (s.status == StepStatus::kStarted && s.initial_tasks.value_or(0) > 1) {
-      absl::StrAppend(&maps, "  ", s.step_slug, " ",
-                      progress_bar(*s.initial_tasks - s.remaining_tasks.value_or(0), *s.initial_tasks, 10));
+      absl::StrAppend(
+          &maps, "  ", s.step_slug, " ",
+          progress_bar(*s.initial_tasks - s.remaining_tasks.value_or(0), *s.initial_tasks, 10));
     }
   }
   return absl::StrCat("run ", run.run_id, ": ", done, "/", run.steps.size(), " steps done", maps);
@@ -189,11 +201,14 @@ std::string progress_line(const RunState& run) {
 int start(const Globals& g, const StartOptions& o) {
   absl::StatusOr<Client> client = connect_client(g);
   if (!client.ok()) return fail(client.status());
-  absl::StatusOr<RunState> run = client->start_flow(o.flow, nlohmann::json::parse(o.input), o.run_id);
+  absl::StatusOr<RunState> run =
+      client->start_flow(o.flow, nlohmann::json::parse(o.input), o.run_id);
   if (!run.ok()) return fail(run.status());
   if (!o.wait) {
     if (g.json) {
-      print_json({{"run_id", run->run_id}, {"flow_slug", run->flow_slug}, {"status", to_string(run->status)}});
+      print_json({{"run_id", run->run_id},
+                  {"flow_slug", run->flow_slug},
+                  {"status", to_string(run->status)}});
     } else {
       std::printf("run %s started (flow %s)\n", run->run_id.c_str(), run->flow_slug.c_str());
     }
@@ -201,14 +216,16 @@ int start(const Globals& g, const StartOptions& o) {
   }
   // Live progress goes to stderr, and only when it is a terminal; stdout gets the result.
   const bool live = !g.json && is_terminal(2);
-  const absl::Time deadline = o.timeout ? absl::Now() + *parse_duration(*o.timeout) : absl::InfiniteFuture();
+  const absl::Time deadline =
+      o.timeout ? absl::Now() + *parse_duration(*o.timeout) : absl::InfiniteFuture();
   while (run->status == RunStatus::kStarted) {
     if (live) std::fprintf(stderr, "\r\033[K%s", progress_line(*run).c_str());
     const absl::Duration left = deadline - absl::Now();
     if (left <= absl::ZeroDuration()) break;
     const absl::Duration slice = std::min(left, live ? absl::Seconds(1) : absl::Minutes(1));
-    absl::StatusOr<RunState> next =
-        client->wait_for_run(run->run_id, std::chrono::milliseconds(std::max<int64_t>(1, absl::ToInt64Milliseconds(slice))));
+    absl::StatusOr<RunState> next = client->wait_for_run(
+        run->run_id,
+        std::chrono::milliseconds(std::max<int64_t>(1, absl::ToInt64Milliseconds(slice))));
     if (next.ok()) {
       run = std::move(next);
     } else if (next.status().code() != absl::StatusCode::kDeadlineExceeded) {
@@ -220,8 +237,8 @@ int start(const Globals& g, const StartOptions& o) {
   }
   if (live) std::fprintf(stderr, "\r\033[K");
   if (run->status == RunStatus::kStarted) {
-    std::fprintf(stderr, "pgflow: run %s is still running after %s (pgflow run show %s)\n", run->run_id.c_str(),
-                 o.timeout->c_str(), run->run_id.c_str());
+    std::fprintf(stderr, "pgflow: run %s is still running after %s (pgflow run show %s)\n",
+                 run->run_id.c_str(), o.timeout->c_str(), run->run_id.c_str());
     return kStillRunning;
   }
   absl::StatusOr<nlohmann::json> shown = read_run(g, run->run_id);
@@ -240,16 +257,22 @@ int start(const Globals& g, const StartOptions& o) {
 void add_run_commands(CommandSet& commands) {
   CLI::App& app = commands.app();
   auto runs_options = std::make_shared<RunsOptions>();
-  CLI::App* runs = commands.add(&app, "runs", "recent runs, newest first",
-                                [runs_options](const Globals& g) { return list_runs(g, *runs_options); });
-  runs->add_option("--flow", runs_options->flow, "only runs of this flow (a slug, or an alias: all its versions)");
-  runs->add_option("--status", runs_options->status, "only runs in this state (failed includes cancelled)")
+  CLI::App* runs =
+      commands.add(&app, "runs", "recent runs, newest first",
+                   [runs_options](const Globals& g) { return list_runs(g, *runs_options); });
+  runs->add_option("--flow", runs_options->flow,
+                   "only runs of this flow (a slug, or an alias: all its versions)");
+  runs->add_option("--status", runs_options->status,
+                   "only runs in this state (failed includes cancelled)")
       ->check(CLI::IsMember({"started", "completed", "failed", "cancelled"}));
   runs->add_option("--since", runs_options->since,
-                   "only runs started since: a duration back from now (90s, 15m, 2h, 7d) or an RFC 3339 time")
+                   "only runs started since: a duration back from now (90s, 15m, 2h, 7d) or an RFC "
+                   "3339 time")
       ->check(CLI::Validator(
           [](std::string& v) -> std::string {
-            return since_time(v) ? "" : "not a duration (90s, 15m, 2h, 7d, 1w) or an RFC 3339 time: " + v;
+            return since_time(v)
+                       ? ""
+                       : "not a duration (90s, 15m, 2h, 7d, 1w) or an RFC 3339 time: " + v;
           },
           "DURATION|TIME"));
   runs->add_option("--limit", runs_options->limit, "at most this many runs (default 50)")
@@ -258,31 +281,39 @@ void add_run_commands(CommandSet& commands) {
   CLI::App* run = commands.group("run", "one run: show, cancel, retry or resume it");
   auto show_id = std::make_shared<std::string>();
   commands
-      .add(run, "show", "a run's steps: status, attempts, timings, errors; map steps with a progress bar",
+      .add(run, "show",
+           "a run's steps: status, attempts, timings, errors; map steps with a progress bar",
            [show_id](const Globals& g) { return show_run(g, *show_id); })
       ->add_option("RUN_ID", *show_id, "the run")
       ->required()
       ->check(kUuid);
 
   auto control = std::make_shared<ControlOptions>();
-  CLI::App* cancel_command = commands.add(
-      run, "cancel",
-      "cancel a started run: it fails as cancelled, its tasks are cancelled and the workers running them stop them",
-      [control](const Globals& g) { return cancel(g, *control); });
+  CLI::App* cancel_command =
+      commands.add(run, "cancel",
+                   "cancel a started run: it fails as cancelled, its tasks are cancelled and the "
+                   "workers running them stop them",
+                   [control](const Globals& g) { return cancel(g, *control); });
   cancel_command->add_option("RUN_ID", control->run_id, "the run")->required()->check(kUuid);
   cancel_command->add_option("--reason", control->reason, "why (kept as the run's cancel_reason)");
 
   CLI::App* retry_command =
       commands.add(run, "retry",
-                   "start a new run of a failed or cancelled run's flow version with the same input, linked to it",
+                   "start a new run of a failed or cancelled run's flow version with the same "
+                   "input, linked to it",
                    [control](const Globals& g) { return retry(g, *control); });
-  retry_command->add_option("RUN_ID", control->run_id, "the failed or cancelled run")->required()->check(kUuid);
-  retry_command->add_option("--new-run-id", control->new_run_id, "the new run's id (makes the retry safe to repeat)")
+  retry_command->add_option("RUN_ID", control->run_id, "the failed or cancelled run")
+      ->required()
+      ->check(kUuid);
+  retry_command
+      ->add_option("--new-run-id", control->new_run_id,
+                   "the new run's id (makes the retry safe to repeat)")
       ->check(kUuid);
 
   commands
       .add(run, "resume",
-           "continue a failed or cancelled run where it stopped: completed steps are kept, failed and cancelled "
+           "continue a failed or cancelled run where it stopped: completed steps are kept, failed "
+           "and cancelled "
            "tasks run again",
            [control](const Globals& g) { return resume(g, *control); })
       ->add_option("RUN_ID", control->run_id, "the failed or cancelled run")
@@ -290,23 +321,28 @@ void add_run_commands(CommandSet& commands) {
       ->check(kUuid);
 
   auto start_options = std::make_shared<StartOptions>();
-  CLI::App* start_command =
-      commands.add(&app, "start", "start a run of FLOW's active version; --wait follows it to the end",
-                   [start_options](const Globals& g) { return start(g, *start_options); });
-  start_command->add_option("FLOW", start_options->flow, "the flow alias (a plain flow's slug)")->required();
+  CLI::App* start_command = commands.add(
+      &app, "start", "start a run of FLOW's active version; --wait follows it to the end",
+      [start_options](const Globals& g) { return start(g, *start_options); });
+  start_command->add_option("FLOW", start_options->flow, "the flow alias (a plain flow's slug)")
+      ->required();
   start_command->add_option("--input", start_options->input, "the run's input, JSON (default {})")
       ->check(CLI::Validator(
           [](std::string& v) -> std::string {
             return nlohmann::json::accept(v) ? "" : "not valid JSON: " + v;
           },
           "JSON"));
-  start_command->add_option("--run-id", start_options->run_id, "the new run's id (makes the start safe to repeat)")
-      ->check(kUuid);
-  start_command->add_flag("--wait", start_options->wait,
-                          "wait until the run ends, with live progress on a terminal; exit 0 completed, 3 failed, "
-                          "4 cancelled");
   start_command
-      ->add_option("--timeout", start_options->timeout, "with --wait: stop waiting after this long (exit 5)")
+      ->add_option("--run-id", start_options->run_id,
+                   "the new run's id (makes the start safe to repeat)")
+      ->check(kUuid);
+  start_command->add_flag(
+      "--wait", start_options->wait,
+      "wait until the run ends, with live progress on a terminal; exit 0 completed, 3 failed, "
+      "4 cancelled");
+  start_command
+      ->add_option("--timeout", start_options->timeout,
+                   "with --wait: stop waiting after this long (exit 5)")
       ->check(duration_check("30s, 5m, 1h"))
       ->needs("--wait");
 }

@@ -52,13 +52,18 @@ int run_migrate(const Globals& g, const MigrateOptions& o) {
     }
     const bool installs_pgmq = status->pgmq_mode == "missing";
     if (g.json) {
-      print_json({{"dry_run", true}, {"would_apply", would_apply}, {"installs_pgmq", installs_pgmq}});
+      print_json(
+          {{"dry_run", true}, {"would_apply", would_apply}, {"installs_pgmq", installs_pgmq}});
       return kOk;
     }
-    if (installs_pgmq) std::printf("would install PGMQ (the extension if the server offers it, else the bundled layer)\n");
-    for (const auto& m : would_apply) std::printf("would apply  %s\n", m["file"].get<std::string>().c_str());
+    if (installs_pgmq)
+      std::printf(
+          "would install PGMQ (the extension if the server offers it, else the bundled layer)\n");
+    for (const auto& m : would_apply)
+      std::printf("would apply  %s\n", m["file"].get<std::string>().c_str());
     if (would_apply.empty()) std::printf("nothing to apply: up to date\n");
-    std::printf("(dry run: nothing changed; `pgflow audit` checks what the next migration would refuse)\n");
+    std::printf(
+        "(dry run: nothing changed; `pgflow audit` checks what the next migration would refuse)\n");
     return kOk;
   }
   pgflow::MigrateOptions options;
@@ -72,11 +77,10 @@ int run_migrate(const Globals& g, const MigrateOptions& o) {
     return kOk;
   }
   const int version = status->applied.empty() ? 0 : status->applied.back().migration.version;
-  std::printf("pgflow schema at version %d (library %d), PGMQ %s\n", version, status->library_version,
-              status->pgmq_mode.c_str());
+  std::printf("pgflow schema at version %d (library %d), PGMQ %s\n", version,
+              status->library_version, status->pgmq_mode.c_str());
   return kOk;
 }
-
 
 // The metrics in Prometheus' text exposition format, for node_exporter's textfile collector.
 // (Slugs are letters, digits and underscores: nothing in a label value needs escaping.)
@@ -87,7 +91,8 @@ void print_prometheus(const nlohmann::json& flows) {
     const char* help;
   };
   constexpr Gauge kGauges[] = {
-      {"pgflow_queued_tasks", "queued_tasks", "Tasks waiting in a queue of the flow (retries and delayed steps too)"},
+      {"pgflow_queued_tasks", "queued_tasks",
+       "Tasks waiting in a queue of the flow (retries and delayed steps too)"},
       {"pgflow_started_tasks", "started_tasks", "Tasks of the flow being run by workers"},
       {"pgflow_oldest_queued_task_age_seconds", "oldest_queued_age_seconds",
        "How long the flow's oldest waiting task has waited (0: none waits)"},
@@ -103,7 +108,8 @@ void print_prometheus(const nlohmann::json& flows) {
   std::printf("# HELP pgflow_runs Runs of the flow by status\n# TYPE pgflow_runs gauge\n");
   for (const auto& f : flows) {
     for (const char* status : {"started", "completed", "failed"}) {
-      std::printf("pgflow_runs{flow=\"%s\",status=\"%s\"} %s\n", f["flow_slug"].get<std::string>().c_str(), status,
+      std::printf("pgflow_runs{flow=\"%s\",status=\"%s\"} %s\n",
+                  f["flow_slug"].get<std::string>().c_str(), status,
                   f["runs"][status].dump().c_str());
     }
   }
@@ -122,12 +128,15 @@ int run_metrics(const Globals& g, bool prometheus) {
     print_json({{"flows", *flows}});
     return kOk;
   }
-  Table table({"FLOW", "QUEUED TASKS", "STARTED TASKS", "OLDEST QUEUED", "RUNS STARTED", "COMPLETED", "FAILED"});
+  Table table({"FLOW", "QUEUED TASKS", "STARTED TASKS", "OLDEST QUEUED", "RUNS STARTED",
+               "COMPLETED", "FAILED"});
   for (const auto& f : *flows) {
     const nlohmann::json& age = f["oldest_queued_age_seconds"];
-    table.add_row({f["flow_slug"], display_text(f["queued_tasks"]), display_text(f["started_tasks"]),
+    table.add_row({f["flow_slug"], display_text(f["queued_tasks"]),
+                   display_text(f["started_tasks"]),
                    age.is_null() ? "-" : human_duration(absl::Seconds(age.get<double>())),
-                   display_text(f["runs"]["started"]), display_text(f["runs"]["completed"]), display_text(f["runs"]["failed"])});
+                   display_text(f["runs"]["started"]), display_text(f["runs"]["completed"]),
+                   display_text(f["runs"]["failed"])});
   }
   table.print();
   return kOk;
@@ -149,7 +158,8 @@ int run_status(const Globals& g, const StatusOptions& o) {
   std::printf("PGMQ: %s\n", status->pgmq_mode.c_str());
   std::printf("library version: %d\n", status->library_version);
   for (const auto& a : status->applied) {
-    std::printf("applied  %s  %s%s\n", a.migration.file_name().c_str(), rfc3339(a.applied_at).c_str(),
+    std::printf("applied  %s  %s%s\n", a.migration.file_name().c_str(),
+                rfc3339(a.applied_at).c_str(),
                 a.adopted ? "  (adopted: an existing schema verified equal to it)" : "");
   }
   for (const auto& m : status->pending) std::printf("pending  %s\n", m.file_name().c_str());
@@ -161,7 +171,8 @@ int run_status(const Globals& g, const StatusOptions& o) {
 int run_audit(const Globals& g) {
   absl::StatusOr<SchemaStatus> status = schema_status(g.database);
   if (!status.ok()) return fail(status.status());
-  auto say = [&](const std::string& summary, std::optional<int> version, const nlohmann::json& findings) {
+  auto say = [&](const std::string& summary, std::optional<int> version,
+                 const nlohmann::json& findings) {
     if (g.json) {
       print_json({{"migration", version ? nlohmann::json(*version) : nlohmann::json(nullptr)},
                   {"summary", summary},
@@ -185,7 +196,8 @@ int run_audit(const Globals& g) {
     if (a.version == next.version) audit = &a;
   }
   if (audit == nullptr) {
-    say(absl::StrCat(next.file_name(), " has no upgrade audit: it needs no preparation (docs/upgrading.md)"),
+    say(absl::StrCat(next.file_name(),
+                     " has no upgrade audit: it needs no preparation (docs/upgrading.md)"),
         next.version, nlohmann::json::array());
     return kOk;
   }
@@ -199,16 +211,20 @@ int run_audit(const Globals& g) {
   int errors = 0;
   for (int r = 0; r < rows->rows(); ++r) {
     nlohmann::json finding;
-    for (const char* name : {"severity", "category", "flow_slug", "step_slug", "detail", "repair_hint"}) {
+    for (const char* name :
+         {"severity", "category", "flow_slug", "step_slug", "detail", "repair_hint"}) {
       const int c = rows->column(name);
-      finding[name] = c < 0 || rows->is_null(r, c) ? nlohmann::json(nullptr) : nlohmann::json(std::string(rows->text(r, c)));
+      finding[name] = c < 0 || rows->is_null(r, c) ? nlohmann::json(nullptr)
+                                                   : nlohmann::json(std::string(rows->text(r, c)));
     }
     if (finding["severity"] == "error") ++errors;
     findings.push_back(std::move(finding));
   }
   const std::string summary =
-      errors > 0 ? absl::StrCat(next.file_name(), ": ", errors, " error(s): the upgrade would refuse until they are fixed")
-                 : absl::StrCat(next.file_name(), ": no errors: the upgrade can run (docs/upgrading.md)");
+      errors > 0
+          ? absl::StrCat(next.file_name(), ": ", errors,
+                         " error(s): the upgrade would refuse until they are fixed")
+          : absl::StrCat(next.file_name(), ": no errors: the upgrade can run (docs/upgrading.md)");
   if (g.json) {
     say(summary, next.version, findings);
   } else {
@@ -216,9 +232,12 @@ int run_audit(const Globals& g) {
     for (const auto& f : findings) {
       std::string where = display_text(f["flow_slug"]);
       if (!f["step_slug"].is_null()) where += "." + f["step_slug"].get<std::string>();
-      std::printf("%-6s  %s%s\n  %s\n", display_text(f["severity"]).c_str(), display_text(f["category"]).c_str(),
-                  f["flow_slug"].is_null() ? "" : ("  (" + where + ")").c_str(), display_text(f["detail"]).c_str());
-      if (!f["repair_hint"].is_null()) std::printf("  fix: %s\n", display_text(f["repair_hint"]).c_str());
+      std::printf("%-6s  %s%s\n  %s\n", display_text(f["severity"]).c_str(),
+                  display_text(f["category"]).c_str(),
+                  f["flow_slug"].is_null() ? "" : ("  (" + where + ")").c_str(),
+                  display_text(f["detail"]).c_str());
+      if (!f["repair_hint"].is_null())
+        std::printf("  fix: %s\n", display_text(f["repair_hint"]).c_str());
       std::printf("\n");
     }
     std::printf("%s\n", summary.c_str());
@@ -231,29 +250,37 @@ int run_audit(const Globals& g) {
 void add_schema_commands(CommandSet& commands) {
   CLI::App& app = commands.app();
   auto migrate_options = std::make_shared<MigrateOptions>();
-  CLI::App* migrate = commands.add(&app, "migrate", "install or upgrade pgflow's SQL core (and PGMQ if missing)",
-                                   [migrate_options](const Globals& g) { return run_migrate(g, *migrate_options); });
-  migrate->add_option("--to", migrate_options->to, "stop after this migration version")->check(CLI::PositiveNumber);
-  migrate->add_flag("--dry-run", migrate_options->dry_run, "list what would be applied; change nothing");
-  migrate->add_flag("--adopt", migrate_options->adopt,
-                    "take over a pgflow schema installed by upstream's tooling (no ledger) after checking it "
-                    "matches 0001 (docs/upgrading.md)");
+  CLI::App* migrate = commands.add(
+      &app, "migrate", "install or upgrade pgflow's SQL core (and PGMQ if missing)",
+      [migrate_options](const Globals& g) { return run_migrate(g, *migrate_options); });
+  migrate->add_option("--to", migrate_options->to, "stop after this migration version")
+      ->check(CLI::PositiveNumber);
+  migrate->add_flag("--dry-run", migrate_options->dry_run,
+                    "list what would be applied; change nothing");
+  migrate->add_flag(
+      "--adopt", migrate_options->adopt,
+      "take over a pgflow schema installed by upstream's tooling (no ledger) after checking it "
+      "matches 0001 (docs/upgrading.md)");
 
   auto status_options = std::make_shared<StatusOptions>();
-  CLI::App* status = commands.add(&app, "status", "applied and pending migrations and the PGMQ mode",
-                                  [status_options](const Globals& g) { return run_status(g, *status_options); });
-  CLI::Option* metrics = status->add_flag("--metrics", status_options->metrics,
-                                          "instead: per flow, tasks queued and started, the oldest queued task's "
-                                          "age and runs by status (what an alert needs)");
+  CLI::App* status =
+      commands.add(&app, "status", "applied and pending migrations and the PGMQ mode",
+                   [status_options](const Globals& g) { return run_status(g, *status_options); });
+  CLI::Option* metrics =
+      status->add_flag("--metrics", status_options->metrics,
+                       "instead: per flow, tasks queued and started, the oldest queued task's "
+                       "age and runs by status (what an alert needs)");
   status
-      ->add_flag("--prometheus", status_options->prometheus,
-                 "with --metrics: in Prometheus' text format (for node_exporter's textfile collector)")
+      ->add_flag(
+          "--prometheus", status_options->prometheus,
+          "with --metrics: in Prometheus' text format (for node_exporter's textfile collector)")
       ->needs(metrics)
       ->excludes("--json");
 
-  commands.add(&app, "audit",
-               "the read-only report of what the next pending migration would refuse (exit 3 if it would)",
-               run_audit);
+  commands.add(
+      &app, "audit",
+      "the read-only report of what the next pending migration would refuse (exit 3 if it would)",
+      run_audit);
 }
 
 }  // namespace pgflow::cli

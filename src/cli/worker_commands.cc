@@ -13,7 +13,6 @@
 namespace pgflow::cli {
 namespace {
 
-
 int list_workers(const Globals& g, bool all) {
   absl::StatusOr<pg::Connection> conn = open_pgflow(g);
   if (!conn.ok()) return fail(conn.status());
@@ -25,8 +24,9 @@ int list_workers(const Globals& g, bool all) {
   }
   Table functions({"FUNCTION", "STATE", "LIVE WORKERS", "PAUSED SINCE", "REASON"});
   for (const auto& f : (*found)["functions"]) {
-    functions.add_row({f["function_name"], f["paused"].get<bool>() ? "paused" : "enabled", display_text(f["live_workers"]),
-                       timestamp_text(f["paused_at"]), display_text(f["pause_reason"])});
+    functions.add_row({f["function_name"], f["paused"].get<bool>() ? "paused" : "enabled",
+                       display_text(f["live_workers"]), timestamp_text(f["paused_at"]),
+                       display_text(f["pause_reason"])});
   }
   functions.print();
   std::printf("\n");
@@ -34,9 +34,10 @@ int list_workers(const Globals& g, bool all) {
   for (const auto& w : (*found)["workers"]) {
     std::string serves;
     for (const auto& s : w["serves"]) serves += (serves.empty() ? "" : ", ") + s.get<std::string>();
-    workers.add_row({w["worker_id"], w["function_name"], w["state"], w["queue_name"], serves,
-                     human_duration(absl::Seconds(w["heartbeat_age_seconds"].get<double>())) + " ago",
-                     timestamp_text(w["started_at"])});
+    workers.add_row(
+        {w["worker_id"], w["function_name"], w["state"], w["queue_name"], serves,
+         human_duration(absl::Seconds(w["heartbeat_age_seconds"].get<double>())) + " ago",
+         timestamp_text(w["started_at"])});
   }
   if (workers.empty()) {
     std::printf(all ? "no workers\n" : "no running workers (--all shows stopped ones)\n");
@@ -58,14 +59,16 @@ int pause(const Globals& g, const PauseOptions& o) {
   absl::StatusOr<pg::Result> paused = conn->exec(kPauseWorkerFunction, {o.function_name, o.reason});
   if (!paused.ok()) return fail(paused.status());
   if (paused->rows() == 0) {
-    return fail(absl::NotFoundError(absl::StrCat("worker function \"", o.function_name, "\" does not exist")));
+    return fail(absl::NotFoundError(
+        absl::StrCat("worker function \"", o.function_name, "\" does not exist")));
   }
   if (g.json) {
     print_json({{"function_name", o.function_name}, {"paused", true}, {"reason", o.reason}});
   } else {
-    std::printf("worker function %s paused: its workers stop claiming and new ones are refused until "
-                "`pgflow workers resume %s`\n",
-                o.function_name.c_str(), o.function_name.c_str());
+    std::printf(
+        "worker function %s paused: its workers stop claiming and new ones are refused until "
+        "`pgflow workers resume %s`\n",
+        o.function_name.c_str(), o.function_name.c_str());
   }
   return kOk;
 }
@@ -99,11 +102,14 @@ int deprecate(const Globals& g, const std::string& target) {
   }
   const auto& ids = (*result)["deprecated"];
   if (ids.empty()) {
-    std::printf("nothing to deprecate: %s has no running worker that is not deprecated already\n", target.c_str());
+    std::printf("nothing to deprecate: %s has no running worker that is not deprecated already\n",
+                target.c_str());
   }
   for (const auto& id : ids) {
-    std::printf("worker %s deprecated: it stops claiming at its next heartbeat and exits when its tasks are done\n",
-                id.get<std::string>().c_str());
+    std::printf(
+        "worker %s deprecated: it stops claiming at its next heartbeat and exits when its tasks "
+        "are done\n",
+        id.get<std::string>().c_str());
   }
   return kOk;
 }
@@ -113,20 +119,23 @@ int deprecate(const Globals& g, const std::string& target) {
 void add_worker_commands(CommandSet& commands) {
   CLI::App& app = commands.app();
   auto all = std::make_shared<bool>(false);
-  CLI::App* workers =
-      commands.add(&app, "workers",
-                   "worker functions (paused or not) and workers: alive, unresponsive, paused, deprecated or "
-                   "stopped; the queue and steps each serves; heartbeat age",
-                   [all](const Globals& g) { return list_workers(g, *all); });
+  CLI::App* workers = commands.add(
+      &app, "workers",
+      "worker functions (paused or not) and workers: alive, unresponsive, paused, deprecated or "
+      "stopped; the queue and steps each serves; heartbeat age",
+      [all](const Globals& g) { return list_workers(g, *all); });
   workers->add_flag("--all", *all, "also stopped workers");
 
   auto pause_options = std::make_shared<PauseOptions>();
-  CLI::App* pause_command = commands.add(
-      workers, "pause",
-      "pause a worker function: its workers stop claiming and new ones are refused until `workers resume`",
-      [pause_options](const Globals& g) { return pause(g, *pause_options); });
-  pause_command->add_option("FUNCTION", pause_options->function_name, "the worker function")->required();
-  pause_command->add_option("--reason", pause_options->reason, "why (shown by `workers` and to refused workers)");
+  CLI::App* pause_command =
+      commands.add(workers, "pause",
+                   "pause a worker function: its workers stop claiming and new ones are refused "
+                   "until `workers resume`",
+                   [pause_options](const Globals& g) { return pause(g, *pause_options); });
+  pause_command->add_option("FUNCTION", pause_options->function_name, "the worker function")
+      ->required();
+  pause_command->add_option("--reason", pause_options->reason,
+                            "why (shown by `workers` and to refused workers)");
 
   auto resume_name = std::make_shared<std::string>();
   commands
@@ -138,7 +147,8 @@ void add_worker_commands(CommandSet& commands) {
   auto target = std::make_shared<std::string>();
   commands
       .add(workers, "deprecate",
-           "make a worker (WORKER_ID) or every running worker of FUNCTION stop claiming, finish its tasks and exit",
+           "make a worker (WORKER_ID) or every running worker of FUNCTION stop claiming, finish "
+           "its tasks and exit",
            [target](const Globals& g) { return deprecate(g, *target); })
       ->add_option("TARGET", *target, "a worker id or a worker function")
       ->required();

@@ -34,11 +34,14 @@ using pg::with_message;
 // else keeps its mapping and names what was started.
 absl::Status start_error(const absl::Status& s, std::string_view what) {
   if (sql_state(s) == "P0002") return with_message(s, absl::StrCat("pgflow: ", s.message()));
-  return with_message(s, absl::StrCat("pgflow: starting ", internal::absl_view(what), " failed: ", s.message()));
+  return with_message(
+      s, absl::StrCat("pgflow: starting ", internal::absl_view(what), " failed: ", s.message()));
 }
 
 absl::StatusOr<RunState> parse_run(std::string_view text, std::string_view run_id) {
-  if (text.empty()) return absl::NotFoundError(absl::StrCat("pgflow: run ", internal::absl_view(run_id), " does not exist"));
+  if (text.empty())
+    return absl::NotFoundError(
+        absl::StrCat("pgflow: run ", internal::absl_view(run_id), " does not exist"));
   nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return absl::InternalError("get_run_with_states returned unparsable JSON");
   return internal::run_state_from_json(j);
@@ -49,15 +52,18 @@ absl::StatusOr<RunState> parse_run(std::string_view text, std::string_view run_i
 
 // Text PostgreSQL cannot hold: kInvalidArgument with the SQLSTATE the server gives such bytes.
 absl::Status text_error(std::string_view what, std::string_view problem) {
-  return pg::database_error("22021", absl::StrCat("pgflow: invalid ", internal::absl_view(what), ": it ", internal::absl_view(problem)));
+  return pg::database_error("22021", absl::StrCat("pgflow: invalid ", internal::absl_view(what),
+                                                  ": it ", internal::absl_view(problem)));
 }
 
 // A flow slug or alias: text PostgreSQL can hold, and a valid slug. The database refuses every
 // other name when flows are defined, so no flow or alias has one: kInvalidArgument naming the
 // broken rule instead of a lookup that cannot succeed.
 absl::Status check_name(std::string_view what, std::string_view name) {
-  const std::string subject = absl::StrCat(internal::absl_view(what), " ", internal::printable(name));
-  if (std::optional<std::string> problem = internal::text_problem(name)) return text_error(subject, *problem);
+  const std::string subject =
+      absl::StrCat(internal::absl_view(what), " ", internal::printable(name));
+  if (std::optional<std::string> problem = internal::text_problem(name))
+    return text_error(subject, *problem);
   if (const char* rule = detail::slug_error(name)) {
     return absl::InvalidArgumentError(absl::StrCat("pgflow: invalid ", subject, ": ", rule));
   }
@@ -68,12 +74,14 @@ absl::Status check_name(std::string_view what, std::string_view name) {
 // the database gives it (22P02).
 absl::Status check_uuid(std::string_view what, std::string_view id) {
   if (internal::is_uuid(id)) return absl::OkStatus();
-  return pg::database_error("22P02", absl::StrCat("pgflow: ", internal::absl_view(what), " ", internal::printable(id), " is not a UUID"));
+  return pg::database_error("22P02", absl::StrCat("pgflow: ", internal::absl_view(what), " ",
+                                                  internal::printable(id), " is not a UUID"));
 }
 
 // Free text (a cancel reason): anything PostgreSQL text can hold. Not quoted in the message.
 absl::Status check_text(std::string_view what, std::string_view text) {
-  if (std::optional<std::string> problem = internal::text_problem(text)) return text_error(what, *problem);
+  if (std::optional<std::string> problem = internal::text_problem(text))
+    return text_error(what, *problem);
   return absl::OkStatus();
 }
 
@@ -82,12 +90,14 @@ absl::Status check_text(std::string_view what, std::string_view text) {
 absl::StatusOr<std::string> input_text(const nlohmann::json& input) {
   if (std::optional<internal::JsonProblem> problem = internal::json_problem(input)) {
     const std::string message = absl::StrCat("the input ", problem->text);
-    return problem->sqlstate.empty() ? absl::InvalidArgumentError(message) : pg::database_error(problem->sqlstate, message);
+    return problem->sqlstate.empty() ? absl::InvalidArgumentError(message)
+                                     : pg::database_error(problem->sqlstate, message);
   }
   try {
     return input.dump();
   } catch (const nlohmann::json::exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat("the input cannot be written as JSON: ", e.what()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("the input cannot be written as JSON: ", e.what()));
   }
 }
 
@@ -104,30 +114,38 @@ absl::StatusOr<std::string> exec_start(pg::Connection& conn, StartBy by, StartRe
   const bool by_alias = by == StartBy::kAlias;
   PGFLOW_RETURN_IF_ERROR(check_name(by_alias ? "flow alias" : "flow slug", name));
   if (run_id) PGFLOW_RETURN_IF_ERROR(check_uuid("run id", *run_id));
-  const std::string what = absl::StrCat(by_alias ? "flow alias \"" : "flow \"", internal::absl_view(name), "\"");
+  const std::string what =
+      absl::StrCat(by_alias ? "flow alias \"" : "flow \"", internal::absl_view(name), "\"");
   absl::StatusOr<std::string> input_json = input_text(input);
   if (!input_json.ok()) return start_error(input_json.status(), what);
-  const char* sql = returns == StartReturns::kState ? (by_alias ? internal::kStartFlow : internal::kStartFlowBySlug)
-                                                    : (by_alias ? internal::kStartRun : internal::kStartRunBySlug);
-  absl::StatusOr<pg::Result> r = conn.exec(sql, {std::string(name), *std::move(input_json), run_id});
+  const char* sql = returns == StartReturns::kState
+                        ? (by_alias ? internal::kStartFlow : internal::kStartFlowBySlug)
+                        : (by_alias ? internal::kStartRun : internal::kStartRunBySlug);
+  absl::StatusOr<pg::Result> r =
+      conn.exec(sql, {std::string(name), *std::move(input_json), run_id});
   if (!r.ok()) return start_error(r.status(), what);
   return std::string(r->scalar());
 }
 
 absl::StatusOr<RunState> start_on(pg::Connection& conn, StartBy by, std::string_view name,
-                                  const nlohmann::json& input, const std::optional<std::string>& run_id) {
-  PGFLOW_ASSIGN_OR_RETURN(std::string state, exec_start(conn, by, StartReturns::kState, name, input, run_id));
+                                  const nlohmann::json& input,
+                                  const std::optional<std::string>& run_id) {
+  PGFLOW_ASSIGN_OR_RETURN(std::string state,
+                          exec_start(conn, by, StartReturns::kState, name, input, run_id));
   return parse_run(state, run_id.value_or(""));
 }
 
 // ---- run control: the same calls for Client and Transaction ----
 
 // The database's error, prefixed with what was asked ("cancelling run X failed: ...").
-absl::Status run_control_error(const absl::Status& s, std::string_view verb, std::string_view run_id) {
-  return with_message(s, absl::StrCat("pgflow: ", internal::absl_view(verb), " run ", internal::absl_view(run_id), " failed: ", s.message()));
+absl::Status run_control_error(const absl::Status& s, std::string_view verb,
+                               std::string_view run_id) {
+  return with_message(s, absl::StrCat("pgflow: ", internal::absl_view(verb), " run ",
+                                      internal::absl_view(run_id), " failed: ", s.message()));
 }
 
-absl::StatusOr<bool> cancel_on(pg::Connection& conn, std::string_view run_id, const std::optional<std::string>& reason) {
+absl::StatusOr<bool> cancel_on(pg::Connection& conn, std::string_view run_id,
+                               const std::optional<std::string>& reason) {
   PGFLOW_RETURN_IF_ERROR(check_uuid("run id", run_id));
   if (reason) PGFLOW_RETURN_IF_ERROR(check_text("cancel reason", *reason));
   absl::StatusOr<pg::Result> r = conn.exec(internal::kCancelRun, {std::string(run_id), reason});
@@ -139,8 +157,7 @@ absl::StatusOr<std::string> retry_on(pg::Connection& conn, std::string_view run_
                                      const std::optional<std::string>& new_run_id) {
   PGFLOW_RETURN_IF_ERROR(check_uuid("run id", run_id));
   if (new_run_id) PGFLOW_RETURN_IF_ERROR(check_uuid("new run id", *new_run_id));
-  absl::StatusOr<pg::Result> r =
-      conn.exec(internal::kRetryRun, {std::string(run_id), new_run_id});
+  absl::StatusOr<pg::Result> r = conn.exec(internal::kRetryRun, {std::string(run_id), new_run_id});
   if (!r.ok()) return run_control_error(r.status(), "retrying", run_id);
   return std::string(r->scalar());
 }
@@ -159,7 +176,8 @@ absl::StatusOr<std::vector<FlowAlias>> parse_aliases(std::string_view text) {
   if (!j.is_array()) return absl::InternalError("pgflow: the alias query returned unparsable JSON");
   std::vector<FlowAlias> aliases;
   for (const nlohmann::json& a : j) {
-    FlowAlias alias{a.value("alias", ""), internal::json_string(a, "active_flow_slug"), {}, std::nullopt};
+    FlowAlias alias{
+        a.value("alias", ""), internal::json_string(a, "active_flow_slug"), {}, std::nullopt};
     PGFLOW_ASSIGN_OR_RETURN(alias.updated_at, internal::json_timestamp(a, "updated_at"));
     for (const nlohmann::json& v : a.value("versions", nlohmann::json::array())) {
       alias.versions.push_back(v.get<std::string>());
@@ -187,7 +205,8 @@ class TransactionImpl final : public Transaction {
 
  private:
   // Everything runs in the caller's transaction (already atomic).
-  absl::Status on_connection(bool, absl::FunctionRef<absl::Status(pg::Connection&)> op) const override {
+  absl::Status on_connection(bool,
+                             absl::FunctionRef<absl::Status(pg::Connection&)> op) const override {
     return op(conn_);
   }
   pg::Connection& conn_;
@@ -222,7 +241,8 @@ class Client::Impl {
 absl::StatusOr<Client> Client::connect(ClientConfig config) {
   std::optional<std::string> url = pg::connection_string_or_env(config.connection_string);
   if (!url) {
-    return absl::InvalidArgumentError(absl::StrCat("invalid ClientConfig: ", pg::no_database("connection_string")));
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid ClientConfig: ", pg::no_database("connection_string")));
   }
   config.connection_string = *std::move(url);
   if (config.max_connections < 1 || config.max_connections > 100) {
@@ -233,14 +253,16 @@ absl::StatusOr<Client> Client::connect(ClientConfig config) {
   }
   const std::chrono::milliseconds connect_timeout = config.connect_timeout;
   auto impl = std::make_shared<Impl>(std::move(config));
-  PGFLOW_RETURN_IF_ERROR(pg::retry_while_unreachable(connect_timeout, "connect_timeout", [&impl](int) -> absl::Status {
-    PGFLOW_ASSIGN_OR_RETURN(pg::Pool::Lease conn, impl->pool.acquire());
-    return pg::require_pgflow_schema(*conn);
-  }));
+  PGFLOW_RETURN_IF_ERROR(
+      pg::retry_while_unreachable(connect_timeout, "connect_timeout", [&impl](int) -> absl::Status {
+        PGFLOW_ASSIGN_OR_RETURN(pg::Pool::Lease conn, impl->pool.acquire());
+        return pg::require_pgflow_schema(*conn);
+      }));
   return Client(std::move(impl));
 }
 
-absl::Status Client::on_connection(bool atomic, absl::FunctionRef<absl::Status(pg::Connection&)> op) const {
+absl::Status Client::on_connection(bool atomic,
+                                   absl::FunctionRef<absl::Status(pg::Connection&)> op) const {
   PGFLOW_ASSIGN_OR_RETURN(pg::Pool::Lease conn, impl_->pool.acquire());
   if (!atomic) return op(*conn);
   return pg::in_transaction(*conn, [&] { return op(*conn); });
@@ -249,7 +271,8 @@ absl::Status Client::on_connection(bool atomic, absl::FunctionRef<absl::Status(p
 // ---- RunControl: each call on the connection its owner gives (a Client's pooled one, or a
 // Transaction's) ----
 
-absl::StatusOr<RunState> RunControl::start_flow(std::string_view flow_alias, const nlohmann::json& input,
+absl::StatusOr<RunState> RunControl::start_flow(std::string_view flow_alias,
+                                                const nlohmann::json& input,
                                                 std::optional<std::string> run_id) const {
   absl::StatusOr<RunState> state = absl::UnknownError("pgflow: start_flow did not run");
   PGFLOW_RETURN_IF_ERROR(on_connection(false, [&](pg::Connection& c) {
@@ -259,12 +282,14 @@ absl::StatusOr<RunState> RunControl::start_flow(std::string_view flow_alias, con
   return state;
 }
 
-absl::StatusOr<RunState> RunControl::start_flow_by_alias(std::string_view flow_alias, const nlohmann::json& input,
+absl::StatusOr<RunState> RunControl::start_flow_by_alias(std::string_view flow_alias,
+                                                         const nlohmann::json& input,
                                                          std::optional<std::string> run_id) const {
   return start_flow(flow_alias, input, std::move(run_id));
 }
 
-absl::StatusOr<RunState> RunControl::start_flow_by_slug(std::string_view flow_slug, const nlohmann::json& input,
+absl::StatusOr<RunState> RunControl::start_flow_by_slug(std::string_view flow_slug,
+                                                        const nlohmann::json& input,
                                                         std::optional<std::string> run_id) const {
   absl::StatusOr<RunState> state = absl::UnknownError("pgflow: start_flow_by_slug did not run");
   PGFLOW_RETURN_IF_ERROR(on_connection(false, [&](pg::Connection& c) {
@@ -274,7 +299,8 @@ absl::StatusOr<RunState> RunControl::start_flow_by_slug(std::string_view flow_sl
   return state;
 }
 
-absl::StatusOr<std::string> RunControl::start_run(std::string_view flow_alias, const nlohmann::json& input,
+absl::StatusOr<std::string> RunControl::start_run(std::string_view flow_alias,
+                                                  const nlohmann::json& input,
                                                   std::optional<std::string> run_id) const {
   absl::StatusOr<std::string> id = absl::UnknownError("pgflow: start_run did not run");
   PGFLOW_RETURN_IF_ERROR(on_connection(false, [&](pg::Connection& c) {
@@ -284,7 +310,8 @@ absl::StatusOr<std::string> RunControl::start_run(std::string_view flow_alias, c
   return id;
 }
 
-absl::StatusOr<std::string> RunControl::start_run_by_slug(std::string_view flow_slug, const nlohmann::json& input,
+absl::StatusOr<std::string> RunControl::start_run_by_slug(std::string_view flow_slug,
+                                                          const nlohmann::json& input,
                                                           std::optional<std::string> run_id) const {
   absl::StatusOr<std::string> id = absl::UnknownError("pgflow: start_run_by_slug did not run");
   PGFLOW_RETURN_IF_ERROR(on_connection(false, [&](pg::Connection& c) {
@@ -294,7 +321,8 @@ absl::StatusOr<std::string> RunControl::start_run_by_slug(std::string_view flow_
   return id;
 }
 
-absl::StatusOr<bool> RunControl::cancel_run(std::string_view run_id, std::optional<std::string> reason) const {
+absl::StatusOr<bool> RunControl::cancel_run(std::string_view run_id,
+                                            std::optional<std::string> reason) const {
   absl::StatusOr<bool> cancelled = absl::UnknownError("pgflow: cancel_run did not run");
   PGFLOW_RETURN_IF_ERROR(on_connection(false, [&](pg::Connection& c) {
     cancelled = cancel_on(c, run_id, reason);
@@ -303,7 +331,8 @@ absl::StatusOr<bool> RunControl::cancel_run(std::string_view run_id, std::option
   return cancelled;
 }
 
-absl::StatusOr<std::string> RunControl::retry_run(std::string_view run_id, std::optional<std::string> new_run_id) const {
+absl::StatusOr<std::string> RunControl::retry_run(std::string_view run_id,
+                                                  std::optional<std::string> new_run_id) const {
   absl::StatusOr<std::string> retried = absl::UnknownError("pgflow: retry_run did not run");
   PGFLOW_RETURN_IF_ERROR(on_connection(false, [&](pg::Connection& c) {
     retried = retry_on(c, run_id, new_run_id);
@@ -323,18 +352,21 @@ absl::StatusOr<RunState> RunControl::resume_run(std::string_view run_id) const {
   return state;
 }
 
-absl::StatusOr<FlowAlias> Client::activate_flow_version(std::string_view flow_alias, std::string_view flow_slug,
-                                                        std::optional<std::string> expected_current) const {
+absl::StatusOr<FlowAlias> Client::activate_flow_version(
+    std::string_view flow_alias, std::string_view flow_slug,
+    std::optional<std::string> expected_current) const {
   PGFLOW_RETURN_IF_ERROR(check_name("flow alias", flow_alias));
   PGFLOW_RETURN_IF_ERROR(check_name("flow slug", flow_slug));
   if (expected_current) PGFLOW_RETURN_IF_ERROR(check_name("expected flow slug", *expected_current));
   PGFLOW_ASSIGN_OR_RETURN(pg::Pool::Lease conn, impl_->pool.acquire());
   absl::StatusOr<pg::Result> activated =
-      conn->exec(internal::kActivateFlowVersion, {std::string(flow_alias), std::string(flow_slug), std::move(expected_current)});
+      conn->exec(internal::kActivateFlowVersion,
+                 {std::string(flow_alias), std::string(flow_slug), std::move(expected_current)});
   if (!activated.ok()) {
     return with_message(activated.status(),
-                        absl::StrCat("pgflow: activating flow \"", internal::absl_view(flow_slug), "\" for alias \"",
-                                     internal::absl_view(flow_alias), "\" failed: ", activated.status().message()));
+                        absl::StrCat("pgflow: activating flow \"", internal::absl_view(flow_slug),
+                                     "\" for alias \"", internal::absl_view(flow_alias),
+                                     "\" failed: ", activated.status().message()));
   }
   PGFLOW_ASSIGN_OR_RETURN(std::vector<FlowAlias> aliases, parse_aliases(activated->scalar()));
   if (aliases.size() != 1) return absl::InternalError("pgflow: the activated alias is not listed");
@@ -382,12 +414,13 @@ absl::StatusOr<RunState> Client::wait_for_run(std::string_view run_id,
       // re-read interval (events may be off: pgflow.notify_events).
       const auto reread_at = std::min(deadline, std::chrono::steady_clock::now() + kRereadInterval);
       while (true) {
-        PGFLOW_ASSIGN_OR_RETURN(std::optional<pg::Notification> n, conn->wait_notification(reread_at));
+        PGFLOW_ASSIGN_OR_RETURN(std::optional<pg::Notification> n,
+                                conn->wait_notification(reread_at));
         if (!n && reread_at < deadline) break;
         if (!n) {
           return absl::DeadlineExceededError(absl::StrCat(
-              "pgflow: run ", internal::absl_view(run_id), " did not finish within ", timeout.count(), " ms (status ",
-              internal::absl_view(to_string(state.status)), ")"));
+              "pgflow: run ", internal::absl_view(run_id), " did not finish within ",
+              timeout.count(), " ms (status ", internal::absl_view(to_string(state.status)), ")"));
         }
         std::optional<RunEvent> event = parse_event(n->payload);
         // Compare with the canonical id the database returned (callers may pass another
@@ -433,7 +466,8 @@ class Subscription::Impl {
         internal::sleep_unless_stopped(backoff.next(), stop);
         continue;
       }
-      auto n = (*conn)->wait_notification(std::chrono::steady_clock::now() + std::chrono::seconds(30), stop);
+      auto n = (*conn)->wait_notification(
+          std::chrono::steady_clock::now() + std::chrono::seconds(30), stop);
       // After a quiet period, a round trip proves the connection is still there (a silently
       // dropped connection would otherwise never deliver again).
       if (n.ok() && !n->has_value() && !stop.stop_requested()) n = probe(**conn);

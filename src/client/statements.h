@@ -5,12 +5,14 @@
 namespace pgflow::internal {
 
 // ---- starts ($1 alias or slug, $2 input, $3 run id or NULL) ----
-inline constexpr char kStartFlow[] = "select pgflow.start_flow_with_states($1, $2::jsonb, $3::uuid)::text";
+inline constexpr char kStartFlow[] =
+    "select pgflow.start_flow_with_states($1, $2::jsonb, $3::uuid)::text";
 inline constexpr char kStartFlowBySlug[] =
     "select pgflow.start_flow_with_states_by_slug($1, $2::jsonb, $3::uuid)::text";
 // The lean starts: the run id only.
 inline constexpr char kStartRun[] = "select pgflow.start_run($1, $2::jsonb, $3::uuid)::text";
-inline constexpr char kStartRunBySlug[] = "select pgflow.start_run_by_slug($1, $2::jsonb, $3::uuid)::text";
+inline constexpr char kStartRunBySlug[] =
+    "select pgflow.start_run_by_slug($1, $2::jsonb, $3::uuid)::text";
 
 // ---- runs ----
 inline constexpr char kGetRun[] = "select pgflow.get_run_with_states($1::uuid)::text";

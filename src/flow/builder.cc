@@ -12,8 +12,9 @@
 
 namespace pgflow::detail {
 
-StepDefinition new_step(std::string_view slug, StepType type, std::span<const std::string_view> dependencies,
-                        WhenMode when_unmet, WhenMode when_exhausted) {
+StepDefinition new_step(std::string_view slug, StepType type,
+                        std::span<const std::string_view> dependencies, WhenMode when_unmet,
+                        WhenMode when_exhausted) {
   StepDefinition step;
   step.slug = std::string(slug);
   step.type = type;
@@ -34,17 +35,22 @@ std::shared_ptr<const FlowDefinition> append_step(const FlowDefinition& flow, St
 std::shared_ptr<const FlowDefinition> new_flow(std::string_view slug, const FlowOptions& options) {
   auto flow = std::make_shared<FlowDefinition>();
   flow->slug = std::string(slug);
-  flow->options = FlowOptionValues{options.max_attempts.value(), options.base_delay.seconds(), options.timeout.seconds()};
+  flow->options = FlowOptionValues{options.max_attempts.value(), options.base_delay.seconds(),
+                                   options.timeout.seconds()};
   return flow;
 }
 
-void apply_step_arg(StepDefinition& step, IfPattern&& arg) { step.if_pattern = std::move(arg.pattern); }
+void apply_step_arg(StepDefinition& step, IfPattern&& arg) {
+  step.if_pattern = std::move(arg.pattern);
+}
 
-void apply_step_arg(StepDefinition& step, IfNotPattern&& arg) { step.if_not_pattern = std::move(arg.pattern); }
+void apply_step_arg(StepDefinition& step, IfNotPattern&& arg) {
+  step.if_not_pattern = std::move(arg.pattern);
+}
 
 void apply_step_arg(StepDefinition& step, const StepOptions& options) {
-  step.options = StepOptionValues{options.max_attempts.value(), options.base_delay.seconds(), options.timeout.seconds(),
-                                  options.start_delay.seconds()};
+  step.options = StepOptionValues{options.max_attempts.value(), options.base_delay.seconds(),
+                                  options.timeout.seconds(), options.start_delay.seconds()};
 }
 
 std::shared_ptr<const FlowDefinition> with_queue_mode(const FlowDefinition& flow, QueueMode mode) {

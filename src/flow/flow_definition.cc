@@ -35,8 +35,8 @@ void put_if_set(nlohmann::ordered_json& object, const char* key, const std::opti
 std::optional<int> in_seconds(const std::optional<std::chrono::seconds>& value) {
   if (!value) return std::nullopt;
   // (saturated: the SQL columns are int; nothing accepts more than about 68 years anyway)
-  return static_cast<int>(std::clamp<std::chrono::seconds::rep>(value->count(), std::numeric_limits<int>::min(),
-                                                                 std::numeric_limits<int>::max()));
+  return static_cast<int>(std::clamp<std::chrono::seconds::rep>(
+      value->count(), std::numeric_limits<int>::min(), std::numeric_limits<int>::max()));
 }
 
 // Collects problems as "flow "f", step "s", field "x": message".
@@ -47,11 +47,13 @@ class Problems {
   // Slugs are shown escaped and bounded (internal::printable): a hand-built definition's slug
   // may hold anything.
   void flow_field(std::string_view field, std::string_view message) {
-    list_.push_back(absl::StrCat("flow ", internal::printable(flow_), ", field \"", absl_view(field), "\": ", absl_view(message)));
+    list_.push_back(absl::StrCat("flow ", internal::printable(flow_), ", field \"",
+                                 absl_view(field), "\": ", absl_view(message)));
   }
   void step_field(std::string_view step, std::string_view field, std::string_view message) {
-    list_.push_back(absl::StrCat("flow ", internal::printable(flow_), ", step ", internal::printable(step),
-                                 ", field \"", absl_view(field), "\": ", absl_view(message)));
+    list_.push_back(absl::StrCat("flow ", internal::printable(flow_), ", step ",
+                                 internal::printable(step), ", field \"", absl_view(field),
+                                 "\": ", absl_view(message)));
   }
 
   absl::Status status() const {
@@ -67,8 +69,8 @@ class Problems {
 void check_range(Problems& problems, const std::string* step, std::string_view field,
                  const std::optional<int>& value, int min, std::string_view unit) {
   if (!value.has_value() || *value >= min) return;
-  std::string message = absl::StrCat("must be at least ", min, unit.empty() ? "" : " ", absl_view(unit),
-                                     ", got ", *value);
+  std::string message = absl::StrCat("must be at least ", min, unit.empty() ? "" : " ",
+                                     absl_view(unit), ", got ", *value);
   if (step == nullptr) {
     problems.flow_field(field, message);
   } else {
@@ -80,17 +82,22 @@ void check_range(Problems& problems, const std::string* step, std::string_view f
 
 std::string_view to_string(StepType type) {
   switch (type) {
-    case StepType::kSingle: return "single";
-    case StepType::kMap: return "map";
+    case StepType::kSingle:
+      return "single";
+    case StepType::kMap:
+      return "map";
   }
   return "single";
 }
 
 std::string_view to_string(WhenMode mode) {
   switch (mode) {
-    case WhenMode::kFail: return "fail";
-    case WhenMode::kSkip: return "skip";
-    case WhenMode::kSkipCascade: return "skip-cascade";
+    case WhenMode::kFail:
+      return "fail";
+    case WhenMode::kSkip:
+      return "skip";
+    case WhenMode::kSkipCascade:
+      return "skip-cascade";
   }
   return "fail";
 }
@@ -177,14 +184,16 @@ absl::Status validate(const FlowDefinition& flow) {
   for (std::size_t i = 0; i < flow.steps.size(); ++i) {
     const StepDefinition& step = flow.steps[i];
     const std::string* name = &step.slug;
-    if (const char* error = detail::slug_error(step.slug)) problems.step_field(step.slug, "slug", error);
+    if (const char* error = detail::slug_error(step.slug))
+      problems.step_field(step.slug, "slug", error);
     for (std::size_t j = 0; j < i; ++j) {
       if (flow.steps[j].slug == step.slug) {
         problems.step_field(step.slug, "slug", "another step already has this slug");
       } else if (detail::equal_ignoring_case(flow.steps[j].slug, step.slug)) {
-        problems.step_field(step.slug, "slug",
-                            absl::StrCat("differs from step \"", flow.steps[j].slug,
-                                         "\" only in letter case; slugs must differ in more than case"));
+        problems.step_field(
+            step.slug, "slug",
+            absl::StrCat("differs from step \"", flow.steps[j].slug,
+                         "\" only in letter case; slugs must differ in more than case"));
       }
     }
 
@@ -198,23 +207,27 @@ absl::Status validate(const FlowDefinition& flow) {
       }
       for (std::size_t e = 0; e < d; ++e) {
         if (step.dependencies[e] == dep) {
-          problems.step_field(step.slug, "dependencies", absl::StrCat("\"", dep, "\" is listed twice"));
+          problems.step_field(step.slug, "dependencies",
+                              absl::StrCat("\"", dep, "\" is listed twice"));
         }
       }
     }
     if (step.type == StepType::kMap && step.dependencies.size() > 1) {
-      problems.step_field(step.slug, "dependencies",
-                          absl::StrCat("a map step has at most one dependency (its source array), got ",
-                                       step.dependencies.size()));
+      problems.step_field(
+          step.slug, "dependencies",
+          absl::StrCat("a map step has at most one dependency (its source array), got ",
+                       step.dependencies.size()));
     }
 
     if (step.if_pattern.has_value() && !step.if_pattern->is_object()) {
-      problems.step_field(step.slug, "if_pattern",
-                          absl::StrCat("must be a JSON object, got ", step.if_pattern->type_name()));
+      problems.step_field(
+          step.slug, "if_pattern",
+          absl::StrCat("must be a JSON object, got ", step.if_pattern->type_name()));
     }
     if (step.if_not_pattern.has_value() && !step.if_not_pattern->is_object()) {
-      problems.step_field(step.slug, "if_not_pattern",
-                          absl::StrCat("must be a JSON object, got ", step.if_not_pattern->type_name()));
+      problems.step_field(
+          step.slug, "if_not_pattern",
+          absl::StrCat("must be a JSON object, got ", step.if_not_pattern->type_name()));
     }
 
     check_range(problems, name, "max_attempts", step.options.max_attempts, 1, "");

@@ -9,7 +9,8 @@
 namespace pgflow::internal {
 
 // Uniform in [low, high] (high below low counts as low).
-std::chrono::milliseconds random_duration(std::chrono::milliseconds low, std::chrono::milliseconds high);
+std::chrono::milliseconds random_duration(std::chrono::milliseconds low,
+                                          std::chrono::milliseconds high);
 
 // A random (version 4) UUID in its canonical text form.
 std::string random_uuid();

@@ -9,12 +9,11 @@
 #define PGFLOW_CONCAT_(a, b) PGFLOW_CONCAT_INNER_(a, b)
 
 // Returns the status of `expr` from the current function when it is not OK.
-#define PGFLOW_RETURN_IF_ERROR(expr)                  \
-  do {                                                \
-    if (absl::Status pgflow_status_ = (expr);         \
-        !pgflow_status_.ok()) {                       \
-      return pgflow_status_;                          \
-    }                                                 \
+#define PGFLOW_RETURN_IF_ERROR(expr)                                  \
+  do {                                                                \
+    if (absl::Status pgflow_status_ = (expr); !pgflow_status_.ok()) { \
+      return pgflow_status_;                                          \
+    }                                                                 \
   } while (false)
 
 // Declares or assigns `lhs` from the value of the StatusOr `expr`, or returns its status.

@@ -13,7 +13,9 @@ namespace pgflow::internal {
 
 // `s` as Abseil's string_view: Debian's Abseil does not alias it to std::string_view, so
 // StrCat and friends need this conversion.
-inline absl::string_view absl_view(std::string_view s) { return absl::string_view(s.data(), s.size()); }
+inline absl::string_view absl_view(std::string_view s) {
+  return absl::string_view(s.data(), s.size());
+}
 
 // ASCII-lowercased copy: slugs are ASCII, and a flow's queue is lower(flow_slug).
 inline std::string ascii_lower(std::string_view s) { return absl::AsciiStrToLower(absl_view(s)); }

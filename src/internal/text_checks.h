@@ -167,7 +167,9 @@ inline std::string printable(std::string_view s, std::size_t max_bytes = 64) {
 // True when PostgreSQL's uuid type accepts `s`: 32 hex digits, optionally with a hyphen after
 // any group of four (but not after the last), optionally in braces; nothing else, no spaces.
 inline bool is_uuid(std::string_view s) {
-  auto hex = [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); };
+  auto hex = [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+  };
   std::size_t i = 0;
   const bool braces = !s.empty() && s[0] == '{';
   if (braces) ++i;
@@ -228,14 +230,17 @@ inline std::optional<JsonProblem> json_problem(const nlohmann::json& j) {
     const std::string p = path();
     return p.empty() ? std::string("at the top level") : absl::StrCat("at ", printable(p, 96));
   };
-  auto string_problem = [&where](std::string_view s, std::string_view what) -> std::optional<JsonProblem> {
+  auto string_problem = [&where](std::string_view s,
+                                 std::string_view what) -> std::optional<JsonProblem> {
     if (s.find('\0') != std::string_view::npos) {
-      return JsonProblem{absl::StrCat("holds a ", absl_view(what), " with a NUL character (\\u0000) ", where(),
-                                      ", which PostgreSQL's jsonb cannot store"),
-                         "22P05"};
+      return JsonProblem{
+          absl::StrCat("holds a ", absl_view(what), " with a NUL character (\\u0000) ", where(),
+                       ", which PostgreSQL's jsonb cannot store"),
+          "22P05"};
     }
     if (std::optional<std::string> problem = text_problem(s)) {
-      return JsonProblem{absl::StrCat("holds a ", absl_view(what), " that ", *problem, " ", where()), "22021"};
+      return JsonProblem{
+          absl::StrCat("holds a ", absl_view(what), " that ", *problem, " ", where()), "22021"};
     }
     return std::nullopt;
   };
@@ -244,10 +249,13 @@ inline std::optional<JsonProblem> json_problem(const nlohmann::json& j) {
     switch (v.type()) {
       case nlohmann::json::value_t::number_float: {
         const double d = v.get<double>();
-        if (std::isnan(d)) return JsonProblem{absl::StrCat("holds NaN ", where(), ", which JSON cannot represent"), ""};
+        if (std::isnan(d))
+          return JsonProblem{absl::StrCat("holds NaN ", where(), ", which JSON cannot represent"),
+                             ""};
         if (std::isinf(d)) {
-          return JsonProblem{
-              absl::StrCat("holds ", d > 0 ? "Infinity " : "-Infinity ", where(), ", which JSON cannot represent"), ""};
+          return JsonProblem{absl::StrCat("holds ", d > 0 ? "Infinity " : "-Infinity ", where(),
+                                          ", which JSON cannot represent"),
+                             ""};
         }
         return std::nullopt;
       }
@@ -258,7 +266,8 @@ inline std::optional<JsonProblem> json_problem(const nlohmann::json& j) {
       case nlohmann::json::value_t::array:
       case nlohmann::json::value_t::object:
         if (static_cast<int>(stack.size()) >= kMaxJsonDepth) {
-          return JsonProblem{absl::StrCat("is nested deeper than ", kMaxJsonDepth, " levels (", where(), ")"), ""};
+          return JsonProblem{
+              absl::StrCat("is nested deeper than ", kMaxJsonDepth, " levels (", where(), ")"), ""};
         }
         stack.push_back(Frame{&v, v.cbegin(), 0});
         return std::nullopt;

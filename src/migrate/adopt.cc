@@ -16,7 +16,6 @@
 namespace pgflow::internal {
 namespace {
 
-
 using Catalog = std::map<std::pair<std::string, std::string>, std::string>;
 
 absl::StatusOr<Catalog> read_catalog(pg::Connection& conn, std::string_view schema) {
@@ -34,8 +33,8 @@ bool is_ledger(std::string_view name) { return name.starts_with("schema_migratio
 
 bool defines_function_named(const Catalog& catalog, std::string_view function) {
   for (const auto& [key, def] : catalog) {
-    if (key.first == "function" && key.second.starts_with(function) && key.second.size() > function.size() &&
-        key.second[function.size()] == '(') {
+    if (key.first == "function" && key.second.starts_with(function) &&
+        key.second.size() > function.size() && key.second[function.size()] == '(') {
       return true;
     }
   }
@@ -53,7 +52,8 @@ std::vector<std::string> differences(const Catalog& existing, const Catalog& cor
     if (it == existing.end()) {
       out.push_back(absl::StrCat("missing ", kind, " ", name));
     } else if (it->second != def) {
-      out.push_back(absl::StrCat(kind, " ", name, " is \"", it->second, "\", expected \"", def, "\""));
+      out.push_back(
+          absl::StrCat(kind, " ", name, " is \"", it->second, "\", expected \"", def, "\""));
     }
   }
   for (const auto& [key, def] : existing) {
@@ -72,7 +72,8 @@ std::vector<std::string> differences(const Catalog& existing, const Catalog& cor
 // 0001's top-level REVOKE statements (its privileges), to apply to the adopted schema.
 std::vector<std::string_view> revokes_of(std::string_view sql) {
   std::vector<std::string_view> out;
-  for (size_t at = sql.find("\nrevoke "); at != std::string_view::npos; at = sql.find("\nrevoke ", at + 1)) {
+  for (size_t at = sql.find("\nrevoke "); at != std::string_view::npos;
+       at = sql.find("\nrevoke ", at + 1)) {
     const size_t end = sql.find(";\n", at);
     if (end == std::string_view::npos) break;
     out.push_back(sql.substr(at + 1, end - at));
@@ -80,12 +81,13 @@ std::vector<std::string_view> revokes_of(std::string_view sql) {
   return out;
 }
 
-absl::Status adopt(pg::Connection& conn, const EmbeddedMigration& core, absl::FunctionRef<absl::Status()> record) {
+absl::Status adopt(pg::Connection& conn, const EmbeddedMigration& core,
+                   absl::FunctionRef<absl::Status()> record) {
   PGFLOW_ASSIGN_OR_RETURN(pg::Result taken, conn.exec(kSchemaExists, {kAdopting}));
   if (taken.scalar() == "t") {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "pgflow: cannot adopt the existing pgflow schema: a schema named ", kAdopting,
-        " exists (left by someone else?); drop or rename it first"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("pgflow: cannot adopt the existing pgflow schema: a schema named ", kAdopting,
+                     " exists (left by someone else?); drop or rename it first"));
   }
   PGFLOW_RETURN_IF_ERROR(conn.exec(kEmptySearchPath).status());
   PGFLOW_RETURN_IF_ERROR(conn.exec(kRenamePgflowAside).status());
@@ -94,18 +96,20 @@ absl::Status adopt(pg::Connection& conn, const EmbeddedMigration& core, absl::Fu
   PGFLOW_ASSIGN_OR_RETURN(Catalog existing, read_catalog(conn, kAdopting));
   PGFLOW_ASSIGN_OR_RETURN(Catalog expected, read_catalog(conn, "pgflow"));
   if (std::vector<std::string> diffs = differences(existing, expected); !diffs.empty()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "pgflow: the existing pgflow schema (no migration ledger) is not upstream pgflow 0.16.0's, which "
-        "0001_core reproduces, so it cannot be adopted; nothing was changed. If it is an older upstream "
-        "release, upgrade it to upstream pgflow 0.16.0 with upstream's own migrations first, then run "
-        "`pgflow migrate --adopt` again. Differences (",
-        diffs.size(), "):\n  ", absl::StrJoin(diffs, "\n  ")));
+    return absl::FailedPreconditionError(
+        absl::StrCat("pgflow: the existing pgflow schema (no migration ledger) is not upstream "
+                     "pgflow 0.16.0's, which "
+                     "0001_core reproduces, so it cannot be adopted; nothing was changed. If it is "
+                     "an older upstream "
+                     "release, upgrade it to upstream pgflow 0.16.0 with upstream's own migrations "
+                     "first, then run "
+                     "`pgflow migrate --adopt` again. Differences (",
+                     diffs.size(), "):\n  ", absl::StrJoin(diffs, "\n  ")));
   }
 
   // The same shape: keep the existing schema (its data, sequences, privileges on tables and
   // extra functions) and give it 0001's function bodies and function privileges.
-  PGFLOW_ASSIGN_OR_RETURN(pg::Result functions,
-                          conn.exec(kFunctionDefinitions));
+  PGFLOW_ASSIGN_OR_RETURN(pg::Result functions, conn.exec(kFunctionDefinitions));
   std::vector<std::string> definitions, signatures;
   for (int i = 0; i < functions.rows(); ++i) {
     definitions.emplace_back(functions.text(i, 0));
@@ -114,15 +118,17 @@ absl::Status adopt(pg::Connection& conn, const EmbeddedMigration& core, absl::Fu
   PGFLOW_RETURN_IF_ERROR(conn.exec(kDropPgflow).status());
   PGFLOW_RETURN_IF_ERROR(conn.exec(kRenameAdoptedBack).status());
   PGFLOW_RETURN_IF_ERROR(conn.exec(kNoFunctionBodyChecks).status());
-  for (const std::string& definition : definitions) PGFLOW_RETURN_IF_ERROR(conn.exec_script(definition));
-  for (std::string_view revoke : revokes_of(core.sql)) PGFLOW_RETURN_IF_ERROR(conn.exec_script(revoke));
+  for (const std::string& definition : definitions)
+    PGFLOW_RETURN_IF_ERROR(conn.exec_script(definition));
+  for (std::string_view revoke : revokes_of(core.sql))
+    PGFLOW_RETURN_IF_ERROR(conn.exec_script(revoke));
   // 0001's SECURITY DEFINER functions run as their owner: a role upstream granted them to keeps
   // that grant through CREATE OR REPLACE, so it is revoked (sql/contrib/grants.sql grants the
   // documented roles again).
-  PGFLOW_ASSIGN_OR_RETURN(
-      pg::Result grants,
-      conn.exec(kForeignDefinerGrants, {nlohmann::json(signatures).dump()}));
-  for (int i = 0; i < grants.rows(); ++i) PGFLOW_RETURN_IF_ERROR(conn.exec(grants.text(i, 0)).status());
+  PGFLOW_ASSIGN_OR_RETURN(pg::Result grants,
+                          conn.exec(kForeignDefinerGrants, {nlohmann::json(signatures).dump()}));
+  for (int i = 0; i < grants.rows(); ++i)
+    PGFLOW_RETURN_IF_ERROR(conn.exec(grants.text(i, 0)).status());
   return record();
 }
 

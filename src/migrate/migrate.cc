@@ -18,12 +18,12 @@
 namespace pgflow {
 namespace {
 
-
-
 absl::StatusOr<pg::Connection> open_connection(std::string_view connection_string,
                                                std::string_view application_name) {
   std::optional<std::string> url = pg::connection_string_or_env(connection_string);
-  if (!url) return absl::InvalidArgumentError(absl::StrCat("pgflow: ", pg::no_database("connection_string")));
+  if (!url)
+    return absl::InvalidArgumentError(
+        absl::StrCat("pgflow: ", pg::no_database("connection_string")));
   return pg::Connection::open(*url, application_name);
 }
 
@@ -35,9 +35,7 @@ absl::StatusOr<std::vector<AppliedMigration>> read_ledger(pg::Connection& conn) 
   PGFLOW_ASSIGN_OR_RETURN(pg::Result exists, conn.exec(internal::kLedgerExists));
   std::vector<AppliedMigration> applied;
   if (exists.scalar() != "t") return applied;
-  PGFLOW_ASSIGN_OR_RETURN(
-      pg::Result rows,
-      conn.exec(internal::kReadLedger));
+  PGFLOW_ASSIGN_OR_RETURN(pg::Result rows, conn.exec(internal::kReadLedger));
   for (int r = 0; r < rows.rows(); ++r) {
     PGFLOW_ASSIGN_OR_RETURN(std::int64_t version, rows.int64(r, 0));
     PGFLOW_ASSIGN_OR_RETURN(absl::Time applied_at, internal::parse_timestamp(rows.text(r, 3)));
@@ -54,10 +52,10 @@ absl::Status check_ledger(const std::vector<AppliedMigration>& applied) {
   const int library_version = embedded.empty() ? 0 : embedded.back().version;
   for (const AppliedMigration& a : applied) {
     if (a.migration.version > library_version) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "the database has pgflow migration ", a.migration.file_name(),
-          ", newer than this library (which knows up to version ", library_version,
-          "); upgrade the pgflow library"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("the database has pgflow migration ", a.migration.file_name(),
+                       ", newer than this library (which knows up to version ", library_version,
+                       "); upgrade the pgflow library"));
     }
     const auto& mine = embedded[static_cast<size_t>(a.migration.version - 1)];
     if (mine.sha256 != a.migration.checksum || mine.name != a.migration.name) {
@@ -73,9 +71,7 @@ absl::Status check_ledger(const std::vector<AppliedMigration>& applied) {
 absl::Status ensure_pgmq(pg::Connection& conn) {
   PGFLOW_ASSIGN_OR_RETURN(pg::Result mode, conn.exec(internal::kPgmqMode));
   if (mode.scalar() != "missing") return absl::OkStatus();
-  PGFLOW_ASSIGN_OR_RETURN(
-      pg::Result available,
-      conn.exec(internal::kPgmqExtensionAvailable));
+  PGFLOW_ASSIGN_OR_RETURN(pg::Result available, conn.exec(internal::kPgmqExtensionAvailable));
   return pg::in_transaction(conn, [&]() -> absl::Status {
     if (available.scalar() == "t") {
       return conn.exec(internal::kCreatePgmqExtension).status();
@@ -88,8 +84,8 @@ absl::Status ensure_pgmq(pg::Connection& conn) {
 
 absl::Status record(pg::Connection& conn, const internal::EmbeddedMigration& m, bool adopted) {
   return conn
-      .exec(internal::kRecordMigration,
-            {std::to_string(m.version), std::string(m.name), std::string(m.sha256), adopted ? "t" : "f"})
+      .exec(internal::kRecordMigration, {std::to_string(m.version), std::string(m.name),
+                                         std::string(m.sha256), adopted ? "t" : "f"})
       .status();
 }
 
@@ -99,8 +95,8 @@ absl::Status apply(pg::Connection& conn, const internal::EmbeddedMigration& m) {
     return record(conn, m, /*adopted=*/false);
   });
   if (!s.ok()) {
-    return pg::with_message(
-        s, absl::StrCat("migration ", to_migration(m).file_name(), " failed and was rolled back: ", s.message()));
+    return pg::with_message(s, absl::StrCat("migration ", to_migration(m).file_name(),
+                                            " failed and was rolled back: ", s.message()));
   }
   return absl::OkStatus();
 }
@@ -115,7 +111,8 @@ absl::Status adopt_if_unrecorded(pg::Connection& conn, const MigrateOptions& opt
     return absl::FailedPreconditionError(
         "pgflow: the database has a pgflow schema that no migration ledger records (installed by "
         "upstream pgflow's own tooling?); nothing was changed. `pgflow migrate --adopt` "
-        "(MigrateOptions::adopt_existing_schema) checks that it matches 0001_core (upstream 0.16.0) "
+        "(MigrateOptions::adopt_existing_schema) checks that it matches 0001_core (upstream "
+        "0.16.0) "
         "and adopts it, keeping its data");
   }
   return internal::adopt_existing_schema(conn, core, [&]() -> absl::Status {
@@ -139,18 +136,22 @@ std::vector<Migration> bundled_migrations() {
 }
 
 absl::Status migrate(std::string_view connection_string, const MigrateOptions& options) {
-  PGFLOW_ASSIGN_OR_RETURN(pg::Connection conn, open_connection(connection_string, "pgflow-migrate"));
+  PGFLOW_ASSIGN_OR_RETURN(pg::Connection conn,
+                          open_connection(connection_string, "pgflow-migrate"));
   PGFLOW_RETURN_IF_ERROR(
       conn.exec(internal::kSetLockTimeout,
                 // lock_timeout 0 would mean "wait forever": never less than 1 ms.
-                {absl::StrCat(std::max<long long>(
-                                  std::chrono::duration_cast<std::chrono::milliseconds>(options.lock_wait).count(), 1),
-                              "ms")})
+                {absl::StrCat(
+                    std::max<long long>(
+                        std::chrono::duration_cast<std::chrono::milliseconds>(options.lock_wait)
+                            .count(),
+                        1),
+                    "ms")})
           .status());
-  absl::Status locked =
-      conn.exec(internal::kTakeMigrateLock, {internal::kMigrateLockKey}).status();
+  absl::Status locked = conn.exec(internal::kTakeMigrateLock, {internal::kMigrateLockKey}).status();
   if (!locked.ok()) {
-    return pg::with_message(locked, absl::StrCat("waiting for another pgflow migrator: ", locked.message()));
+    return pg::with_message(
+        locked, absl::StrCat("waiting for another pgflow migrator: ", locked.message()));
   }
   // Migrations take the locks they need themselves, with their own bounded waits.
   PGFLOW_RETURN_IF_ERROR(conn.exec(internal::kNoLockTimeout).status());
@@ -158,7 +159,8 @@ absl::Status migrate(std::string_view connection_string, const MigrateOptions& o
   absl::Status result = [&]() -> absl::Status {
     PGFLOW_RETURN_IF_ERROR(ensure_pgmq(conn));
     PGFLOW_RETURN_IF_ERROR(adopt_if_unrecorded(conn, options));
-    PGFLOW_RETURN_IF_ERROR(pg::in_transaction(conn, [&] { return conn.exec_script(internal::kCreateLedger); }));
+    PGFLOW_RETURN_IF_ERROR(
+        pg::in_transaction(conn, [&] { return conn.exec_script(internal::kCreateLedger); }));
     PGFLOW_ASSIGN_OR_RETURN(std::vector<AppliedMigration> applied, read_ledger(conn));
     PGFLOW_RETURN_IF_ERROR(check_ledger(applied));
     const int current = applied.empty() ? 0 : applied.back().migration.version;

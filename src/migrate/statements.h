@@ -21,16 +21,20 @@ comment on table pgflow.schema_migrations is
 -- true: 0001 was not applied but an existing schema verified equal to it (MigrateOptions::adopt_existing_schema)
 alter table pgflow.schema_migrations add column if not exists adopted boolean not null default false;
 )sql";
-inline constexpr char kLedgerExists[] = "select to_regclass('pgflow.schema_migrations') is not null";
+inline constexpr char kLedgerExists[] =
+    "select to_regclass('pgflow.schema_migrations') is not null";
 // (a ledger written before `adopted` existed has no such column until migrate)
 inline constexpr char kReadLedger[] =
     "select version, name, checksum, to_jsonb(applied_at) #>> '{}', "
-    "coalesce((to_jsonb(m) ->> 'adopted')::boolean, false) from pgflow.schema_migrations m order by version";
+    "coalesce((to_jsonb(m) ->> 'adopted')::boolean, false) from pgflow.schema_migrations m order "
+    "by version";
 inline constexpr char kRecordMigration[] =
-    "insert into pgflow.schema_migrations (version, name, checksum, adopted) values ($1, $2, $3, $4)";
+    "insert into pgflow.schema_migrations (version, name, checksum, adopted) values ($1, $2, $3, "
+    "$4)";
 // Whether there is a ledger, and whether there is a pgflow schema at all.
 inline constexpr char kLedgerAndSchema[] =
-    "select to_regclass('pgflow.schema_migrations') is not null, to_regclass('pgflow.flows') is not null";
+    "select to_regclass('pgflow.schema_migrations') is not null, to_regclass('pgflow.flows') is "
+    "not null";
 inline constexpr char kLedgerHasRows[] = "select exists (select 1 from pgflow.schema_migrations)";
 
 // ---- PGMQ ----
@@ -115,9 +119,11 @@ inline constexpr char kFunctionDefinitions[] =
 // REVOKE statements for grants others than PUBLIC and the owner hold on the SECURITY DEFINER
 // functions among $1 (a JSON array of signatures).
 inline constexpr char kForeignDefinerGrants[] =
-    "select format('revoke execute on function %s from %s', p.oid::regprocedure, a.grantee::regrole) "
+    "select format('revoke execute on function %s from %s', p.oid::regprocedure, "
+    "a.grantee::regrole) "
     "from pg_proc p, aclexplode(p.proacl) a "
-    "where p.oid in (select f::regprocedure from jsonb_array_elements_text($1::jsonb) f) and p.prosecdef "
+    "where p.oid in (select f::regprocedure from jsonb_array_elements_text($1::jsonb) f) and "
+    "p.prosecdef "
     "and a.grantee not in (0, p.proowner) and a.privilege_type = 'EXECUTE'";
 
 }  // namespace pgflow::internal

@@ -104,8 +104,8 @@ absl::StatusOr<std::int64_t> Result::int64(int row, int col) const {
   std::int64_t value = 0;
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
   if (ec != std::errc() || end != s.data() + s.size()) {
-    return absl::InternalError(absl::StrCat("expected an integer in column ", col, ", got '",
-                                            std::string(s), "'"));
+    return absl::InternalError(
+        absl::StrCat("expected an integer in column ", col, ", got '", std::string(s), "'"));
   }
   return value;
 }
@@ -158,8 +158,14 @@ absl::StatusOr<Connection> Connection::open(std::string_view conninfo,
   // Keepalives and tcp_user_timeout bound how long a call can hang on a peer that vanished
   // without closing the connection.
   std::string app(application_name);
-  const char* keys[] = {"application_name", "connect_timeout", "keepalives", "keepalives_idle",
-                        "keepalives_interval", "keepalives_count", "tcp_user_timeout", "dbname",
+  const char* keys[] = {"application_name",
+                        "connect_timeout",
+                        "keepalives",
+                        "keepalives_idle",
+                        "keepalives_interval",
+                        "keepalives_count",
+                        "tcp_user_timeout",
+                        "dbname",
                         nullptr};
   const char* values[] = {app.c_str(), "10", "1", "30", "10", "3", "60000", info.c_str(), nullptr};
   PGconn* conn = PQconnectdbParams(keys, values, /*expand_dbname=*/1);
@@ -167,8 +173,9 @@ absl::StatusOr<Connection> Connection::open(std::string_view conninfo,
   if (PQstatus(conn) != CONNECTION_OK) {
     const std::string error = trimmed(PQerrorMessage(conn));
     PQfinish(conn);
-    return database_error(connection_failure_sqlstate(error),
-                          absl::StrCat("cannot connect to ", describe_conninfo(conninfo), ": ", error));
+    return database_error(
+        connection_failure_sqlstate(error),
+        absl::StrCat("cannot connect to ", describe_conninfo(conninfo), ": ", error));
   }
   PQsetNoticeReceiver(conn, ignore_notice, nullptr);
   return Connection(conn);
@@ -182,14 +189,15 @@ absl::StatusOr<Result> Connection::exec(std::string_view sql, const std::vector<
     // (a run id followed by a NUL and junk would name that run). PostgreSQL text cannot hold a
     // NUL anyway. The value is not shown: it may be anything, a secret included.
     if (const std::size_t nul = p ? p->find('\0') : std::string::npos; nul != std::string::npos) {
-      return absl::InvalidArgumentError(absl::StrCat("pgflow: statement parameter $", values.size() + 1,
-                                                     " contains a NUL byte (at byte ", nul,
-                                                     "), which PostgreSQL text cannot hold"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "pgflow: statement parameter $", values.size() + 1, " contains a NUL byte (at byte ", nul,
+          "), which PostgreSQL text cannot hold"));
     }
     values.push_back(p ? p->c_str() : nullptr);
   }
   if (sql.find('\0') != std::string_view::npos) {
-    return absl::InvalidArgumentError("pgflow: the statement contains a NUL byte, which PostgreSQL text cannot hold");
+    return absl::InvalidArgumentError(
+        "pgflow: the statement contains a NUL byte, which PostgreSQL text cannot hold");
   }
   std::string statement(sql);
   PGresult* raw = PQexecParams(conn_, statement.c_str(), static_cast<int>(values.size()),
@@ -297,7 +305,8 @@ std::string quote_identifier(std::string_view name) {
 
 std::optional<std::string> connection_string_or_env(std::string_view configured) {
   if (!configured.empty()) return std::string(configured);
-  if (const char* env = std::getenv("DATABASE_URL"); env != nullptr && *env != '\0') return std::string(env);
+  if (const char* env = std::getenv("DATABASE_URL"); env != nullptr && *env != '\0')
+    return std::string(env);
   return std::nullopt;
 }
 
@@ -309,7 +318,8 @@ std::string no_database(std::string_view setting) {
 absl::Status require_pgflow_schema(Connection& conn) {
   absl::StatusOr<Result> installed = conn.exec("select to_regclass('pgflow.flows') is not null");
   if (!installed.ok()) return installed.status();
-  if (installed->scalar() != "t") return absl::FailedPreconditionError(absl::StrCat("pgflow: ", kNoPgflowSchema));
+  if (installed->scalar() != "t")
+    return absl::FailedPreconditionError(absl::StrCat("pgflow: ", kNoPgflowSchema));
   return absl::OkStatus();
 }
 

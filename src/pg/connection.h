@@ -107,7 +107,8 @@ std::optional<std::string> connection_string_or_env(std::string_view configured)
 std::string no_database(std::string_view setting);
 
 // What every entry point says about a database without pgflow's schema.
-inline constexpr char kNoPgflowSchema[] = "the database has no pgflow schema: run `pgflow migrate` to install it";
+inline constexpr char kNoPgflowSchema[] =
+    "the database has no pgflow schema: run `pgflow migrate` to install it";
 // kFailedPrecondition (kNoPgflowSchema) unless the database has pgflow's schema.
 absl::Status require_pgflow_schema(Connection& conn);
 

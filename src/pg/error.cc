@@ -12,24 +12,25 @@ namespace pgflow::pg {
 absl::StatusCode code_for_sqlstate(std::string_view s) {
   using C = absl::StatusCode;
   auto cls = [&](std::string_view prefix) { return s.substr(0, 2) == prefix; };
-  if (s.empty() || cls("08")) return C::kUnavailable;  // connection exception
+  if (s.empty() || cls("08")) return C::kUnavailable;    // connection exception
   if (s == "40001" || s == "40P01") return C::kAborted;  // serialization failure, deadlock
   if (s == "55P03") return C::kAborted;                  // lock_not_available (lock_timeout)
   if (s == "23505") return C::kAlreadyExists;
-  if (s == "23503") return C::kFailedPrecondition;       // foreign key: a referenced row is missing
+  if (s == "23503") return C::kFailedPrecondition;  // foreign key: a referenced row is missing
   if (cls("23") || cls("22")) return C::kInvalidArgument;  // constraint / data exception
   if (cls("53")) return C::kResourceExhausted;
-  if (s == "57014") return C::kCancelled;                // query_canceled (statement_timeout)
-  if (cls("57")) return C::kUnavailable;                 // server shutting down / starting
+  if (s == "57014") return C::kCancelled;  // query_canceled (statement_timeout)
+  if (cls("57")) return C::kUnavailable;   // server shutting down / starting
   if (s == "42501") return C::kPermissionDenied;
   if (cls("28")) return C::kUnauthenticated;
-  if (s == "42P01" || s == "42883" || s == "3F000") return C::kFailedPrecondition;  // schema missing
-  if (s == "3D000") return C::kNotFound;                 // database does not exist
+  if (s == "42P01" || s == "42883" || s == "3F000")
+    return C::kFailedPrecondition;        // schema missing
+  if (s == "3D000") return C::kNotFound;  // database does not exist
   if (s == "P0002") return C::kNotFound;
   if (s == "P0001" || cls("25") || cls("55")) return C::kFailedPrecondition;
   if (s == "0A000") return C::kUnimplemented;
   if (cls("XX")) return C::kInternal;
-  if (cls("42")) return C::kInvalidArgument;             // syntax error or access rule
+  if (cls("42")) return C::kInvalidArgument;  // syntax error or access rule
   return C::kUnknown;
 }
 
@@ -37,10 +38,12 @@ absl::Status database_error(std::string_view sqlstate, std::string_view message)
   absl::StatusCode code = code_for_sqlstate(sqlstate);
   std::string text(message);
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
-  if (sqlstate == "42P01" && (absl::StrContains(text, "\"pgmq.q_") || absl::StrContains(text, "\"pgmq.a_"))) {
+  if (sqlstate == "42P01" &&
+      (absl::StrContains(text, "\"pgmq.q_") || absl::StrContains(text, "\"pgmq.a_"))) {
     // The schema is there but a queue lost a table: migrating would not bring it back.
-    text += " (a PGMQ queue table is missing: the queue was dropped or damaged outside pgflow; "
-            "restore it deliberately with pgmq.create, or use another flow slug)";
+    text +=
+        " (a PGMQ queue table is missing: the queue was dropped or damaged outside pgflow; "
+        "restore it deliberately with pgmq.create, or use another flow slug)";
   } else if (sqlstate == "42P01" || sqlstate == "42883" || sqlstate == "3F000") {
     text += " (is the pgflow schema installed? run `pgflow migrate`)";
   }
@@ -51,7 +54,8 @@ absl::Status database_error(std::string_view sqlstate, std::string_view message)
 
 absl::Status with_message(const absl::Status& status, std::string message) {
   absl::Status out(status.code(), std::move(message));
-  status.ForEachPayload([&](absl::string_view url, const absl::Cord& payload) { out.SetPayload(url, payload); });
+  status.ForEachPayload(
+      [&](absl::string_view url, const absl::Cord& payload) { out.SetPayload(url, payload); });
   return out;
 }
 

@@ -29,22 +29,23 @@ absl::StatusOr<pg::Connection*> Session::connection() {
 
 absl::Status Session::retry(const std::stop_token& stop, std::string_view what,
                             const std::function<absl::Status(pg::Connection&)>& op) {
-  return retry<bool>(stop, what, [&](pg::Connection& c) -> absl::StatusOr<bool> {
-           absl::Status s = op(c);
-           if (!s.ok()) return s;
-           return true;
-         }).status();
+  return retry<bool>(stop, what,
+                     [&](pg::Connection& c) -> absl::StatusOr<bool> {
+                       absl::Status s = op(c);
+                       if (!s.ok()) return s;
+                       return true;
+                     })
+      .status();
 }
 
 bool Session::pause_after(const absl::Status& error, std::string_view what,
                           const std::stop_token& stop) {
   if (!conn_ || !conn_->healthy()) conn_.reset();
   auto delay = backoff_.next();
-  log_.warn("database call failed; retrying",
-            {{"operation", std::string(what)},
-             {"error", std::string(error.message())},
-             {"sqlstate", sql_state(error).value_or("")},
-             {"retry_in_ms", std::to_string(delay.count())}});
+  log_.warn("database call failed; retrying", {{"operation", std::string(what)},
+                                               {"error", std::string(error.message())},
+                                               {"sqlstate", sql_state(error).value_or("")},
+                                               {"retry_in_ms", std::to_string(delay.count())}});
   return internal::sleep_unless_stopped(delay, stop);
 }
 

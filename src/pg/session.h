@@ -10,10 +10,10 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "internal/backoff.h"
 #include "pg/connection.h"
 #include "pg/error.h"
 #include "pgflow/log.h"
-#include "internal/backoff.h"
 
 namespace pgflow::pg {
 

@@ -13,10 +13,12 @@ namespace pgflow::pg {
 absl::Status retry_while_unreachable(
     std::chrono::milliseconds timeout, std::string_view timeout_name,
     const std::function<absl::Status(int attempt)>& attempt,
-    const std::function<void(const absl::Status& error, int attempt, std::chrono::milliseconds delay)>& on_retry) {
+    const std::function<void(const absl::Status& error, int attempt,
+                             std::chrono::milliseconds delay)>& on_retry) {
   using Clock = std::chrono::steady_clock;
   // (A huge timeout, e.g. milliseconds::max() meaning "forever", must not overflow the clock.)
-  const auto century = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::hours(24 * 365 * 100));
+  const auto century =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::hours(24 * 365 * 100));
   const Clock::time_point deadline = Clock::now() + std::min(timeout, century);
   internal::Backoff backoff;
   for (int n = 1;; ++n) {
@@ -25,13 +27,14 @@ absl::Status retry_while_unreachable(
     const Clock::time_point now = Clock::now();
     if (now >= deadline) {
       if (timeout.count() == 0) return status;
-      return with_message(status, absl::StrCat(status.message(), " (the database stayed unreachable for the ",
-                                               internal::absl_view(timeout_name), " of ", timeout.count(), " ms, ", n,
-                                               " attempts)"));
+      return with_message(
+          status, absl::StrCat(status.message(), " (the database stayed unreachable for the ",
+                               internal::absl_view(timeout_name), " of ", timeout.count(), " ms, ",
+                               n, " attempts)"));
     }
-    const auto delay =
-        std::min(backoff.next(), std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now) +
-                                     std::chrono::milliseconds(1));
+    const auto delay = std::min(
+        backoff.next(), std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now) +
+                            std::chrono::milliseconds(1));
     if (on_retry) on_retry(status, n, delay);
     std::this_thread::sleep_for(delay);
   }

@@ -20,7 +20,8 @@ namespace pgflow::pg {
 absl::Status retry_while_unreachable(
     std::chrono::milliseconds timeout, std::string_view timeout_name,
     const std::function<absl::Status(int attempt)>& attempt,
-    const std::function<void(const absl::Status& error, int attempt, std::chrono::milliseconds delay)>& on_retry = {});
+    const std::function<void(const absl::Status& error, int attempt,
+                             std::chrono::milliseconds delay)>& on_retry = {});
 
 }  // namespace pgflow::pg
 

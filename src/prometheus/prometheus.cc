@@ -64,13 +64,27 @@ class PrometheusMetrics::FlowSeries {
   void record(const WorkerMetric& m) {
     using Kind = WorkerMetric::Kind;
     switch (m.kind) {  // no default: a new kind is a -Wswitch warning here
-      case Kind::kClaimed: claimed_.Increment(m.value); break;
-      case Kind::kClaimLatency: claim_latency_.Observe(seconds(m.value)); break;
-      case Kind::kCompleted: step(m.step_slug).completed->Increment(m.value); break;
-      case Kind::kFailed: step(m.step_slug).failed->Increment(m.value); break;
-      case Kind::kRetried: step(m.step_slug).retried->Increment(m.value); break;
-      case Kind::kDropped: step(m.step_slug).dropped->Increment(m.value); break;
-      case Kind::kHandlerTime: step(m.step_slug).handler->Observe(seconds(m.value)); break;
+      case Kind::kClaimed:
+        claimed_.Increment(m.value);
+        break;
+      case Kind::kClaimLatency:
+        claim_latency_.Observe(seconds(m.value));
+        break;
+      case Kind::kCompleted:
+        step(m.step_slug).completed->Increment(m.value);
+        break;
+      case Kind::kFailed:
+        step(m.step_slug).failed->Increment(m.value);
+        break;
+      case Kind::kRetried:
+        step(m.step_slug).retried->Increment(m.value);
+        break;
+      case Kind::kDropped:
+        step(m.step_slug).dropped->Increment(m.value);
+        break;
+      case Kind::kHandlerTime:
+        step(m.step_slug).handler->Observe(seconds(m.value));
+        break;
     }
   }
 
@@ -119,7 +133,8 @@ PrometheusMetrics::~PrometheusMetrics() = default;
 absl::StatusOr<std::unique_ptr<PrometheusMetrics>> PrometheusMetrics::create(
     std::shared_ptr<prometheus::Registry> registry) {
   if (registry == nullptr) {
-    return absl::InvalidArgumentError("pgflow: PrometheusMetrics::create needs a registry, got null");
+    return absl::InvalidArgumentError(
+        "pgflow: PrometheusMetrics::create needs a registry, got null");
   }
   // prometheus-cpp reports a refused name by throwing; no exception crosses pgflow's API.
   try {
@@ -167,7 +182,8 @@ absl::StatusOr<std::unique_ptr<PrometheusMetrics>> PrometheusMetrics::serve(
     std::string bind_address) {
   // civetweb would start without listening anywhere.
   if (bind_address.empty()) {
-    return absl::InvalidArgumentError("pgflow: PrometheusMetrics::serve needs an address, e.g. 127.0.0.1:9464");
+    return absl::InvalidArgumentError(
+        "pgflow: PrometheusMetrics::serve needs an address, e.g. 127.0.0.1:9464");
   }
   PGFLOW_ASSIGN_OR_RETURN(std::unique_ptr<PrometheusMetrics> metrics,
                           create(std::make_shared<prometheus::Registry>()));

@@ -22,18 +22,21 @@ std::string step_list(const FlowDefinition& flow) {
 std::optional<std::string> step_problem(const WorkerConfig& c, const FlowDefinition& flow) {
   if (flow.queue_mode == QueueMode::kFlow) {
     if (c.step.empty()) return std::nullopt;
-    return absl::StrCat("step is \"", c.step, "\", but flow \"", flow.slug,
-                        "\" has one queue for all its steps, so its workers serve every step; leave step "
-                        "empty, or give each step its own queue with pgflow::with_step_queues");
+    return absl::StrCat(
+        "step is \"", c.step, "\", but flow \"", flow.slug,
+        "\" has one queue for all its steps, so its workers serve every step; leave step "
+        "empty, or give each step its own queue with pgflow::with_step_queues");
   }
   if (c.step.empty()) {
-    return absl::StrCat("flow \"", flow.slug, "\" has one queue per step and a worker serves one of them (",
-                        step_list(flow), "): start it with EdgeWorker::start(flow, pgflow::only_step<\"slug\">, ...) "
-                        "or set WorkerConfig::step; run one worker per step, in one process or several");
+    return absl::StrCat(
+        "flow \"", flow.slug, "\" has one queue per step and a worker serves one of them (",
+        step_list(flow),
+        "): start it with EdgeWorker::start(flow, pgflow::only_step<\"slug\">, ...) "
+        "or set WorkerConfig::step; run one worker per step, in one process or several");
   }
   if (flow.find(c.step) == nullptr) {
-    return absl::StrCat("step \"", c.step, "\" is not a step of flow \"", flow.slug, "\" (its steps: ",
-                        step_list(flow), ")");
+    return absl::StrCat("step \"", c.step, "\" is not a step of flow \"", flow.slug,
+                        "\" (its steps: ", step_list(flow), ")");
   }
   return std::nullopt;
 }
@@ -52,12 +55,17 @@ absl::Status complete_and_check(WorkerConfig& c, const FlowDefinition& flow) {
     c.function_name = c.step.empty() ? absl::StrCat(flow.slug, "-worker")
                                      : absl::StrCat(flow.slug, "-", c.step, "-worker");
   }
-  if (c.max_concurrent < 1 || c.max_concurrent > 1000) problems.push_back("max_concurrent must be 1..1000");
+  if (c.max_concurrent < 1 || c.max_concurrent > 1000)
+    problems.push_back("max_concurrent must be 1..1000");
   if (c.batch_size < 1 || c.batch_size > 1000) problems.push_back("batch_size must be 1..1000");
-  if (c.visibility_timeout < std::chrono::seconds(1)) problems.push_back("visibility_timeout must be at least 1 second");
-  if (c.poll_interval < std::chrono::milliseconds(10)) problems.push_back("poll_interval must be at least 10 ms");
-  if (c.heartbeat_interval < std::chrono::milliseconds(100)) problems.push_back("heartbeat_interval must be at least 100 ms");
-  if (c.stall_recovery_interval.count() < 0) problems.push_back("stall_recovery_interval must not be negative");
+  if (c.visibility_timeout < std::chrono::seconds(1))
+    problems.push_back("visibility_timeout must be at least 1 second");
+  if (c.poll_interval < std::chrono::milliseconds(10))
+    problems.push_back("poll_interval must be at least 10 ms");
+  if (c.heartbeat_interval < std::chrono::milliseconds(100))
+    problems.push_back("heartbeat_interval must be at least 100 ms");
+  if (c.stall_recovery_interval.count() < 0)
+    problems.push_back("stall_recovery_interval must not be negative");
   if (c.stop_grace_period.count() < 0) problems.push_back("stop_grace_period must not be negative");
   if (c.startup_timeout.count() < 0) problems.push_back("startup_timeout must not be negative");
   if (c.report_batch_size < 1) problems.push_back("report_batch_size must be at least 1");

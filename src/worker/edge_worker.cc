@@ -1,7 +1,5 @@
 // pgflow::EdgeWorker (pgflow/worker.h): the public handle of an internal::Worker on PostgreSQL
 // and the real clock, and run()'s wait for SIGTERM / SIGINT.
-#include "pgflow/worker.h"
-
 #include <signal.h>
 
 #include <memory>
@@ -10,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "internal/status_macros.h"
 #include "internal/strings.h"
+#include "pgflow/worker.h"
 #include "worker/config.h"
 #include "worker/pg_store.h"
 #include "worker/worker.h"
@@ -29,7 +28,8 @@ EdgeWorker::~EdgeWorker() = default;
 absl::Status EdgeWorker::select_step(WorkerConfig& config, std::string_view step) {
   if (!config.step.empty() && config.step != step) {
     return absl::InvalidArgumentError(absl::StrCat("invalid WorkerConfig: step is \"", config.step,
-                                                   "\" but only_step selects \"", internal::absl_view(step), "\""));
+                                                   "\" but only_step selects \"",
+                                                   internal::absl_view(step), "\""));
   }
   config.step = std::string(step);
   return absl::OkStatus();
@@ -38,21 +38,25 @@ absl::Status EdgeWorker::select_step(WorkerConfig& config, std::string_view step
 absl::StatusOr<EdgeWorker> EdgeWorker::start(const FlowDefinition& flow, WorkerConfig config) {
   // A worker that does not start says why in its log too: a deployment's main() may only
   // return the status.
-  const Logger log(config.log_sink ? config.log_sink : stderr_log_sink(), config.log_level, {{"flow", flow.slug}});
+  const Logger log(config.log_sink ? config.log_sink : stderr_log_sink(), config.log_level,
+                   {{"flow", flow.slug}});
   absl::StatusOr<EdgeWorker> worker = [&]() -> absl::StatusOr<EdgeWorker> {
     // Everything that can be checked without the database, before touching it.
     PGFLOW_RETURN_IF_ERROR(internal::complete_and_check(config, flow));
     PGFLOW_RETURN_IF_ERROR(validate(flow));
     PGFLOW_ASSIGN_OR_RETURN(std::vector<StepRoute> routes, routes_of(flow));
-    auto stores = [conninfo = config.connection_string](internal::StoreRole role, const std::string& queue,
+    auto stores = [conninfo = config.connection_string](internal::StoreRole role,
+                                                        const std::string& queue,
                                                         const Logger& worker_log) {
       return internal::open_pg_store(conninfo, role, queue, worker_log);
     };
-    auto impl = std::make_unique<Impl>(flow, std::move(config), std::move(routes), stores, internal::system_clock());
+    auto impl = std::make_unique<Impl>(flow, std::move(config), std::move(routes), stores,
+                                       internal::system_clock());
     PGFLOW_RETURN_IF_ERROR(impl->start());
     return EdgeWorker(std::move(impl));
   }();
-  if (!worker.ok()) log.error("worker did not start", {{"error", std::string(worker.status().message())}});
+  if (!worker.ok())
+    log.error("worker did not start", {{"error", std::string(worker.status().message())}});
   return worker;
 }
 

@@ -109,7 +109,8 @@ std::vector<TaskRef> InFlight::stop_unwanted(const std::vector<std::uint64_t>& i
 
 InFlight::NextDeadline InFlight::next_deadline() const {
   absl::MutexLock lock(&mu_);
-  return {deadlines_.empty() ? Clock::Time::max() : deadlines_.begin()->first, earlier_deadline_.get_token()};
+  return {deadlines_.empty() ? Clock::Time::max() : deadlines_.begin()->first,
+          earlier_deadline_.get_token()};
 }
 
 std::vector<StoppedTask> InFlight::fire_deadlines(Clock::Time now) {

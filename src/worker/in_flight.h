@@ -72,7 +72,8 @@ class InFlight {
   std::vector<TaskRef> running() const ABSL_LOCKS_EXCLUDED(mu_);
   // The database no longer wants these (ids of running()): they are stopped and their results
   // will not be reported. Returns the tasks that were still running.
-  std::vector<TaskRef> stop_unwanted(const std::vector<std::uint64_t>& ids) ABSL_LOCKS_EXCLUDED(mu_);
+  std::vector<TaskRef> stop_unwanted(const std::vector<std::uint64_t>& ids)
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   // The earliest deadline (Clock::Time::max() when none), and a token that fires when an
   // earlier one arrives or the worker stops: what the deadline timer sleeps on.
@@ -100,7 +101,8 @@ class InFlight {
     Clock::Time deadline;
     std::stop_source stop;
     StopCause cause = StopCause::kNone;
-    bool unwanted = false;  // set even after another cause: a task the database ended is never reported
+    bool unwanted =
+        false;  // set even after another cause: a task the database ended is never reported
     bool returned = false;
   };
   // Records `why` as the task's stop cause unless one is set; true when it was recorded.

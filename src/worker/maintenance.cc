@@ -9,8 +9,8 @@
 
 namespace pgflow::internal {
 
-Maintenance::Maintenance(MaintenanceConfig config, Store& store, InFlight& in_flight, const Clock& clock,
-                         const Logger& log, std::function<void()> deprecated)
+Maintenance::Maintenance(MaintenanceConfig config, Store& store, InFlight& in_flight,
+                         const Clock& clock, const Logger& log, std::function<void()> deprecated)
     : config_(std::move(config)),
       store_(store),
       in_flight_(in_flight),
@@ -62,7 +62,8 @@ void Maintenance::recover_stalled_tasks(const std::stop_token& stop) {
   }
   if (requeued->has_value()) {
     recovery_skipped_since_.reset();
-    if (**requeued != 0) log_.info("stall recovery requeued tasks", {{"count", std::to_string(**requeued)}});
+    if (**requeued != 0)
+      log_.info("stall recovery requeued tasks", {{"count", std::to_string(**requeued)}});
     return;
   }
   const Clock::Time now = clock_.now();
@@ -70,20 +71,23 @@ void Maintenance::recover_stalled_tasks(const std::stop_token& stop) {
     recovery_skipped_since_ = now;
     return;
   }
-  const auto skipped = std::chrono::duration_cast<std::chrono::milliseconds>(now - *recovery_skipped_since_);
+  const auto skipped =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now - *recovery_skipped_since_);
   if (skipped < kStallRecoveryWarnAfter * config_.stall_recovery_interval) return;
   absl::StatusOr<std::string> holders = store_.stall_recovery_holders(skipped, stop);
-  log_.warn("stall recovery has been skipped: another session holds pgflow's stall recovery lock, so no "
-            "worker recovers stalled tasks",
-            {{"skipped_s", std::to_string(skipped.count() / 1000)},
-             {"held_by", holders.ok() ? *holders : std::string("unknown")}});
+  log_.warn(
+      "stall recovery has been skipped: another session holds pgflow's stall recovery lock, so no "
+      "worker recovers stalled tasks",
+      {{"skipped_s", std::to_string(skipped.count() / 1000)},
+       {"held_by", holders.ok() ? *holders : std::string("unknown")}});
   recovery_skipped_since_ = now;
 }
 
 void Maintenance::stop_unwanted_tasks() {
   const std::vector<TaskRef> running = in_flight_.running();
   if (running.empty()) return;
-  absl::StatusOr<std::vector<std::uint64_t>> unwanted = store_.unwanted_tasks(running, config_.worker_id);
+  absl::StatusOr<std::vector<std::uint64_t>> unwanted =
+      store_.unwanted_tasks(running, config_.worker_id);
   if (!unwanted.ok()) {
     // The next announcement checks again; worker stop and the task deadline still apply.
     log_.warn("could not check which running tasks are still wanted",
@@ -92,7 +96,9 @@ void Maintenance::stop_unwanted_tasks() {
   }
   for (const TaskRef& task : in_flight_.stop_unwanted(*unwanted)) {
     log_.debug("task no longer wanted: stop requested",
-               {{"run_id", task.run_id}, {"step", task.step_slug}, {"task_index", std::to_string(task.task_index)}});
+               {{"run_id", task.run_id},
+                {"step", task.step_slug},
+                {"task_index", std::to_string(task.task_index)}});
   }
 }
 
@@ -103,7 +109,8 @@ void Maintenance::mark_stopped() {
     if (clock_.sleep_for(std::chrono::seconds(5), t)) five_seconds_passed.request_stop();
   });
   absl::Status marked = store_.mark_stopped(config_.worker_id, five_seconds_passed.get_token());
-  if (!marked.ok()) log_.warn("could not mark the worker stopped", {{"error", std::string(marked.message())}});
+  if (!marked.ok())
+    log_.warn("could not mark the worker stopped", {{"error", std::string(marked.message())}});
 }
 
 }  // namespace pgflow::internal

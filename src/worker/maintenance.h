@@ -31,8 +31,8 @@ inline constexpr int kStallRecoveryWarnAfter = 4;
 class Maintenance {
  public:
   // `deprecated` is called when an operator deprecated the worker.
-  Maintenance(MaintenanceConfig config, Store& store, InFlight& in_flight, const Clock& clock, const Logger& log,
-              std::function<void()> deprecated);
+  Maintenance(MaintenanceConfig config, Store& store, InFlight& in_flight, const Clock& clock,
+              const Logger& log, std::function<void()> deprecated);
 
   // Until `stop`; then marks the worker stopped (trying for at most 5 s).
   void run(const std::stop_token& stop);

@@ -43,7 +43,8 @@ from pgflow.claim_tasks($1, $2,
 // One call per batch (worker protocol 5). The database locks the batch's runs in run_id order,
 // so concurrent reporters cannot deadlock, and applies each result as complete_task /
 // fail_task would one by one.
-constexpr char kCompleteBatch[] = "select t.step_slug, t.status from pgflow.complete_tasks($1::jsonb) t";
+constexpr char kCompleteBatch[] =
+    "select t.step_slug, t.status from pgflow.complete_tasks($1::jsonb) t";
 constexpr char kFailBatch[] = "select t.step_slug, t.status from pgflow.fail_tasks($1::jsonb) t";
 
 constexpr char kHeartbeat[] = "select pgflow.worker_heartbeat($1::uuid)";
@@ -95,7 +96,8 @@ std::optional<nlohmann::json> parse_json(std::string_view text) {
 std::string task_rows(const std::vector<TaskResult>& results, bool completions) {
   nlohmann::json rows = nlohmann::json::array();
   for (const TaskResult& r : results) {
-    nlohmann::json row = {{"run_id", r.run_id}, {"step_slug", r.step_slug}, {"task_index", r.task_index}};
+    nlohmann::json row = {
+        {"run_id", r.run_id}, {"step_slug", r.step_slug}, {"task_index", r.task_index}};
     if (completions) {
       row["output"] = r.output;
     } else {
@@ -108,7 +110,8 @@ std::string task_rows(const std::vector<TaskResult>& results, bool completions) 
 
 std::vector<ReportedTask> reported(const pg::Result& rows) {
   std::vector<ReportedTask> out;
-  for (int i = 0; i < rows.rows(); ++i) out.push_back({std::string(rows.text(i, 0)), std::string(rows.text(i, 1))});
+  for (int i = 0; i < rows.rows(); ++i)
+    out.push_back({std::string(rows.text(i, 0)), std::string(rows.text(i, 1))});
   return out;
 }
 
@@ -118,21 +121,24 @@ class PgStore final : public Store {
       : session_(conninfo, std::string(application_name(role)), log, on_connect(role, queue)) {}
 
   absl::StatusOr<int> worker_protocol() override {
-    PGFLOW_ASSIGN_OR_RETURN(pg::Result r, once([](pg::Connection& c) { return c.exec(kWorkerProtocol); }));
+    PGFLOW_ASSIGN_OR_RETURN(pg::Result r,
+                            once([](pg::Connection& c) { return c.exec(kWorkerProtocol); }));
     PGFLOW_ASSIGN_OR_RETURN(std::int64_t protocol, r.int64(0, 0));
     return static_cast<int>(protocol);
   }
 
   absl::StatusOr<DeployOutcome> deploy(const Deployment& d) override {
     PGFLOW_ASSIGN_OR_RETURN(pg::Result r, once([&](pg::Connection& c) {
-                              return c.exec(kEnsureFlowCompiled, {d.flow_slug, d.shape, std::to_string(d.protocol),
-                                                                  d.queue_mode, d.route_map, d.flow_alias});
+                              return c.exec(kEnsureFlowCompiled,
+                                            {d.flow_slug, d.shape, std::to_string(d.protocol),
+                                             d.queue_mode, d.route_map, d.flow_alias});
                             }));
     std::optional<nlohmann::json> json = parse_json(r.scalar());
     if (!json) return absl::InternalError("ensure_flow_compiled returned unparsable JSON");
     DeployOutcome out;
     out.status = json->value("status", "");
-    for (const auto& diff : json->value("differences", nlohmann::json::array())) out.differences.push_back(diff.get<std::string>());
+    for (const auto& diff : json->value("differences", nlohmann::json::array()))
+      out.differences.push_back(diff.get<std::string>());
     const nlohmann::json kind = json->value("mismatchKind", nlohmann::json());
     if (kind.is_string()) out.mismatch_kind = kind.get<std::string>();
     out.activation = json->value("activation", "");
@@ -144,7 +150,8 @@ class PgStore final : public Store {
 
   absl::Status register_worker(const Registration& r, bool again) override {
     absl::StatusOr<pg::Result> registered = once([&](pg::Connection& c) {
-      return c.exec(kRegisterWorker, {r.worker_id, r.function_name, r.flow_slug, r.queue, std::to_string(r.protocol)});
+      return c.exec(kRegisterWorker, {r.worker_id, r.function_name, r.flow_slug, r.queue,
+                                      std::to_string(r.protocol)});
     });
     if (!registered.ok() && again && sql_state(registered.status()) == "23505") {
       // An earlier attempt registered this worker and lost the reply: that registration stands.
@@ -156,12 +163,15 @@ class PgStore final : public Store {
     return registered.status();
   }
 
-  absl::StatusOr<std::vector<ClaimedMessage>> claim(const ClaimRequest& q, const std::stop_token& stop) override {
+  absl::StatusOr<std::vector<ClaimedMessage>> claim(const ClaimRequest& q,
+                                                    const std::stop_token& stop) override {
     const pg::Param step = q.step.empty() ? pg::Param() : pg::Param(q.step);
-    PGFLOW_ASSIGN_OR_RETURN(pg::Result rows, session_.retry<pg::Result>(stop, "claim tasks", [&](pg::Connection& c) {
-                              return c.exec(kReadAndClaim, {q.queue, q.flow_slug, std::to_string(q.visibility_timeout_s),
-                                                            std::to_string(q.slots), q.worker_id, step});
-                            }));
+    PGFLOW_ASSIGN_OR_RETURN(
+        pg::Result rows, session_.retry<pg::Result>(stop, "claim tasks", [&](pg::Connection& c) {
+          return c.exec(kReadAndClaim,
+                        {q.queue, q.flow_slug, std::to_string(q.visibility_timeout_s),
+                         std::to_string(q.slots), q.worker_id, step});
+        }));
     std::vector<ClaimedMessage> out;
     for (int i = 0; i < rows.rows(); ++i) {
       ClaimedMessage m;
@@ -191,7 +201,8 @@ class PgStore final : public Store {
       return;
     }
     // Coalesce a burst of announcements into one read.
-    while (woke.ok() && woke->has_value()) woke = (*conn)->wait_notification(std::chrono::steady_clock::now(), stop);
+    while (woke.ok() && woke->has_value())
+      woke = (*conn)->wait_notification(std::chrono::steady_clock::now(), stop);
   }
 
   absl::StatusOr<std::vector<ReportedTask>> complete_tasks(const std::vector<TaskResult>& results,
@@ -203,17 +214,20 @@ class PgStore final : public Store {
     return report(kFailBatch, "fail tasks", task_rows(results, false), stop);
   }
 
-  absl::StatusOr<bool> heartbeat(const std::string& worker_id, const std::stop_token& stop) override {
-    PGFLOW_ASSIGN_OR_RETURN(pg::Result r, session_.retry<pg::Result>(stop, "heartbeat", [&](pg::Connection& c) {
+  absl::StatusOr<bool> heartbeat(const std::string& worker_id,
+                                 const std::stop_token& stop) override {
+    PGFLOW_ASSIGN_OR_RETURN(pg::Result r,
+                            session_.retry<pg::Result>(stop, "heartbeat", [&](pg::Connection& c) {
                               return c.exec(kHeartbeat, {worker_id});
                             }));
     return r.rows() > 0 && r.scalar() == "t";
   }
 
   absl::StatusOr<std::optional<int>> recover_stalled_tasks(const std::stop_token& stop) override {
-    PGFLOW_ASSIGN_OR_RETURN(pg::Result r, session_.retry<pg::Result>(stop, "stall recovery", [](pg::Connection& c) {
-                              return c.exec(kRecoverStalledTasks);
-                            }));
+    PGFLOW_ASSIGN_OR_RETURN(
+        pg::Result r, session_.retry<pg::Result>(stop, "stall recovery", [](pg::Connection& c) {
+          return c.exec(kRecoverStalledTasks);
+        }));
     if (r.is_null(0, 0)) return std::optional<int>();
     PGFLOW_ASSIGN_OR_RETURN(std::int64_t requeued, r.int64(0, 0));
     return std::optional<int>(static_cast<int>(requeued));
@@ -222,7 +236,8 @@ class PgStore final : public Store {
   absl::StatusOr<std::string> stall_recovery_holders(std::chrono::milliseconds held_for,
                                                      const std::stop_token& stop) override {
     PGFLOW_ASSIGN_OR_RETURN(
-        pg::Result r, session_.retry<pg::Result>(stop, "stall recovery lock holders", [&](pg::Connection& c) {
+        pg::Result r,
+        session_.retry<pg::Result>(stop, "stall recovery lock holders", [&](pg::Connection& c) {
           return c.exec(kStallRecoveryHolders, {absl::StrCat(held_for.count(), " milliseconds")});
         }));
     return r.rows() > 0 ? std::string(r.scalar()) : std::string("unknown");
@@ -233,8 +248,9 @@ class PgStore final : public Store {
       absl::StatusOr<pg::Connection*> conn = session_.connection();
       if (!conn.ok()) {
         // Unreachable database: wait as before; the heartbeat's retries log the outage.
-        internal::sleep_unless_stopped(
-            std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now()), stop);
+        internal::sleep_unless_stopped(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                           until - std::chrono::steady_clock::now()),
+                                       stop);
         return false;
       }
       if (*reconnected_) {
@@ -260,29 +276,36 @@ class PgStore final : public Store {
                                                             const std::string& worker_id) override {
     nlohmann::json rows = nlohmann::json::array();
     for (const TaskRef& t : tasks) {
-      rows.push_back({{"id", t.id}, {"run_id", t.run_id}, {"step_slug", t.step_slug}, {"task_index", t.task_index}});
+      rows.push_back({{"id", t.id},
+                      {"run_id", t.run_id},
+                      {"step_slug", t.step_slug},
+                      {"task_index", t.task_index}});
     }
     PGFLOW_ASSIGN_OR_RETURN(pg::Result r, once([&](pg::Connection& c) {
                               return c.exec(kUnwantedTasks, {rows.dump(), worker_id});
                             }));
     std::vector<std::uint64_t> ids;
-    for (int i = 0; i < r.rows(); ++i) ids.push_back(static_cast<std::uint64_t>(r.int64(i, 0).value_or(-1)));
+    for (int i = 0; i < r.rows(); ++i)
+      ids.push_back(static_cast<std::uint64_t>(r.int64(i, 0).value_or(-1)));
     return ids;
   }
 
   absl::Status mark_stopped(const std::string& worker_id, const std::stop_token& stop) override {
-    return session_.retry(stop, "mark worker stopped",
-                          [&](pg::Connection& c) { return c.exec(kMarkStopped, {worker_id}).status(); });
+    return session_.retry(stop, "mark worker stopped", [&](pg::Connection& c) {
+      return c.exec(kMarkStopped, {worker_id}).status();
+    });
   }
 
-  absl::StatusOr<nlohmann::json> run_input(const std::string& run_id, const std::stop_token& stop) override {
+  absl::StatusOr<nlohmann::json> run_input(const std::string& run_id,
+                                           const std::stop_token& stop) override {
     PGFLOW_ASSIGN_OR_RETURN(
         std::string text,
-        session_.retry<std::string>(stop, "load run input", [&](pg::Connection& c) -> absl::StatusOr<std::string> {
-          PGFLOW_ASSIGN_OR_RETURN(pg::Result r, c.exec(kRunInput, {run_id}));
-          if (r.rows() == 0) return absl::NotFoundError("run " + run_id + " does not exist");
-          return std::string(r.scalar());
-        }));
+        session_.retry<std::string>(
+            stop, "load run input", [&](pg::Connection& c) -> absl::StatusOr<std::string> {
+              PGFLOW_ASSIGN_OR_RETURN(pg::Result r, c.exec(kRunInput, {run_id}));
+              if (r.rows() == 0) return absl::NotFoundError("run " + run_id + " does not exist");
+              return std::string(r.scalar());
+            }));
     std::optional<nlohmann::json> input = parse_json(text);
     if (!input) return absl::InternalError("run " + run_id + " has unparsable input");
     return *std::move(input);
@@ -293,7 +316,8 @@ class PgStore final : public Store {
  private:
   // What a new connection of `role` does first: LISTEN where the role waits for announcements
   // (and the maintenance connection remembers that it may have missed some).
-  std::function<absl::Status(pg::Connection&)> on_connect(StoreRole role, const std::string& queue) {
+  std::function<absl::Status(pg::Connection&)> on_connect(StoreRole role,
+                                                          const std::string& queue) {
     if (role == StoreRole::kPoller) {
       return [channel = "pgflow_queue:" + queue](pg::Connection& c) { return c.listen(channel); };
     }
@@ -309,18 +333,20 @@ class PgStore final : public Store {
 
   // Runs `op` once on the connection (startup calls: their caller retries); a broken
   // connection is dropped, so the next call reconnects.
-  absl::StatusOr<pg::Result> once(const std::function<absl::StatusOr<pg::Result>(pg::Connection&)>& op) {
+  absl::StatusOr<pg::Result> once(
+      const std::function<absl::StatusOr<pg::Result>(pg::Connection&)>& op) {
     PGFLOW_ASSIGN_OR_RETURN(pg::Connection * conn, session_.connection());
     absl::StatusOr<pg::Result> r = op(*conn);
     if (!r.ok() && !conn->healthy()) session_.reset();
     return r;
   }
 
-  absl::StatusOr<std::vector<ReportedTask>> report(const char* sql, std::string_view what, const std::string& rows,
+  absl::StatusOr<std::vector<ReportedTask>> report(const char* sql, std::string_view what,
+                                                   const std::string& rows,
                                                    const std::stop_token& stop) {
-    PGFLOW_ASSIGN_OR_RETURN(pg::Result r, session_.retry<pg::Result>(stop, what, [&](pg::Connection& c) {
-                              return c.exec(sql, {rows});
-                            }));
+    PGFLOW_ASSIGN_OR_RETURN(
+        pg::Result r, session_.retry<pg::Result>(
+                          stop, what, [&](pg::Connection& c) { return c.exec(sql, {rows}); }));
     return reported(r);
   }
 
@@ -331,8 +357,8 @@ class PgStore final : public Store {
 
 }  // namespace
 
-std::unique_ptr<Store> open_pg_store(const std::string& conninfo, StoreRole role, const std::string& queue,
-                                     const Logger& log) {
+std::unique_ptr<Store> open_pg_store(const std::string& conninfo, StoreRole role,
+                                     const std::string& queue, const Logger& log) {
   return std::make_unique<PgStore>(conninfo, role, queue, log);
 }
 

@@ -13,8 +13,8 @@ namespace pgflow::internal {
 
 // The Store of `role` on the database at `conninfo`, for a worker of `queue`. The poller's
 // connection LISTENs for new work on the queue, the maintenance connection for stopped tasks.
-std::unique_ptr<Store> open_pg_store(const std::string& conninfo, StoreRole role, const std::string& queue,
-                                     const Logger& log);
+std::unique_ptr<Store> open_pg_store(const std::string& conninfo, StoreRole role,
+                                     const std::string& queue, const Logger& log);
 
 }  // namespace pgflow::internal
 

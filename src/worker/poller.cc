@@ -12,8 +12,8 @@
 namespace pgflow::internal {
 
 Poller::Poller(PollerConfig config, const FlowDefinition& flow, Store& store, InFlight& in_flight,
-               TaskRunner& runner, Reporter& reporter, Executor& executor, const Clock& clock, const Logger& log,
-               MetricSink metric, std::function<void(absl::Status)> stop_worker)
+               TaskRunner& runner, Reporter& reporter, Executor& executor, const Clock& clock,
+               const Logger& log, MetricSink metric, std::function<void(absl::Status)> stop_worker)
     : config_(std::move(config)),
       flow_(flow),
       store_(store),
@@ -35,8 +35,9 @@ void Poller::run(const std::stop_token& stop) {
     if (stop.stop_requested()) break;
     if (!queue_may_have_more.ok()) {
       // Not transient (e.g. the worker row was removed): log, back off, try again.
-      log_.error("claiming failed", {{"error", std::string(queue_may_have_more.status().message())},
-                                     {"sqlstate", sql_state(queue_may_have_more.status()).value_or("")}});
+      log_.error("claiming failed",
+                 {{"error", std::string(queue_may_have_more.status().message())},
+                  {"sqlstate", sql_state(queue_may_have_more.status()).value_or("")}});
       clock_.sleep_for(backoff.next(), stop);
       continue;
     }
@@ -73,21 +74,26 @@ absl::StatusOr<bool> Poller::claim(int slots, const std::stop_token& stop) {
     } else if (m.outcome == "archived") {
       // Finished tasks' messages are routine; anything else that got archived was not ours.
       if (m.reason.find("foreign") != std::string::npos) {
-        log_.warn("archived a message that is not pgflow work (applications must not send to pgflow queues)",
-                  {{"msg_id", m.message_id}});
+        log_.warn(
+            "archived a message that is not pgflow work (applications must not send to pgflow "
+            "queues)",
+            {{"msg_id", m.message_id}});
       } else {
         log_.debug("archived the message of a finished task", {{"msg_id", m.message_id}});
       }
     } else {
-      log_.debug("message not claimed", {{"msg_id", m.message_id}, {"outcome", m.outcome}, {"reason", m.reason}});
+      log_.debug("message not claimed",
+                 {{"msg_id", m.message_id}, {"outcome", m.outcome}, {"reason", m.reason}});
     }
   }
   if (claimed > 0) metric_(WorkerMetric::Kind::kClaimed, {}, claimed);
   if (!fatal.empty()) {
     std::string message = absl::StrCat(
-        "pgflow: fatal claim on queue \"", config_.claim.queue, "\": unsupported message(s) ", absl::StrJoin(fatal, ", "),
+        "pgflow: fatal claim on queue \"", config_.claim.queue, "\": unsupported message(s) ",
+        absl::StrJoin(fatal, ", "),
         "; nothing was claimed or archived, the messages are visible again, and worker function \"",
-        config_.function_name, "\" is paused. Fix the queue, then run: select pgflow.resume_worker_function('",
+        config_.function_name,
+        "\" is paused. Fix the queue, then run: select pgflow.resume_worker_function('",
         absl::StrReplaceAll(config_.function_name, {{"'", "''"}}), "');");
     log_.error(message);
     stop_worker_(absl::FailedPreconditionError(message));
@@ -100,8 +106,9 @@ absl::StatusOr<bool> Poller::claim(int slots, const std::stop_token& stop) {
 void Poller::hand_out(ClaimedMessage m, Clock::WallTime claimed_at_wall, Clock::Time claimed_at) {
   // The claim hid the message for the timeout (+ 2 s): the task's time runs from here.
   const auto timeout = std::chrono::seconds(m.timeout_seconds);
-  InFlight::Added added = in_flight_.add({.run_id = m.run_id, .step_slug = m.step_slug, .task_index = m.task_index},
-                                         m.timeout_seconds, claimed_at + timeout);
+  InFlight::Added added =
+      in_flight_.add({.run_id = m.run_id, .step_slug = m.step_slug, .task_index = m.task_index},
+                     m.timeout_seconds, claimed_at + timeout);
   ClaimedTask task{.step = flow_.find(m.step_slug),
                    .id = added.id,
                    .stop = added.stop,

@@ -33,9 +33,9 @@ struct PollerConfig {
 class Poller {
  public:
   // `stop_worker` stops the whole worker with a reason (a fatal claim).
-  Poller(PollerConfig config, const FlowDefinition& flow, Store& store, InFlight& in_flight, TaskRunner& runner,
-         Reporter& reporter, Executor& executor, const Clock& clock, const Logger& log, MetricSink metric,
-         std::function<void(absl::Status)> stop_worker);
+  Poller(PollerConfig config, const FlowDefinition& flow, Store& store, InFlight& in_flight,
+         TaskRunner& runner, Reporter& reporter, Executor& executor, const Clock& clock,
+         const Logger& log, MetricSink metric, std::function<void(absl::Status)> stop_worker);
 
   // Claims and hands out tasks until `stop`.
   void run(const std::stop_token& stop);

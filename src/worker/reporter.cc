@@ -81,8 +81,10 @@ void Reporter::run(const std::stop_token& give_up) {
 void Reporter::abandon(const std::vector<TaskResult>& results) const {
   for (const TaskResult& r : results) {
     log_.error("result not reported before shutdown; stall recovery will retry the task",
-               {{"run_id", r.run_id}, {"step_slug", r.step_slug},
-                {"task_index", std::to_string(r.task_index)}, {"msg_id", r.message_id}});
+               {{"run_id", r.run_id},
+                {"step_slug", r.step_slug},
+                {"task_index", std::to_string(r.task_index)},
+                {"msg_id", r.message_id}});
   }
 }
 
@@ -117,14 +119,16 @@ void Reporter::report_alone(const TaskResult& r, const std::stop_token& give_up)
   }
   log_.error(r.ok ? "could not store a task's output; failing the attempt instead"
                   : "could not report a task's failure; stall recovery will retry the task",
-             {{"run_id", r.run_id}, {"step_slug", r.step_slug},
-              {"task_index", std::to_string(r.task_index)}, {"msg_id", r.message_id},
+             {{"run_id", r.run_id},
+              {"step_slug", r.step_slug},
+              {"task_index", std::to_string(r.task_index)},
+              {"msg_id", r.message_id},
               {"error", std::string(result.status().message())}});
   if (r.ok) {
     TaskResult failure = r;
     failure.ok = false;
-    failure.error_message = "pgflow: the database refused the output: " +
-                            std::string(result.status().message());
+    failure.error_message =
+        "pgflow: the database refused the output: " + std::string(result.status().message());
     report_alone(failure, give_up);
   }
 }

@@ -8,8 +8,8 @@
 #define PGFLOW_WORKER_REPORTER_H_
 
 #include <deque>
-#include <memory>
 #include <functional>
+#include <memory>
 #include <stop_token>
 #include <string>
 #include <vector>
@@ -54,7 +54,7 @@ class Reporter {
   void count(const std::vector<ReportedTask>& tasks) const;
   void emit(WorkerMetric::Kind kind, std::string_view step, double value) const;
 
-  absl::Mutex mu_;      // queue_ and finishing_
+  absl::Mutex mu_;       // queue_ and finishing_
   absl::CondVar ready_;  // signalled when a result arrives, at the finish and at give-up
   std::deque<TaskResult> queue_ ABSL_GUARDED_BY(mu_);
   bool finishing_ ABSL_GUARDED_BY(mu_) = false;

@@ -20,19 +20,20 @@ absl::Status check_protocol(Store& store) {
     return protocol.status();
   }
   if (*protocol != kWorkerProtocol) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "pgflow: the database speaks worker protocol ", *protocol, " and this worker speaks ", kWorkerProtocol, ": ",
-        *protocol < kWorkerProtocol ? "upgrade the database with `pgflow migrate`"
-                                    : "upgrade this worker's pgflow library"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("pgflow: the database speaks worker protocol ", *protocol,
+                     " and this worker speaks ", kWorkerProtocol, ": ",
+                     *protocol < kWorkerProtocol ? "upgrade the database with `pgflow migrate`"
+                                                 : "upgrade this worker's pgflow library"));
   }
   return absl::OkStatus();
 }
 
 }  // namespace
 
-absl::Status deploy_and_register(Store& store, const FlowDefinition& flow, const std::vector<StepRoute>& routes,
-                                 const WorkerConfig& config, const WorkerIdentity& self, const Logger& log,
-                                 int attempt) {
+absl::Status deploy_and_register(Store& store, const FlowDefinition& flow,
+                                 const std::vector<StepRoute>& routes, const WorkerConfig& config,
+                                 const WorkerIdentity& self, const Logger& log, int attempt) {
   PGFLOW_RETURN_IF_ERROR(check_protocol(store));
 
   // The deployment: shape, queue mode and the route this library derived (the database
@@ -44,19 +45,19 @@ absl::Status deploy_and_register(Store& store, const FlowDefinition& flow, const
     route.push_back(absl::StrCat(r.step_slug, ":", r.queue_name));
   }
   const std::string queue_mode(to_string(flow.queue_mode));
-  PGFLOW_ASSIGN_OR_RETURN(DeployOutcome deployed,
-                          store.deploy({.flow_slug = flow.slug,
-                                        .shape = shape_of(flow).dump(),
-                                        .queue_mode = queue_mode,
-                                        .route_map = route_map.dump(),
-                                        .flow_alias = alias_of(flow),
-                                        .protocol = kWorkerProtocol}));
+  PGFLOW_ASSIGN_OR_RETURN(DeployOutcome deployed, store.deploy({.flow_slug = flow.slug,
+                                                                .shape = shape_of(flow).dump(),
+                                                                .queue_mode = queue_mode,
+                                                                .route_map = route_map.dump(),
+                                                                .flow_alias = alias_of(flow),
+                                                                .protocol = kWorkerProtocol}));
   if (deployed.status == "mismatch") {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "pgflow: flow \"", flow.slug, "\" in the database differs from this worker's ",
-        deployed.mismatch_kind == "routing" ? "queue mode or route" : "definition",
-        " (deploy the change as a new flow slug, e.g. a new version of the same alias: docs/deploying.md):\n  ",
-        absl::StrJoin(deployed.differences, "\n  ")));
+    return absl::FailedPreconditionError(
+        absl::StrCat("pgflow: flow \"", flow.slug, "\" in the database differs from this worker's ",
+                     deployed.mismatch_kind == "routing" ? "queue mode or route" : "definition",
+                     " (deploy the change as a new flow slug, e.g. a new version of the same "
+                     "alias: docs/deploying.md):\n  ",
+                     absl::StrJoin(deployed.differences, "\n  ")));
   }
 
   PGFLOW_RETURN_IF_ERROR(store.register_worker({.worker_id = self.worker_id,

@@ -27,9 +27,9 @@ struct WorkerIdentity {
 
 // One attempt (`attempt` counts from 1; a later one tolerates its own registration from an
 // earlier attempt whose reply was lost).
-absl::Status deploy_and_register(Store& store, const FlowDefinition& flow, const std::vector<StepRoute>& routes,
-                                 const WorkerConfig& config, const WorkerIdentity& self, const Logger& log,
-                                 int attempt);
+absl::Status deploy_and_register(Store& store, const FlowDefinition& flow,
+                                 const std::vector<StepRoute>& routes, const WorkerConfig& config,
+                                 const WorkerIdentity& self, const Logger& log, int attempt);
 
 }  // namespace pgflow::internal
 

@@ -127,14 +127,15 @@ class Store {
   virtual void wait_for_work(Clock::Time until, const std::stop_token& stop) = 0;
 
   // ---- the reporter ----
-  virtual absl::StatusOr<std::vector<ReportedTask>> complete_tasks(const std::vector<TaskResult>& results,
-                                                                   const std::stop_token& stop) = 0;
-  virtual absl::StatusOr<std::vector<ReportedTask>> fail_tasks(const std::vector<TaskResult>& results,
-                                                               const std::stop_token& stop) = 0;
+  virtual absl::StatusOr<std::vector<ReportedTask>> complete_tasks(
+      const std::vector<TaskResult>& results, const std::stop_token& stop) = 0;
+  virtual absl::StatusOr<std::vector<ReportedTask>> fail_tasks(
+      const std::vector<TaskResult>& results, const std::stop_token& stop) = 0;
 
   // ---- maintenance ----
   // Records a heartbeat; true when an operator deprecated the worker.
-  virtual absl::StatusOr<bool> heartbeat(const std::string& worker_id, const std::stop_token& stop) = 0;
+  virtual absl::StatusOr<bool> heartbeat(const std::string& worker_id,
+                                         const std::stop_token& stop) = 0;
   // One stall recovery pass: the number of tasks requeued, or nullopt when another session's
   // pass holds the lock (skipped).
   virtual absl::StatusOr<std::optional<int>> recover_stalled_tasks(const std::stop_token& stop) = 0;
@@ -147,12 +148,13 @@ class Store {
   virtual bool wait_for_stop_announcements(Clock::Time until, const std::stop_token& stop) = 0;
   // Which of `tasks` the database no longer wants from this worker (cancelled, skipped, ended,
   // claimed by another worker, gone): their ids. Tried once.
-  virtual absl::StatusOr<std::vector<std::uint64_t>> unwanted_tasks(const std::vector<TaskRef>& tasks,
-                                                                    const std::string& worker_id) = 0;
+  virtual absl::StatusOr<std::vector<std::uint64_t>> unwanted_tasks(
+      const std::vector<TaskRef>& tasks, const std::string& worker_id) = 0;
   virtual absl::Status mark_stopped(const std::string& worker_id, const std::stop_token& stop) = 0;
 
   // ---- run inputs ----
-  virtual absl::StatusOr<nlohmann::json> run_input(const std::string& run_id, const std::stop_token& stop) = 0;
+  virtual absl::StatusOr<nlohmann::json> run_input(const std::string& run_id,
+                                                   const std::stop_token& stop) = 0;
 
   // Closes the connection (the next call opens a new one).
   virtual void disconnect() = 0;
@@ -163,8 +165,8 @@ enum class StoreRole { kStartup, kPoller, kReporter, kMaintenance, kInputs };
 
 // Opens the Store of one role, for a worker of `queue` (the poller LISTENs for new work on it,
 // maintenance for stopped tasks), logging its retries to `log`.
-using StoreFactory =
-    std::function<std::unique_ptr<Store>(StoreRole role, const std::string& queue, const Logger& log)>;
+using StoreFactory = std::function<std::unique_ptr<Store>(StoreRole role, const std::string& queue,
+                                                          const Logger& log)>;
 
 }  // namespace pgflow::internal
 

@@ -18,15 +18,18 @@ std::string error_text(const absl::Status& status) {
 
 // How an attempt fails when its handler fails after its deadline fired: the handler's own
 // error is usually a consequence ("cancelled"), so the timeout leads and the error follows.
-absl::Status deadline_exceeded(std::string_view step_slug, int timeout_seconds, const absl::Status& handler) {
-  return absl::DeadlineExceededError(absl::StrCat("step '", internal::absl_view(step_slug), "' exceeded its timeout of ",
-                                                  timeout_seconds, " s (handler: ", error_text(handler), ")"));
+absl::Status deadline_exceeded(std::string_view step_slug, int timeout_seconds,
+                               const absl::Status& handler) {
+  return absl::DeadlineExceededError(absl::StrCat("step '", internal::absl_view(step_slug),
+                                                  "' exceeded its timeout of ", timeout_seconds,
+                                                  " s (handler: ", error_text(handler), ")"));
 }
 
 }  // namespace
 
-TaskRunner::TaskRunner(const FlowDefinition& flow, InFlight& in_flight, FlowInputCache& inputs, const Clock& clock,
-                       const Logger& log, MetricSink metric, std::stop_token worker_stop)
+TaskRunner::TaskRunner(const FlowDefinition& flow, InFlight& in_flight, FlowInputCache& inputs,
+                       const Clock& clock, const Logger& log, MetricSink metric,
+                       std::stop_token worker_stop)
     : flow_(flow),
       in_flight_(in_flight),
       inputs_(inputs),
@@ -46,8 +49,10 @@ std::optional<TaskResult> TaskRunner::run(const ClaimedTask& task) {
     result.error_message = "pgflow: this worker has no handler for the claimed step";
     return result;
   }
-  Logger task_log = log_.with({{"run_id", task.run_id}, {"step", task.step->slug},
-                               {"task_index", std::to_string(task.task_index)}, {"msg_id", task.message_id}});
+  Logger task_log = log_.with({{"run_id", task.run_id},
+                               {"step", task.step->slug},
+                               {"task_index", std::to_string(task.task_index)},
+                               {"msg_id", task.message_id}});
   if (task.flow_input) inputs_.put(task.run_id, *task.flow_input);
   Context ctx(Context::Init{
       .flow_slug = flow_.slug,
@@ -57,7 +62,8 @@ std::optional<TaskResult> TaskRunner::run(const ClaimedTask& task) {
       .attempt = task.attempt,
       .message_id = task.message_id,
       .flow_input = task.flow_input,
-      .flow_input_provider = [this, run_id = task.run_id] { return inputs_.get(run_id, worker_stop_); },
+      .flow_input_provider = [this,
+                              run_id = task.run_id] { return inputs_.get(run_id, worker_stop_); },
       .stop_token = task.stop,
       .deadline = task.deadline,
       .logger = task_log,

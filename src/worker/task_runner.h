@@ -36,13 +36,14 @@ struct ClaimedTask {
   Clock::WallTime deadline = {};  // Context::deadline(): claim time + the step's timeout
 };
 
-using MetricSink = std::function<void(WorkerMetric::Kind kind, std::string_view step, double value)>;
+using MetricSink =
+    std::function<void(WorkerMetric::Kind kind, std::string_view step, double value)>;
 
 class TaskRunner {
  public:
   // `worker_stop` ends loads of run inputs when the worker stops.
-  TaskRunner(const FlowDefinition& flow, InFlight& in_flight, FlowInputCache& inputs, const Clock& clock,
-             const Logger& log, MetricSink metric, std::stop_token worker_stop);
+  TaskRunner(const FlowDefinition& flow, InFlight& in_flight, FlowInputCache& inputs,
+             const Clock& clock, const Logger& log, MetricSink metric, std::stop_token worker_stop);
 
   // Runs the task's handler (on the calling thread) and tells InFlight it returned. The result
   // to report, or nullopt when the database no longer wants the task (the result is dropped).

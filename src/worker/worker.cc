@@ -13,15 +13,16 @@ namespace pgflow::internal {
 namespace {
 
 // The queue a worker polls: its step's (a step-queued flow), else the flow's.
-std::string queue_of(const FlowDefinition& flow, const std::string& step, const std::vector<StepRoute>& routes) {
+std::string queue_of(const FlowDefinition& flow, const std::string& step,
+                     const std::vector<StepRoute>& routes) {
   for (const StepRoute& route : routes) {
     if (route.step_slug == step) return route.queue_name;
   }
   return ascii_lower(flow.slug);  // queue mode flow (also a flow without steps)
 }
 
-std::vector<LogField> log_fields(const WorkerConfig& config, const std::string& worker_id, const std::string& flow,
-                                 const std::string& queue) {
+std::vector<LogField> log_fields(const WorkerConfig& config, const std::string& worker_id,
+                                 const std::string& flow, const std::string& queue) {
   std::vector<LogField> fields = {{"worker_id", worker_id}, {"flow", flow}};
   if (!config.step.empty()) fields.push_back({"step", config.step});
   fields.push_back({"queue", queue});
@@ -30,14 +31,15 @@ std::vector<LogField> log_fields(const WorkerConfig& config, const std::string& 
 
 }  // namespace
 
-Worker::Worker(FlowDefinition flow, WorkerConfig config, std::vector<StepRoute> routes, StoreFactory stores,
-               const Clock& clock)
+Worker::Worker(FlowDefinition flow, WorkerConfig config, std::vector<StepRoute> routes,
+               StoreFactory stores, const Clock& clock)
     : flow_(std::move(flow)),
       config_(std::move(config)),
       routes_(std::move(routes)),
       worker_id_(random_uuid()),
       queue_(queue_of(flow_, config_.step, routes_)),
-      log_(config_.log_sink, config_.log_level, log_fields(config_, worker_id_, flow_.slug, queue_)),
+      log_(config_.log_sink, config_.log_level,
+           log_fields(config_, worker_id_, flow_.slug, queue_)),
       stores_(std::move(stores)),
       clock_(clock),
       in_flight_(config_.max_concurrent) {}
@@ -54,24 +56,31 @@ Worker::~Worker() {
 
 absl::Status Worker::start() {
   {
-    std::unique_ptr<Store> startup = stores_(StoreRole::kStartup, queue_, log_);  // closed when started
+    std::unique_ptr<Store> startup =
+        stores_(StoreRole::kStartup, queue_, log_);  // closed when started
     const WorkerIdentity self{worker_id_, queue_};
     absl::Status started = pg::retry_while_unreachable(
         config_.startup_timeout, "startup_timeout",
-        [&](int attempt) { return deploy_and_register(*startup, flow_, routes_, config_, self, log_, attempt); },
+        [&](int attempt) {
+          return deploy_and_register(*startup, flow_, routes_, config_, self, log_, attempt);
+        },
         [this](const absl::Status& error, int attempt, std::chrono::milliseconds delay) {
           log_.warn("database unreachable at startup; retrying",
-                    {{"attempt", std::to_string(attempt)}, {"retry_in_ms", std::to_string(delay.count())},
+                    {{"attempt", std::to_string(attempt)},
+                     {"retry_in_ms", std::to_string(delay.count())},
                      {"error", std::string(error.message())}});
         });
     if (!started.ok()) return started;
   }
-  auto metric = [this](WorkerMetric::Kind kind, std::string_view step, double value) { this->metric(kind, step, value); };
+  auto metric = [this](WorkerMetric::Kind kind, std::string_view step, double value) {
+    this->metric(kind, step, value);
+  };
   inputs_ = std::make_unique<FlowInputCache>(stores_(StoreRole::kInputs, queue_, log_), 1024);
-  reporter_ = std::make_unique<Reporter>(stores_(StoreRole::kReporter, queue_, log_), log_, config_.report_batch_size,
-                                         config_.metrics);
+  reporter_ = std::make_unique<Reporter>(stores_(StoreRole::kReporter, queue_, log_), log_,
+                                         config_.report_batch_size, config_.metrics);
   executor_ = std::make_unique<Executor>(config_.max_concurrent);
-  runner_ = std::make_unique<TaskRunner>(flow_, in_flight_, *inputs_, clock_, log_, metric, stop_.get_token());
+  runner_ = std::make_unique<TaskRunner>(flow_, in_flight_, *inputs_, clock_, log_, metric,
+                                         stop_.get_token());
   poller_store_ = stores_(StoreRole::kPoller, queue_, log_);
   PollerConfig poller_config;
   poller_config.claim.queue = queue_;
@@ -83,8 +92,8 @@ absl::Status Worker::start() {
   poller_config.function_name = config_.function_name;
   poller_config.poll_interval = config_.poll_interval;
   poller_ = std::make_unique<Poller>(
-      std::move(poller_config), flow_, *poller_store_, in_flight_, *runner_, *reporter_, *executor_, clock_, log_, metric,
-      [this](absl::Status reason) { request_stop(std::move(reason)); });
+      std::move(poller_config), flow_, *poller_store_, in_flight_, *runner_, *reporter_, *executor_,
+      clock_, log_, metric, [this](absl::Status reason) { request_stop(std::move(reason)); });
   maintenance_store_ = stores_(StoreRole::kMaintenance, queue_, log_);
   maintenance_ = std::make_unique<Maintenance>(
       MaintenanceConfig{.worker_id = worker_id_,
@@ -134,8 +143,10 @@ void Worker::fire_deadlines_until_stop() {
     clock_.sleep_until(next.at, next.earlier);
     for (const StoppedTask& t : in_flight_.fire_deadlines(clock_.now())) {
       log_.debug("task deadline passed: stop requested",
-                 {{"run_id", t.task.run_id}, {"step", t.task.step_slug},
-                  {"task_index", std::to_string(t.task.task_index)}, {"timeout_s", std::to_string(t.timeout_seconds)}});
+                 {{"run_id", t.task.run_id},
+                  {"step", t.task.step_slug},
+                  {"task_index", std::to_string(t.task.task_index)},
+                  {"timeout_s", std::to_string(t.timeout_seconds)}});
     }
   }
 }
@@ -155,7 +166,8 @@ void Worker::run_stop_sequence() {
   // Every result is queued now: report them, within the grace period if the database is down.
   reporter_->finish();
   std::jthread grace_timer([this, grace_end](std::stop_token t) {
-    if (clock_.sleep_until(std::max(grace_end, clock_.now() + std::chrono::seconds(1)), t)) give_up_.request_stop();
+    if (clock_.sleep_until(std::max(grace_end, clock_.now() + std::chrono::seconds(1)), t))
+      give_up_.request_stop();
   });
   reporter_thread_ = {};
   reporter_->close();

@@ -41,8 +41,8 @@ namespace pgflow::internal {
 class Worker {
  public:
   // `config` complete and checked (complete_and_check), `routes` the flow's (routes_of).
-  Worker(FlowDefinition flow, WorkerConfig config, std::vector<StepRoute> routes, StoreFactory stores,
-         const Clock& clock);
+  Worker(FlowDefinition flow, WorkerConfig config, std::vector<StepRoute> routes,
+         StoreFactory stores, const Clock& clock);
   // Stops the worker and waits for it; joins the handler threads.
   ~Worker();
   Worker(const Worker&) = delete;
@@ -72,8 +72,8 @@ class Worker {
   StoreFactory stores_;
   const Clock& clock_;
 
-  std::stop_source stop_;       // stop claiming; requested with in_flight_.stop_all()
-  std::stop_source give_up_;    // stop retrying to report (grace period over)
+  std::stop_source stop_;     // stop claiming; requested with in_flight_.stop_all()
+  std::stop_source give_up_;  // stop retrying to report (grace period over)
   std::stop_source maintenance_stop_;
 
   absl::Mutex mu_;  // the stop reason, and stopped_ (written under it, for wait())

@@ -9,6 +9,7 @@
 
 using nlohmann::literals::operator""_json;
 const auto flow = pgflow::Flow<"conditions", int>()
-                      .step<"gift">(pgflow::when(R"({"vip": true})"_json), pgflow::when_unmet_skip_cascade,
-                                    [](int x) { return x; })
-                      .step<"report">(pgflow::after<"gift">, [](std::optional<int> gift) { return gift.value_or(0); });
+                      .step<"gift">(pgflow::when(R"({"vip": true})"_json),
+                                    pgflow::when_unmet_skip_cascade, [](int x) { return x; })
+                      .step<"report">(pgflow::after<"gift">,
+                                      [](std::optional<int> gift) { return gift.value_or(0); });

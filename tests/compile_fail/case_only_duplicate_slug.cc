@@ -6,6 +6,7 @@
 
 #include "pgflow/flow.h"
 
-const auto flow = pgflow::Flow<"dup", int>()
-                      .step<"fetch">([](int x) { return x; })
-                      .step<"Fetch">([](int x) { return x; });
+const auto flow =
+    pgflow::Flow<"dup", int>().step<"fetch">([](int x) { return x; }).step<"Fetch">([](int x) {
+      return x;
+    });

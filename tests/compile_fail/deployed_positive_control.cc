@@ -14,10 +14,13 @@ const auto flow = pgflow::Flow<"greetUserV2", int>()
                       .array<"fetch">([](int x) { return std::vector<int>{x}; })
                       .map<"each">(pgflow::over<"fetch">, [](int x) { return std::to_string(x); });
 const auto deployed = pgflow::define_deployed_flow(flow, {.alias = "greetUser"});
-const auto routed = pgflow::define_deployed_flow(pgflow::with_step_queues(flow), {.alias = "greetUser"});
+const auto routed =
+    pgflow::define_deployed_flow(pgflow::with_step_queues(flow), {.alias = "greetUser"});
 
-static_assert(std::is_same_v<pgflow::StepOutput<decltype(routed), "each">, std::vector<std::string>>);
-static_assert(std::is_same_v<pgflow::FlowOutput<decltype(deployed)>, pgflow::FlowOutput<decltype(flow)>>);
+static_assert(
+    std::is_same_v<pgflow::StepOutput<decltype(routed), "each">, std::vector<std::string>>);
+static_assert(
+    std::is_same_v<pgflow::FlowOutput<decltype(deployed)>, pgflow::FlowOutput<decltype(flow)>>);
 
 int main() {
   std::string alias = "greetUser";

@@ -6,6 +6,7 @@
 
 #include "pgflow/flow.h"
 
-const auto flow = pgflow::Flow<"conditions", int>()
-                      .step<"flaky">(pgflow::when_exhausted_skip, [](int x) { return x; })
-                      .step<"report">(pgflow::after<"flaky">, [](const int& flaky) { return flaky; });
+const auto flow =
+    pgflow::Flow<"conditions", int>()
+        .step<"flaky">(pgflow::when_exhausted_skip, [](int x) { return x; })
+        .step<"report">(pgflow::after<"flaky">, [](const int& flaky) { return flaky; });

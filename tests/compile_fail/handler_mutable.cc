@@ -6,4 +6,5 @@
 
 #include "pgflow/flow.h"
 
-const auto flow = pgflow::Flow<"handlers", int>().step<"count">([n = 0](int x) mutable { return x + ++n; });
+const auto flow =
+    pgflow::Flow<"handlers", int>().step<"count">([n = 0](int x) mutable { return x + ++n; });

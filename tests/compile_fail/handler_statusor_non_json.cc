@@ -10,5 +10,5 @@
 struct Opaque {
   int value;
 };
-const auto flow =
-    pgflow::Flow<"handlers", int>().step<"opaque">([](int x) -> absl::StatusOr<Opaque> { return Opaque{x}; });
+const auto flow = pgflow::Flow<"handlers", int>().step<"opaque">(
+    [](int x) -> absl::StatusOr<Opaque> { return Opaque{x}; });

@@ -3,6 +3,7 @@
 #include "pgflow/step_queued_flow.h"
 #include "pgflow/worker.h"
 
-const auto routed = pgflow::with_step_queues(pgflow::Flow<"routed", int>().step<"fetch">([](int x) { return x; }));
+const auto routed =
+    pgflow::with_step_queues(pgflow::Flow<"routed", int>().step<"fetch">([](int x) { return x; }));
 
 int main() { return pgflow::EdgeWorker::start(routed, pgflow::only_step<"fetchh">).ok() ? 0 : 1; }

@@ -6,4 +6,5 @@
 
 #include "pgflow/flow.h"
 
-const auto flow = pgflow::Flow<"options", int>().step<"a">({.max_attempts = 0}, [](int x) { return x; });
+const auto flow =
+    pgflow::Flow<"options", int>().step<"a">({.max_attempts = 0}, [](int x) { return x; });

@@ -7,4 +7,5 @@
 
 using namespace std::chrono_literals;
 
-const auto flow = pgflow::Flow<"options", int>().step<"a">({.timeout = 2s}, [](int x) { return x; });
+const auto flow =
+    pgflow::Flow<"options", int>().step<"a">({.timeout = 2s}, [](int x) { return x; });

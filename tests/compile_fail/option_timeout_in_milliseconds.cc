@@ -5,5 +5,5 @@
 
 #include "pgflow/flow.h"
 
-const auto flow =
-    pgflow::Flow<"options", int>().step<"a">({.timeout = std::chrono::milliseconds(1500)}, [](int x) { return x; });
+const auto flow = pgflow::Flow<"options", int>().step<"a">(
+    {.timeout = std::chrono::milliseconds(1500)}, [](int x) { return x; });

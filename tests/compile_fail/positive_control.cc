@@ -17,12 +17,16 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Signup, email)
 const auto flow =
     pgflow::Flow<"onboardUser", Signup>({.max_attempts = 3, .timeout = 30})
         .step<"profile">([](const Signup& s) { return s.email; })
-        .array<"friends">(pgflow::after<"profile">, [](const std::string& p) { return std::vector<std::string>{p}; })
-        .map<"notifyAll">(pgflow::over<"friends">, {.start_delay = 0},
-                          [](const std::string& f, pgflow::Context& ctx) { return f + ctx.run_id(); })
-        .step<"gift">(pgflow::after<"profile">, pgflow::when(R"({"profile": "vip"})"_json), pgflow::unless({{"x", 1}}),
-                      pgflow::when_unmet_skip, pgflow::when_exhausted_skip_cascade, {.max_attempts = 1},
-                      [](const std::string& p) -> absl::StatusOr<int> { return static_cast<int>(p.size()); })
+        .array<"friends">(pgflow::after<"profile">,
+                          [](const std::string& p) { return std::vector<std::string>{p}; })
+        .map<"notifyAll">(
+            pgflow::over<"friends">, {.start_delay = 0},
+            [](const std::string& f, pgflow::Context& ctx) { return f + ctx.run_id(); })
+        .step<"gift">(
+            pgflow::after<"profile">, pgflow::when(R"({"profile": "vip"})"_json),
+            pgflow::unless({{"x", 1}}), pgflow::when_unmet_skip,
+            pgflow::when_exhausted_skip_cascade, {.max_attempts = 1},
+            [](const std::string& p) -> absl::StatusOr<int> { return static_cast<int>(p.size()); })
         .step<"report">(pgflow::after<"notifyAll", "gift">,
                         [](const std::vector<std::string>& ids, std::optional<int> gift) {
                           return static_cast<int>(ids.size()) + gift.value_or(0);

@@ -6,7 +6,8 @@
 
 #include "pgflow/flow.h"
 
-const auto flow = pgflow::Flow<"deps", int>()
-                      .step<"a">([](int x) { return x; })
-                      .step<"b">([](int x) { return x; })
-                      .step<"c">(pgflow::after<"a">, pgflow::after<"b">, [](int x, int y) { return x + y; });
+const auto flow =
+    pgflow::Flow<"deps", int>()
+        .step<"a">([](int x) { return x; })
+        .step<"b">([](int x) { return x; })
+        .step<"c">(pgflow::after<"a">, pgflow::after<"b">, [](int x, int y) { return x + y; });

@@ -7,6 +7,7 @@
 
 #include "pgflow/flow.h"
 
-const auto flow = pgflow::Flow<"conditions", int>()
-                      .step<"a">([](int x) { return x; })
-                      .step<"b">(pgflow::after<"a">, [](const std::optional<int>& a) { return a.value_or(0); });
+const auto flow =
+    pgflow::Flow<"conditions", int>()
+        .step<"a">([](int x) { return x; })
+        .step<"b">(pgflow::after<"a">, [](const std::optional<int>& a) { return a.value_or(0); });

@@ -3,4 +3,5 @@
 #include "pgflow/step_queued_flow.h"
 
 const auto routed = pgflow::with_step_queues(
-    pgflow::Flow<"ccccccccccccccccccccccccccccccccccccccccccccc", int>().step<"x">([](int x) { return x; }));
+    pgflow::Flow<"ccccccccccccccccccccccccccccccccccccccccccccc", int>().step<"x">(
+        [](int x) { return x; }));

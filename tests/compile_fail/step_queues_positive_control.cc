@@ -13,8 +13,10 @@ const auto plain = pgflow::Flow<"routed", int>()
                        .map<"each">(pgflow::over<"fetch">, [](int x) { return std::to_string(x); });
 const auto routed = pgflow::with_step_queues(plain);
 
-static_assert(std::is_same_v<pgflow::StepOutput<decltype(routed), "each">, std::vector<std::string>>);
-static_assert(std::is_same_v<pgflow::FlowOutput<decltype(routed)>, pgflow::FlowOutput<decltype(plain)>>);
+static_assert(
+    std::is_same_v<pgflow::StepOutput<decltype(routed), "each">, std::vector<std::string>>);
+static_assert(
+    std::is_same_v<pgflow::FlowOutput<decltype(routed)>, pgflow::FlowOutput<decltype(plain)>>);
 
 int main() {
   auto one = pgflow::EdgeWorker::start(routed, pgflow::only_step<"each">, {.max_concurrent = 2});

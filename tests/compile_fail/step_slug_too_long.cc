@@ -6,4 +6,8 @@
 
 #include "pgflow/flow.h"
 
-const auto flow = pgflow::Flow<"slugs", int>().step<"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa">([](int x) { return x; });
+const auto flow =
+    pgflow::Flow<"slugs", int>()
+        .step<
+            "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+            "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa">([](int x) { return x; });

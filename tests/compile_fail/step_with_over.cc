@@ -6,6 +6,7 @@
 
 #include "pgflow/flow.h"
 
-const auto flow = pgflow::Flow<"maps", int>()
-                      .step<"items">([](int x) { return std::vector<int>(x); })
-                      .step<"all">(pgflow::over<"items">, [](const std::vector<int>& x) { return x; });
+const auto flow =
+    pgflow::Flow<"maps", int>()
+        .step<"items">([](int x) { return std::vector<int>(x); })
+        .step<"all">(pgflow::over<"items">, [](const std::vector<int>& x) { return x; });

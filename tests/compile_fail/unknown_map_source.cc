@@ -6,5 +6,5 @@
 
 #include "pgflow/flow.h"
 
-const auto flow = pgflow::Flow<"maps", int>()
-                      .map<"each">(pgflow::over<"items">, [](int x) { return x; });
+const auto flow =
+    pgflow::Flow<"maps", int>().map<"each">(pgflow::over<"items">, [](int x) { return x; });

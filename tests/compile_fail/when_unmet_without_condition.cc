@@ -6,4 +6,5 @@
 
 #include "pgflow/flow.h"
 
-const auto flow = pgflow::Flow<"conditions", int>().step<"a">(pgflow::when_unmet_skip, [](int x) { return x; });
+const auto flow =
+    pgflow::Flow<"conditions", int>().step<"a">(pgflow::when_unmet_skip, [](int x) { return x; });

@@ -7,10 +7,11 @@
 #include "pgflow/migrate.h"
 
 // A tiny typed flow: proves the installed headers (detail/ included) compile in a consumer.
-const auto greet = pgflow::Flow<"greetUsers", std::vector<std::string>>()
-                       .map<"hello">([](const std::string& name) { return "hello " + name; })
-                       .step<"count">(pgflow::after<"hello">,
-                                      [](const std::vector<std::string>& greetings) { return greetings.size(); });
+const auto greet =
+    pgflow::Flow<"greetUsers", std::vector<std::string>>()
+        .map<"hello">([](const std::string& name) { return "hello " + name; })
+        .step<"count">(pgflow::after<"hello">,
+                       [](const std::vector<std::string>& greetings) { return greetings.size(); });
 
 int main() {
   const auto migrations = pgflow::bundled_migrations();

@@ -26,13 +26,13 @@ namespace pgflow {
 namespace {
 
 using ::nlohmann::json;
-using ::testing::AllOf;
-using ::testing::HasSubstr;
 using pgflow::testing::CommandResult;
 using pgflow::testing::run_command;
 using pgflow::testing::shell_quote;
 using pgflow::testing::test_worker_config;
 using pgflow::testing::wait_for;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
 
 class CliTest : public pgflow::testing::DatabaseTest {
  protected:
@@ -58,7 +58,8 @@ class CliTest : public pgflow::testing::DatabaseTest {
         {flow, alias});
   }
   static std::string step(const std::string& slug, const std::string& deps = "") {
-    return absl::StrCat(R"({"slug": ")", slug, R"(", "stepType": "single", "dependencies": [)", deps,
+    return absl::StrCat(R"({"slug": ")", slug, R"(", "stepType": "single", "dependencies": [)",
+                        deps,
                         R"(], "whenUnmet": "skip", "whenExhausted": "fail",
                             "requiredInputPattern": {"defined": false}, "forbiddenInputPattern": {"defined": false}})");
   }
@@ -69,16 +70,22 @@ TEST_F(CliTest, FlowsListsQueueModesRoutesAndLiveWorkersPerQueue) {
                    step("ship", "\"pay\""), "]}', pgflow.worker_protocol(), 'step')"));
   sql(absl::StrCat("select pgflow.ensure_flow_compiled('plain', '{\"steps\": [", step("only"),
                    "]}', pgflow.worker_protocol())"));
-  sql("select pgflow.register_worker(gen_random_uuid(), 'orders-pay-worker', 'orders', 'orders__pay', "
+  sql("select pgflow.register_worker(gen_random_uuid(), 'orders-pay-worker', 'orders', "
+      "'orders__pay', "
       "pgflow.worker_protocol())");
-  sql("select pgflow.register_worker(gen_random_uuid(), 'orders-pay-worker', 'orders', 'orders__pay', "
+  sql("select pgflow.register_worker(gen_random_uuid(), 'orders-pay-worker', 'orders', "
+      "'orders__pay', "
       "pgflow.worker_protocol())");
   // A stopped worker and one whose heartbeat is old do not count.
-  sql("select pgflow.mark_worker_stopped((pgflow.register_worker(gen_random_uuid(), 'plain-worker', 'plain', "
+  sql("select pgflow.mark_worker_stopped((pgflow.register_worker(gen_random_uuid(), "
+      "'plain-worker', 'plain', "
       "'plain', pgflow.worker_protocol())).worker_id)");
-  const std::string old = sql("select worker_id from pgflow.register_worker(gen_random_uuid(), 'plain-worker', "
-                              "'plain', 'plain', pgflow.worker_protocol())");
-  sql("update pgflow.workers set last_heartbeat_at = now() - interval '1 hour' where worker_id = $1::uuid", {old});
+  const std::string old =
+      sql("select worker_id from pgflow.register_worker(gen_random_uuid(), 'plain-worker', "
+          "'plain', 'plain', pgflow.worker_protocol())");
+  sql("update pgflow.workers set last_heartbeat_at = now() - interval '1 hour' where worker_id = "
+      "$1::uuid",
+      {old});
 
   CommandResult listed = pgflow("flows --json");
   ASSERT_EQ(listed.exit_code, 0) << listed.err;
@@ -94,7 +101,8 @@ TEST_F(CliTest, FlowsListsQueueModesRoutesAndLiveWorkersPerQueue) {
 
   CommandResult table = pgflow("flows");
   ASSERT_EQ(table.exit_code, 0) << table.err;
-  EXPECT_THAT(table.out, ::testing::ContainsRegex("FLOW +ALIAS +STATE +MODE +STEPS +RUNS STARTED +COMPLETED +FAILED"));
+  EXPECT_THAT(table.out, ::testing::ContainsRegex(
+                             "FLOW +ALIAS +STATE +MODE +STEPS +RUNS STARTED +COMPLETED +FAILED"));
   EXPECT_THAT(table.out, ::testing::ContainsRegex("orders +orders +active +step +2 +1 +0 +0"));
   EXPECT_THAT(table.out, ::testing::ContainsRegex("plain +plain +active +flow +1 +0 +0 +0"));
   EXPECT_THAT(table.out, ::testing::ContainsRegex("orders +pay +orders__pay +2"));
@@ -134,7 +142,8 @@ TEST_F(CliTest, ActivateSwitchesWithCompareAndSwap) {
   deploy("greetV2", "greet");
   CommandResult stale = pgflow("activate greet greetV2 --expected greetV2");
   EXPECT_EQ(stale.exit_code, 1);
-  EXPECT_THAT(stale.err, HasSubstr("points to \"greetV1\", not to the expected \"greetV2\"; nothing changed"));
+  EXPECT_THAT(stale.err,
+              HasSubstr("points to \"greetV1\", not to the expected \"greetV2\"; nothing changed"));
   EXPECT_EQ(sql("select flow_slug from pgflow.flow_aliases where flow_alias = 'greet'"), "greetV1");
 
   CommandResult switched = pgflow("activate greet greetV2 --expected greetV1");
@@ -156,11 +165,13 @@ TEST_F(CliTest, ActivateChecksItsArguments) {
     const char* args;
     const char* names;
   };
-  for (const Case& c : {Case{"activate greet", "SLUG is required"},
-                        Case{"activate greet greetV2", "activate needs --expected CURRENT"},
-                        Case{"activate greet greetV2 extra --expected x", "extra"},
-                        Case{"activate greet greetV2 --expected greetV1 --expected-none", "--expected-none"}}) {
-    EXPECT_THAT(expect_usage_error(c.args, c.names).err, HasSubstr("Run `pgflow activate --help` for usage."))
+  for (const Case& c :
+       {Case{"activate greet", "SLUG is required"},
+        Case{"activate greet greetV2", "activate needs --expected CURRENT"},
+        Case{"activate greet greetV2 extra --expected x", "extra"},
+        Case{"activate greet greetV2 --expected greetV1 --expected-none", "--expected-none"}}) {
+    EXPECT_THAT(expect_usage_error(c.args, c.names).err,
+                HasSubstr("Run `pgflow activate --help` for usage."))
         << c.args;
   }
 }
@@ -171,7 +182,8 @@ TEST_F(CliTest, RunCancelRetryAndResume) {
   CommandResult cancelled = pgflow("run cancel " + run + " --reason 'operator says so'");
   ASSERT_EQ(cancelled.exit_code, 0) << cancelled.err;
   EXPECT_EQ(cancelled.out, "run " + run + " cancelled\n");
-  EXPECT_EQ(sql("select cancel_reason from pgflow.runs where run_id = $1::uuid", {run}), "operator says so");
+  EXPECT_EQ(sql("select cancel_reason from pgflow.runs where run_id = $1::uuid", {run}),
+            "operator says so");
   CommandResult again = pgflow("run cancel " + run);
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_EQ(again.out, "run " + run + " had already finished: nothing changed\n");
@@ -180,7 +192,8 @@ TEST_F(CliTest, RunCancelRetryAndResume) {
   CommandResult retried = pgflow("run retry " + run + " --new-run-id " + new_id);
   ASSERT_EQ(retried.exit_code, 0) << retried.err;
   EXPECT_EQ(retried.out, "run " + run + " retried as run " + new_id + "\n");
-  EXPECT_EQ(sql("select restart_of_run_id from pgflow.runs where run_id = $1::uuid", {new_id}), run);
+  EXPECT_EQ(sql("select restart_of_run_id from pgflow.runs where run_id = $1::uuid", {new_id}),
+            run);
 
   CommandResult resumed = pgflow("run resume " + run);
   ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
@@ -195,18 +208,21 @@ TEST_F(CliTest, RunChecksItsArguments) {
     const char* args;
     const char* names;
   };
-  for (const Case& c : {Case{"run", "subcommand"}, Case{"run cancel", "RUN_ID is required"},
-                        Case{"run stop 00000000-0000-0000-0000-000000000001", "stop"},
-                        Case{"run retry 00000000-0000-0000-0000-000000000001 --reason x", "--reason"},
-                        Case{"run cancel 00000000-0000-0000-0000-000000000001 --new-run-id x", "--new-run-id"},
-                        Case{"run cancel 42", "RUN_ID"}}) {
+  for (const Case& c :
+       {Case{"run", "subcommand"}, Case{"run cancel", "RUN_ID is required"},
+        Case{"run stop 00000000-0000-0000-0000-000000000001", "stop"},
+        Case{"run retry 00000000-0000-0000-0000-000000000001 --reason x", "--reason"},
+        Case{"run cancel 00000000-0000-0000-0000-000000000001 --new-run-id x", "--new-run-id"},
+        Case{"run cancel 42", "RUN_ID"}}) {
     expect_usage_error(c.args, c.names);
   }
   CommandResult unknown = pgflow("run cancel 00000000-0000-0000-0000-000000000001");
   EXPECT_EQ(unknown.exit_code, 1);
-  EXPECT_THAT(unknown.err, HasSubstr("Run \"00000000-0000-0000-0000-000000000001\" does not exist"));
+  EXPECT_THAT(unknown.err,
+              HasSubstr("Run \"00000000-0000-0000-0000-000000000001\" does not exist"));
   // Every spelling PostgreSQL's uuid type (and so the library) reads is a run id here too.
-  for (const char* spelling : {"00000000000000000000000000000001", "'{00000000-0000-0000-0000-000000000001}'"}) {
+  for (const char* spelling :
+       {"00000000000000000000000000000001", "'{00000000-0000-0000-0000-000000000001}'"}) {
     CommandResult r = pgflow(absl::StrCat("run cancel ", spelling));
     EXPECT_EQ(r.exit_code, 1) << spelling << ": " << r.err;
     EXPECT_THAT(r.err, HasSubstr("does not exist")) << spelling;
@@ -214,7 +230,8 @@ TEST_F(CliTest, RunChecksItsArguments) {
 }
 
 TEST_F(CliTest, MigrateAdoptsASchemaInstalledByUpstreamsTooling) {
-  PGFLOW_ASSERT_OK_AND_ASSIGN(pgflow::testing::TestDatabase fresh, pgflow::testing::TestDatabase::empty());
+  PGFLOW_ASSERT_OK_AND_ASSIGN(pgflow::testing::TestDatabase fresh,
+                              pgflow::testing::TestDatabase::empty());
   auto on_fresh = [&](const std::string& args) { return pgflow_at(fresh.url(), args); };
   ASSERT_EQ(on_fresh("migrate --to 1").exit_code, 0);
   // What upstream's tooling leaves: the schema without our ledger.
@@ -240,7 +257,6 @@ TEST_F(CliTest, FlowsRefusesAValueForTheJsonSwitch) {
   EXPECT_THAT(table.out, HasSubstr("ALIAS")) << "--json=false is the table";
 }
 
-
 // ---- the operator commands (#17) ----
 
 // A map over the input and a sum: `run show` has a map step with progress to show.
@@ -259,19 +275,21 @@ const auto kBoom = Flow<"cliBoom", int>({.max_attempts = 1}).step<"explode">([](
 TEST_F(CliTest, HelpListsEveryCommandAndEachCommandsOptions) {
   CommandResult help = run_command(absl::StrCat(PGFLOW_CLI_BIN, " --help"));
   ASSERT_EQ(help.exit_code, 0) << help.err;
-  for (const char* command : {"migrate", "status", "audit", "flows", "flow", "aliases", "activate", "runs", "run",
-                              "start", "workers", "prune"}) {
-    EXPECT_THAT(help.out, ::testing::ContainsRegex(absl::StrCat("\n  ", command, " +[a-z]"))) << command;
+  for (const char* command : {"migrate", "status", "audit", "flows", "flow", "aliases", "activate",
+                              "runs", "run", "start", "workers", "prune"}) {
+    EXPECT_THAT(help.out, ::testing::ContainsRegex(absl::StrCat("\n  ", command, " +[a-z]")))
+        << command;
   }
   EXPECT_THAT(help.out, HasSubstr("Exit status"));
   struct Case {
     const char* command;
     const char* option;
   };
-  for (const Case& c : {Case{"migrate", "--dry-run"}, Case{"status", "--metrics"}, Case{"flow show", "SLUG"},
-                        Case{"runs", "--since"}, Case{"run show", "RUN_ID"}, Case{"start", "--wait"},
-                        Case{"workers", "--all"}, Case{"workers pause", "--reason"}, Case{"prune", "--older-than"},
-                        Case{"activate", "--expected-none"}}) {
+  for (const Case& c :
+       {Case{"migrate", "--dry-run"}, Case{"status", "--metrics"}, Case{"flow show", "SLUG"},
+        Case{"runs", "--since"}, Case{"run show", "RUN_ID"}, Case{"start", "--wait"},
+        Case{"workers", "--all"}, Case{"workers pause", "--reason"}, Case{"prune", "--older-than"},
+        Case{"activate", "--expected-none"}}) {
     CommandResult r = run_command(absl::StrCat(PGFLOW_CLI_BIN, " ", c.command, " --help"));
     EXPECT_EQ(r.exit_code, 0) << c.command;
     EXPECT_THAT(r.out, HasSubstr(c.option)) << c.command;
@@ -285,43 +303,43 @@ TEST_F(CliTest, BadArgumentsExitTwoNamingTheArgument) {
     const char* args;
     const char* names;
   };
-  for (const Case& c : {Case{"frobnicate", "frobnicate"},
-                        Case{"migrate --to 0", "--to"},
-                        Case{"migrate --databse x", "--databse"},
-                        Case{"flow show", "SLUG is required"},
-                        Case{"runs --status sleeping", "--status"},
-                        Case{"runs --since yesterday", "--since"},
-                        Case{"runs --limit 0", "--limit"},
-                        Case{"run show not-a-uuid", "RUN_ID"},
-                        Case{"start", "FLOW is required"},
-                        Case{"start cliSum --input '[1,'", "--input"},
-                        Case{"start cliSum --timeout 5s", "--timeout"},
-                        Case{"start cliSum --wait --timeout soon", "--timeout"},
-                        Case{"workers pause", "FUNCTION is required"},
-                        Case{"workers deprecate", "TARGET is required"},
-                        Case{"prune", "--older-than is required"},
-                        Case{"prune --older-than 14", "--older-than"},
-                        Case{"prune --older-than -1d", "--older-than"}}) {
+  for (const Case& c :
+       {Case{"frobnicate", "frobnicate"}, Case{"migrate --to 0", "--to"},
+        Case{"migrate --databse x", "--databse"}, Case{"flow show", "SLUG is required"},
+        Case{"runs --status sleeping", "--status"}, Case{"runs --since yesterday", "--since"},
+        Case{"runs --limit 0", "--limit"}, Case{"run show not-a-uuid", "RUN_ID"},
+        Case{"start", "FLOW is required"}, Case{"start cliSum --input '[1,'", "--input"},
+        Case{"start cliSum --timeout 5s", "--timeout"},
+        Case{"start cliSum --wait --timeout soon", "--timeout"},
+        Case{"workers pause", "FUNCTION is required"},
+        Case{"workers deprecate", "TARGET is required"}, Case{"prune", "--older-than is required"},
+        Case{"prune --older-than 14", "--older-than"},
+        Case{"prune --older-than -1d", "--older-than"}}) {
     expect_usage_error(c.args, c.names);
   }
-  CommandResult nothing = run_command(absl::StrCat("env -u DATABASE_URL ", PGFLOW_CLI_BIN, " flows"));
+  CommandResult nothing =
+      run_command(absl::StrCat("env -u DATABASE_URL ", PGFLOW_CLI_BIN, " flows"));
   EXPECT_EQ(nothing.exit_code, 2);
-  EXPECT_THAT(nothing.err, HasSubstr("no database: --database is empty and DATABASE_URL is not set"));
-  CommandResult from_env =
-      run_command(absl::StrCat("DATABASE_URL=", shell_quote(db_->url()), " ", PGFLOW_CLI_BIN, " flows --json"));
+  EXPECT_THAT(nothing.err,
+              HasSubstr("no database: --database is empty and DATABASE_URL is not set"));
+  CommandResult from_env = run_command(
+      absl::StrCat("DATABASE_URL=", shell_quote(db_->url()), " ", PGFLOW_CLI_BIN, " flows --json"));
   EXPECT_EQ(from_env.exit_code, 0) << from_env.err;
 }
 
 TEST_F(CliTest, ADatabaseWithoutTheSchemaIsNamedAndLeftAlone) {
-  PGFLOW_ASSERT_OK_AND_ASSIGN(pgflow::testing::TestDatabase fresh, pgflow::testing::TestDatabase::empty());
+  PGFLOW_ASSERT_OK_AND_ASSIGN(pgflow::testing::TestDatabase fresh,
+                              pgflow::testing::TestDatabase::empty());
   auto on_fresh = [&](const std::string& args) { return pgflow_at(fresh.url(), args); };
-  for (const char* args : {"flows", "flow show x", "aliases", "runs", "run show 00000000-0000-0000-0000-000000000001",
-                           "start x", "workers", "workers pause f", "workers deprecate f", "prune --older-than 1d",
-                           "status --metrics", "activate a b --expected-none",
-                           "run cancel 00000000-0000-0000-0000-000000000001"}) {
+  for (const char* args :
+       {"flows", "flow show x", "aliases", "runs", "run show 00000000-0000-0000-0000-000000000001",
+        "start x", "workers", "workers pause f", "workers deprecate f", "prune --older-than 1d",
+        "status --metrics", "activate a b --expected-none",
+        "run cancel 00000000-0000-0000-0000-000000000001"}) {
     CommandResult r = on_fresh(args);
     EXPECT_EQ(r.exit_code, 1) << args;
-    EXPECT_EQ(r.err, "pgflow: the database has no pgflow schema: run `pgflow migrate` to install it\n")
+    EXPECT_EQ(r.err,
+              "pgflow: the database has no pgflow schema: run `pgflow migrate` to install it\n")
         << args << ": every command says it in the same words";
   }
   CommandResult status = on_fresh("status --json");
@@ -332,8 +350,9 @@ TEST_F(CliTest, ADatabaseWithoutTheSchemaIsNamedAndLeftAlone) {
   EXPECT_EQ(s["pending"].size(), s["library_version"].get<size_t>());
   CommandResult audit = on_fresh("audit");
   EXPECT_EQ(audit.exit_code, 0) << audit.err;
-  EXPECT_THAT(audit.out, HasSubstr("the database has no pgflow schema: run `pgflow migrate` to install it "
-                                    "(0001_core.sql first); nothing to audit"));
+  EXPECT_THAT(audit.out,
+              HasSubstr("the database has no pgflow schema: run `pgflow migrate` to install it "
+                        "(0001_core.sql first); nothing to audit"));
 
   CommandResult dry = on_fresh("migrate --dry-run --json");
   ASSERT_EQ(dry.exit_code, 0) << dry.err;
@@ -342,18 +361,22 @@ TEST_F(CliTest, ADatabaseWithoutTheSchemaIsNamedAndLeftAlone) {
   ASSERT_EQ(d["would_apply"].size(), s["library_version"].get<size_t>());
   EXPECT_EQ(d["would_apply"][0]["file"], "0001_core.sql");
   PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection conn, pg::Connection::open(fresh.url()));
-  PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Result schemas,
-                              conn.exec("select count(*) from pg_namespace where nspname in ('pgflow', 'pgmq')"));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(
+      pg::Result schemas,
+      conn.exec("select count(*) from pg_namespace where nspname in ('pgflow', 'pgmq')"));
   EXPECT_EQ(schemas.scalar(), "0") << "a dry run changes nothing";
 }
 
 TEST_F(CliTest, MigrateDryRunListsWhatWouldRunUpToTheTarget) {
-  PGFLOW_ASSERT_OK_AND_ASSIGN(pgflow::testing::TestDatabase fresh, pgflow::testing::TestDatabase::empty());
+  PGFLOW_ASSERT_OK_AND_ASSIGN(pgflow::testing::TestDatabase fresh,
+                              pgflow::testing::TestDatabase::empty());
   auto on_fresh = [&](const std::string& args) { return pgflow_at(fresh.url(), args); };
   ASSERT_EQ(on_fresh("migrate --to 1").exit_code, 0);
   CommandResult dry = on_fresh("migrate --dry-run --to 3");
   ASSERT_EQ(dry.exit_code, 0) << dry.err;
-  EXPECT_THAT(dry.out, HasSubstr("would apply  0002_queue_identity.sql\nwould apply  0003_readable_core.sql\n("));
+  EXPECT_THAT(
+      dry.out,
+      HasSubstr("would apply  0002_queue_identity.sql\nwould apply  0003_readable_core.sql\n("));
   EXPECT_THAT(dry.out, HasSubstr("dry run: nothing changed"));
   CommandResult status = on_fresh("status --json");
   EXPECT_EQ(json::parse(status.out)["schema_version"], 1);
@@ -367,7 +390,8 @@ TEST_F(CliTest, MigrateDryRunListsWhatWouldRunUpToTheTarget) {
 }
 
 TEST_F(CliTest, AuditReportsWhatTheNextMigrationWouldRefuse) {
-  PGFLOW_ASSERT_OK_AND_ASSIGN(pgflow::testing::TestDatabase fresh, pgflow::testing::TestDatabase::empty());
+  PGFLOW_ASSERT_OK_AND_ASSIGN(pgflow::testing::TestDatabase fresh,
+                              pgflow::testing::TestDatabase::empty());
   auto on_fresh = [&](const std::string& args) { return pgflow_at(fresh.url(), args); };
   ASSERT_EQ(on_fresh("migrate --to 1").exit_code, 0);
   CommandResult clean = on_fresh("audit --json");
@@ -394,12 +418,13 @@ TEST_F(CliTest, AuditReportsWhatTheNextMigrationWouldRefuse) {
 }
 
 TEST_F(CliTest, FlowShowPrintsStepsAsATreeWithOptionsAndConditions) {
-  sql(absl::StrCat(R"(select pgflow.ensure_flow_compiled('shop', '{"steps": [)", step("load"), ",",
-                   R"({"slug": "items", "stepType": "map", "dependencies": ["load"], "whenUnmet": "skip",
+  sql(absl::StrCat(
+      R"(select pgflow.ensure_flow_compiled('shop', '{"steps": [)", step("load"), ",",
+      R"({"slug": "items", "stepType": "map", "dependencies": ["load"], "whenUnmet": "skip",
                        "whenExhausted": "skip", "options": {"maxAttempts": 7},
                        "requiredInputPattern": {"defined": true, "value": {"vip": true}},
                        "forbiddenInputPattern": {"defined": false}},)",
-                   step("report", R"("load", "items")"), R"(]}', pgflow.worker_protocol()))"));
+      step("report", R"("load", "items")"), R"(]}', pgflow.worker_protocol()))"));
   CommandResult shown = pgflow("flow show shop --json");
   ASSERT_EQ(shown.exit_code, 0) << shown.err;
   json flow = json::parse(shown.out);
@@ -416,9 +441,11 @@ TEST_F(CliTest, FlowShowPrintsStepsAsATreeWithOptionsAndConditions) {
   ASSERT_EQ(tree.exit_code, 0) << tree.err;
   EXPECT_THAT(tree.out, HasSubstr("flow shop  (alias shop, active version; one queue per flow)"));
   EXPECT_THAT(tree.out, HasSubstr("\n  load  [single step; queue shop]\n"));
-  EXPECT_THAT(tree.out, HasSubstr("\n  └─ items  [map step; queue shop; max_attempts 7; if input contains "
-                                  "{\"vip\":true}; when unmet: skip; when retries are exhausted: skip]\n"));
-  EXPECT_THAT(tree.out, HasSubstr("\n     └─ report (after load, items)  [single step; queue shop]\n"));
+  EXPECT_THAT(tree.out,
+              HasSubstr("\n  └─ items  [map step; queue shop; max_attempts 7; if input contains "
+                        "{\"vip\":true}; when unmet: skip; when retries are exhausted: skip]\n"));
+  EXPECT_THAT(tree.out,
+              HasSubstr("\n     └─ report (after load, items)  [single step; queue shop]\n"));
 
   CommandResult unknown = pgflow("flow show nope");
   EXPECT_EQ(unknown.exit_code, 1);
@@ -426,8 +453,10 @@ TEST_F(CliTest, FlowShowPrintsStepsAsATreeWithOptionsAndConditions) {
 }
 
 TEST_F(CliTest, StartWaitsForTheRunAndItsExitStatusSaysHowItEnded) {
-  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker sum_worker, EdgeWorker::start(kSum, test_worker_config(db_->url())));
-  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker boom_worker, EdgeWorker::start(kBoom, test_worker_config(db_->url())));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker sum_worker,
+                              EdgeWorker::start(kSum, test_worker_config(db_->url())));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker boom_worker,
+                              EdgeWorker::start(kBoom, test_worker_config(db_->url())));
 
   CommandResult done = pgflow("start cliSum --input '[1, 2, 3]' --wait --json");
   ASSERT_EQ(done.exit_code, 0) << done.err;
@@ -458,14 +487,18 @@ TEST_F(CliTest, StartWaitsForTheRunAndItsExitStatusSaysHowItEnded) {
 }
 
 TEST_F(CliTest, StartWaitShowsLiveProgressOnlyOnATerminal) {
-  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(kSum, test_worker_config(db_->url())));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker,
+                              EdgeWorker::start(kSum, test_worker_config(db_->url())));
   // script(1) (util-linux, always installed) runs the command on a pseudo-terminal.
-  const std::string command =
-      absl::StrCat(PGFLOW_CLI_BIN, " start cliSum --input '[1, 2]' --wait --database ", shell_quote(db_->url()));
-  CommandResult on_terminal = run_command(absl::StrCat("script -qec ", shell_quote(command), " /dev/null"));
+  const std::string command = absl::StrCat(
+      PGFLOW_CLI_BIN, " start cliSum --input '[1, 2]' --wait --database ", shell_quote(db_->url()));
+  CommandResult on_terminal =
+      run_command(absl::StrCat("script -qec ", shell_quote(command), " /dev/null"));
   ASSERT_EQ(on_terminal.exit_code, 0) << on_terminal.out;
-  EXPECT_THAT(on_terminal.out, ::testing::ContainsRegex("\r\x1b\\[Krun [-0-9a-f]+: [0-9]/2 steps done"));
-  EXPECT_THAT(on_terminal.out, ::testing::ContainsRegex("run [-0-9a-f]+  flow cliSum  completed after "));
+  EXPECT_THAT(on_terminal.out,
+              ::testing::ContainsRegex("\r\x1b\\[Krun [-0-9a-f]+: [0-9]/2 steps done"));
+  EXPECT_THAT(on_terminal.out,
+              ::testing::ContainsRegex("run [-0-9a-f]+  flow cliSum  completed after "));
 
   CommandResult piped = pgflow("start cliSum --input '[1, 2]' --wait");
   ASSERT_EQ(piped.exit_code, 0) << piped.err;
@@ -475,23 +508,29 @@ TEST_F(CliTest, StartWaitShowsLiveProgressOnlyOnATerminal) {
 
 TEST_F(CliTest, StartWaitEndsOnCancelAndOnItsTimeout) {
   std::atomic<int> holding{0};
-  auto hold = Flow<"cliHold", int>({.max_attempts = 1}).step<"hold">([&holding](int x, Context& ctx) -> int {
-    ++holding;
-    wait_for([&ctx] { return ctx.stop_token().stop_requested(); });
-    return x;
-  });
+  auto hold = Flow<"cliHold", int>({.max_attempts = 1})
+                  .step<"hold">([&holding](int x, Context& ctx) -> int {
+                    ++holding;
+                    wait_for([&ctx] { return ctx.stop_token().stop_requested(); });
+                    return x;
+                  });
   // No worker yet: the run cannot end, so the wait runs out.
-  sql(absl::StrCat("select pgflow.ensure_flow_compiled('cliHold', $1::jsonb, pgflow.worker_protocol())"),
+  sql(absl::StrCat(
+          "select pgflow.ensure_flow_compiled('cliHold', $1::jsonb, pgflow.worker_protocol())"),
       {pgflow::shape_of(hold).dump()});
   CommandResult waited = pgflow("start cliHold --input 1 --wait --timeout 1s");
   EXPECT_EQ(waited.exit_code, 5) << waited.err;
   EXPECT_THAT(waited.err, HasSubstr("is still running after 1s"));
 
-  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(hold, test_worker_config(db_->url())));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker,
+                              EdgeWorker::start(hold, test_worker_config(db_->url())));
   ASSERT_TRUE(wait_for([&] { return holding.load() == 1; }));
   const std::string run_id = sql("select run_id::text from pgflow.runs");
   CommandResult cancelled;
-  std::thread waiter([&] { cancelled = pgflow("start cliHold --input 2 --wait --run-id 00000000-0000-0000-0000-0000000000c1"); });
+  std::thread waiter([&] {
+    cancelled =
+        pgflow("start cliHold --input 2 --wait --run-id 00000000-0000-0000-0000-0000000000c1");
+  });
   ASSERT_TRUE(wait_for([&] { return holding.load() == 2; }));
   ASSERT_EQ(pgflow("run cancel 00000000-0000-0000-0000-0000000000c1 --reason enough").exit_code, 0);
   waiter.join();
@@ -506,8 +545,10 @@ TEST_F(CliTest, RunsListsNewestFirstWithFilters) {
   const std::string a1 = sql("select pgflow.start_run('alpha', '{}')::text");
   const std::string b1 = sql("select pgflow.start_run('beta', '{}')::text");
   const std::string a2 = sql("select pgflow.start_run('alpha', '{}')::text");
-  sql("update pgflow.runs set started_at = now() - interval '3 days' where run_id = $1::uuid", {a1});
-  sql("update pgflow.runs set started_at = now() - interval '1 minute' where run_id = $1::uuid", {b1});
+  sql("update pgflow.runs set started_at = now() - interval '3 days' where run_id = $1::uuid",
+      {a1});
+  sql("update pgflow.runs set started_at = now() - interval '1 minute' where run_id = $1::uuid",
+      {b1});
   sql("select pgflow.cancel_run($1::uuid, 'stop')", {a2});
 
   auto ids = [&](const std::string& args) {
@@ -519,7 +560,8 @@ TEST_F(CliTest, RunsListsNewestFirstWithFilters) {
   };
   EXPECT_EQ(ids(""), (std::vector<std::string>{a2, b1, a1}));
   EXPECT_EQ(ids("--flow alpha"), (std::vector<std::string>{a2, a1}));
-  EXPECT_EQ(ids("--flow beta"), (std::vector<std::string>{b1})) << "an alias finds its versions' runs";
+  EXPECT_EQ(ids("--flow beta"), (std::vector<std::string>{b1}))
+      << "an alias finds its versions' runs";
   EXPECT_EQ(ids("--flow betaV1"), (std::vector<std::string>{b1}));
   EXPECT_EQ(ids("--status started"), (std::vector<std::string>{b1, a1}));
   EXPECT_EQ(ids("--status cancelled"), (std::vector<std::string>{a2}));
@@ -531,7 +573,8 @@ TEST_F(CliTest, RunsListsNewestFirstWithFilters) {
 
   CommandResult table = pgflow("runs --limit 1");
   ASSERT_EQ(table.exit_code, 0) << table.err;
-  EXPECT_THAT(table.out, ::testing::ContainsRegex("RUN ID +FLOW +STATUS +STARTED +TOOK +STEPS DONE"));
+  EXPECT_THAT(table.out,
+              ::testing::ContainsRegex("RUN ID +FLOW +STATUS +STARTED +TOOK +STEPS DONE"));
   EXPECT_THAT(table.out, ::testing::ContainsRegex(a2 + " +alpha +cancelled +"));
   EXPECT_THAT(table.out, HasSubstr("(the newest 1; --limit N shows more)"));
 
@@ -543,12 +586,16 @@ TEST_F(CliTest, RunsListsNewestFirstWithFilters) {
 TEST_F(CliTest, WorkersListPauseResumeAndDeprecate) {
   deploy("greet", "greet");
   auto register_worker = [&] {
-    return sql("select worker_id from pgflow.register_worker(gen_random_uuid(), 'greet-worker', 'greet', 'greet', "
-               "pgflow.worker_protocol())");
+    return sql(
+        "select worker_id from pgflow.register_worker(gen_random_uuid(), 'greet-worker', 'greet', "
+        "'greet', "
+        "pgflow.worker_protocol())");
   };
   const std::string w1 = register_worker(), w2 = register_worker(), gone = register_worker();
   sql("select pgflow.mark_worker_stopped($1::uuid)", {gone});
-  sql("update pgflow.workers set last_heartbeat_at = now() - interval '1 minute' where worker_id = $1::uuid", {w2});
+  sql("update pgflow.workers set last_heartbeat_at = now() - interval '1 minute' where worker_id = "
+      "$1::uuid",
+      {w2});
 
   auto states = [&](const std::string& args) {
     CommandResult r = pgflow("workers --json " + args);
@@ -559,23 +606,27 @@ TEST_F(CliTest, WorkersListPauseResumeAndDeprecate) {
     return out;
   };
   EXPECT_EQ(states(""), (std::map<std::string, std::string>{{w1, "alive"}, {w2, "unresponsive"}}));
-  EXPECT_EQ(states("--all"),
-            (std::map<std::string, std::string>{{w1, "alive"}, {w2, "unresponsive"}, {gone, "stopped"}}));
+  EXPECT_EQ(states("--all"), (std::map<std::string, std::string>{
+                                 {w1, "alive"}, {w2, "unresponsive"}, {gone, "stopped"}}));
   CommandResult table = pgflow("workers");
   EXPECT_THAT(table.out, ::testing::ContainsRegex("greet-worker +enabled +1"));
-  EXPECT_THAT(table.out, ::testing::ContainsRegex(w2 + " +greet-worker +unresponsive +greet +greet +1m( [0-9]+s)? ago"));
+  EXPECT_THAT(table.out, ::testing::ContainsRegex(
+                             w2 + " +greet-worker +unresponsive +greet +greet +1m( [0-9]+s)? ago"));
 
   CommandResult paused = pgflow("workers pause greet-worker --reason 'bad release'");
   ASSERT_EQ(paused.exit_code, 0) << paused.err;
-  EXPECT_EQ(sql("select pause_reason from pgflow.worker_functions where function_name = 'greet-worker'"),
-            "bad release");
+  EXPECT_EQ(
+      sql("select pause_reason from pgflow.worker_functions where function_name = 'greet-worker'"),
+      "bad release");
   EXPECT_EQ(states("")[w1], "paused");
   PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection other, pg::Connection::open(db_->url()));
   absl::StatusOr<pg::Result> refused = other.exec(
-      "select pgflow.register_worker(gen_random_uuid(), 'greet-worker', 'greet', 'greet', pgflow.worker_protocol())");
+      "select pgflow.register_worker(gen_random_uuid(), 'greet-worker', 'greet', 'greet', "
+      "pgflow.worker_protocol())");
   EXPECT_THAT(refused.status(), pgflow::testing::StatusIs(::testing::_, HasSubstr("is paused")));
   CommandResult listed = pgflow("workers");
-  EXPECT_THAT(listed.out, ::testing::ContainsRegex("greet-worker +paused +1 +[-0-9: Z]+ +bad release"));
+  EXPECT_THAT(listed.out,
+              ::testing::ContainsRegex("greet-worker +paused +1 +[-0-9: Z]+ +bad release"));
   ASSERT_EQ(pgflow("workers resume greet-worker").exit_code, 0);
   EXPECT_EQ(states("")[w1], "alive");
 
@@ -584,11 +635,14 @@ TEST_F(CliTest, WorkersListPauseResumeAndDeprecate) {
   EXPECT_EQ(json::parse(one.out)["deprecated"], json({w2}));
   CommandResult rest = pgflow("workers deprecate greet-worker --json");
   EXPECT_EQ(json::parse(rest.out)["deprecated"], json({w1}));
-  EXPECT_EQ(states(""), (std::map<std::string, std::string>{{w1, "deprecated"}, {w2, "deprecated"}}));
-  EXPECT_EQ(sql("select pgflow.worker_heartbeat($1::uuid)", {w1}), "t") << "the worker learns it at its heartbeat";
+  EXPECT_EQ(states(""),
+            (std::map<std::string, std::string>{{w1, "deprecated"}, {w2, "deprecated"}}));
+  EXPECT_EQ(sql("select pgflow.worker_heartbeat($1::uuid)", {w1}), "t")
+      << "the worker learns it at its heartbeat";
   EXPECT_THAT(pgflow("workers deprecate greet-worker").out, HasSubstr("nothing to deprecate"));
 
-  for (const char* args : {"workers pause nobody", "workers resume nobody", "workers deprecate nobody"}) {
+  for (const char* args :
+       {"workers pause nobody", "workers resume nobody", "workers deprecate nobody"}) {
     CommandResult r = pgflow(args);
     EXPECT_EQ(r.exit_code, 1) << args;
     EXPECT_THAT(r.err, HasSubstr("\"nobody\"")) << args;
@@ -602,20 +656,23 @@ TEST_F(CliTest, HumanOutputEscapesControlCharactersFromTheDatabase) {
   deploy("greet", "greet");
   const std::string clear_screen = "\x1b[2J\x1b[H";
   const std::string retitle = "\x1b]0;pwned\x07";
-  sql("select worker_id from pgflow.register_worker(gen_random_uuid(), $1, 'greet', 'greet', pgflow.worker_protocol())",
+  sql("select worker_id from pgflow.register_worker(gen_random_uuid(), $1, 'greet', 'greet', "
+      "pgflow.worker_protocol())",
       {"evil" + clear_screen + "worker"});
-  sql("select pgflow._pause_worker_function($1, $2)", {"evil" + clear_screen + "worker", "why" + retitle + "\nfake line"});
+  sql("select pgflow._pause_worker_function($1, $2)",
+      {"evil" + clear_screen + "worker", "why" + retitle + "\nfake line"});
   const std::string run_id = sql("select pgflow.start_run('greet', '{}')::text");
   sql("select pgflow.cancel_run($1::uuid, $2)", {run_id, "reason" + retitle});
 
-  for (const std::string& args : {std::string("workers"), "run show " + run_id, std::string("runs")}) {
+  for (const std::string& args :
+       {std::string("workers"), "run show " + run_id, std::string("runs")}) {
     CommandResult r = pgflow(args);
     ASSERT_EQ(r.exit_code, 0) << args << ": " << r.err;
     EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << args << " printed an escape character";
     EXPECT_EQ(r.out.find('\x07'), std::string::npos) << args << " printed a bell";
   }
-  EXPECT_THAT(pgflow("workers").out,
-              AllOf(HasSubstr("evil\\x1b[2J\\x1b[Hworker"), HasSubstr("why\\x1b]0;pwned\\x07\\nfake line")));
+  EXPECT_THAT(pgflow("workers").out, AllOf(HasSubstr("evil\\x1b[2J\\x1b[Hworker"),
+                                           HasSubstr("why\\x1b]0;pwned\\x07\\nfake line")));
   EXPECT_THAT(pgflow("run show " + run_id).out, HasSubstr("cancelled: reason\\x1b]0;pwned\\x07"));
   // Errors name database values too.
   CommandResult refused = pgflow(std::string("workers resume 'x") + clear_screen + "'");
@@ -630,7 +687,8 @@ TEST_F(CliTest, StatusMetricsGivesQueueDepthOldestTaskAndRunsPerFlow) {
   sql("select pgflow.start_run('busy', '{}')");
   const std::string cancelled = sql("select pgflow.start_run('busy', '{}')::text");
   sql("select pgflow.cancel_run($1::uuid)", {cancelled});
-  sql("update pgflow.step_tasks set queued_at = now() - interval '10 minutes' where status = 'queued'");
+  sql("update pgflow.step_tasks set queued_at = now() - interval '10 minutes' where status = "
+      "'queued'");
   CommandResult r = pgflow("status --metrics --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   json flows = json::parse(r.out)["flows"];
@@ -651,7 +709,8 @@ TEST_F(CliTest, StatusMetricsGivesQueueDepthOldestTaskAndRunsPerFlow) {
   EXPECT_THAT(scraped.out, HasSubstr("\npgflow_queued_tasks{flow=\"busy\"} 2\n"));
   EXPECT_THAT(scraped.out, HasSubstr("\npgflow_started_tasks{flow=\"idle\"} 0\n"));
   EXPECT_THAT(scraped.out,
-              ::testing::ContainsRegex("\npgflow_oldest_queued_task_age_seconds\\{flow=\"busy\"\\} 6[0-9][0-9]"));
+              ::testing::ContainsRegex(
+                  "\npgflow_oldest_queued_task_age_seconds\\{flow=\"busy\"\\} 6[0-9][0-9]"));
   EXPECT_THAT(scraped.out, HasSubstr("\npgflow_oldest_queued_task_age_seconds{flow=\"idle\"} 0\n"));
   EXPECT_THAT(scraped.out, HasSubstr("\npgflow_runs{flow=\"busy\",status=\"failed\"} 1\n"));
   EXPECT_THAT(scraped.out, HasSubstr("\npgflow_runs{flow=\"busy\",status=\"started\"} 2\n"));
@@ -664,10 +723,12 @@ TEST_F(CliTest, PruneCountsWhatItDeletesAndADryRunDeletesNothing) {
   const std::string finished = sql("select pgflow.start_run('old', '{}')::text");
   const std::string running = sql("select pgflow.start_run('old', '{}')::text");
   sql("select pgflow.cancel_run($1::uuid)", {finished});
-  sql("update pgflow.runs set started_at = now() - interval '30 days', failed_at = now() - interval '29 days', "
+  sql("update pgflow.runs set started_at = now() - interval '30 days', failed_at = now() - "
+      "interval '29 days', "
       "cancelled_at = now() - interval '29 days' where run_id = $1::uuid",
       {finished});
-  sql("update pgflow.runs set started_at = now() - interval '30 days' where run_id = $1::uuid", {running});
+  sql("update pgflow.runs set started_at = now() - interval '30 days' where run_id = $1::uuid",
+      {running});
 
   CommandResult missing = pgflow("prune --older-than 14d");
   EXPECT_EQ(missing.exit_code, 1);
@@ -675,7 +736,8 @@ TEST_F(CliTest, PruneCountsWhatItDeletesAndADryRunDeletesNothing) {
   EXPECT_EQ(sql("select count(*) from pgflow.runs"), "2");
 
   PGFLOW_ASSERT_OK_AND_ASSIGN(std::string helper, [] {
-    CommandResult r = run_command(absl::StrCat("cat ", PGFLOW_SOURCE_DIR, "/sql/contrib/prune_data_older_than.sql"));
+    CommandResult r = run_command(
+        absl::StrCat("cat ", PGFLOW_SOURCE_DIR, "/sql/contrib/prune_data_older_than.sql"));
     return r.exit_code == 0 ? absl::StatusOr<std::string>(r.out) : absl::NotFoundError(r.err);
   }());
   ASSERT_TRUE(conn_->exec_script(helper).ok());
@@ -690,8 +752,10 @@ TEST_F(CliTest, PruneCountsWhatItDeletesAndADryRunDeletesNothing) {
 
   CommandResult pruned = pgflow("prune --older-than 14d");
   ASSERT_EQ(pruned.exit_code, 0) << pruned.err;
-  EXPECT_THAT(pruned.out, ::testing::ContainsRegex("deleted history that ended before .*\n +WHAT +ROWS\n +runs +1\n"));
-  EXPECT_EQ(sql("select run_id::text from pgflow.runs"), running) << "a started run is never pruned";
+  EXPECT_THAT(pruned.out, ::testing::ContainsRegex(
+                              "deleted history that ended before .*\n +WHAT +ROWS\n +runs +1\n"));
+  EXPECT_EQ(sql("select run_id::text from pgflow.runs"), running)
+      << "a started run is never pruned";
   EXPECT_EQ(sql("select count(*) from pgflow.step_tasks where run_id = $1::uuid", {finished}), "0");
 }
 

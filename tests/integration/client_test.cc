@@ -26,8 +26,6 @@ namespace pgflow {
 namespace {
 
 using ::nlohmann::json;
-using ::testing::AllOf;
-using ::testing::HasSubstr;
 using pgflow::testing::IsOk;
 using pgflow::testing::IsOkAndHolds;
 using pgflow::testing::query_text;
@@ -35,6 +33,8 @@ using pgflow::testing::StatusIs;
 using pgflow::testing::test_worker_config;
 using pgflow::testing::TestDatabase;
 using pgflow::testing::wait_until;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
 namespace wf = pgflow::testing::worker_flows;
 
 using ClientTest = pgflow::testing::ClientTestBase;
@@ -91,20 +91,25 @@ TEST_F(ClientTest, TheLeanStartReturnsTheIdOfTheStartedRun) {
   EXPECT_THAT(client_->start_run("wSequential", 1, chosen), IsOkAndHolds(chosen));
   EXPECT_THAT(client_->start_run("wSequential", 1, chosen),
               StatusIs(absl::StatusCode::kAlreadyExists, HasSubstr("wSequential")));
-  EXPECT_THAT(client_->start_run("noSuchFlow", 1), StatusIs(absl::StatusCode::kNotFound, HasSubstr("noSuchFlow")));
-  EXPECT_THAT(client_->start_run_by_slug("noSuchFlow", 1),
-              StatusIs(absl::StatusCode::kNotFound, HasSubstr("Flow \"noSuchFlow\" does not exist")));
+  EXPECT_THAT(client_->start_run("noSuchFlow", 1),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("noSuchFlow")));
+  EXPECT_THAT(
+      client_->start_run_by_slug("noSuchFlow", 1),
+      StatusIs(absl::StatusCode::kNotFound, HasSubstr("Flow \"noSuchFlow\" does not exist")));
 
   compile(wf::maps);
   EXPECT_THAT(client_->start_run("wMaps", json{{"not", "an array"}}),
-              StatusIs(absl::StatusCode::kFailedPrecondition, AllOf(HasSubstr("wMaps"), HasSubstr("not an array"))));
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       AllOf(HasSubstr("wMaps"), HasSubstr("not an array"))));
   EXPECT_EQ(sql("select count(*) from pgflow.runs"), "2") << "the failed starts left no run";
 }
 
 TEST_F(ClientTest, TheLeanStartIsTypedAndJoinsTheCallersTransaction) {
   compile(wf::conditional);
-  PGFLOW_ASSERT_OK_AND_ASSIGN(std::string typed, client_->start_run(wf::conditional, json{{"vip", true}}));
-  PGFLOW_ASSERT_OK_AND_ASSIGN(std::string pinned, client_->start_run_by_slug(wf::conditional, json{{"vip", false}}));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(std::string typed,
+                              client_->start_run(wf::conditional, json{{"vip", true}}));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(std::string pinned,
+                              client_->start_run_by_slug(wf::conditional, json{{"vip", false}}));
   EXPECT_EQ(sql("select string_agg(input::text, ',' order by input::text) from pgflow.runs "
                 "where run_id in ($1::uuid, $2::uuid) and flow_slug = 'wConditional'",
                 {typed, pinned}),
@@ -117,7 +122,8 @@ TEST_F(ClientTest, TheLeanStartIsTypedAndJoinsTheCallersTransaction) {
     absl::StatusOr<std::string> b = tx.start_run_by_slug("wConditional", json{{"vip", true}});
     if (!b.ok()) return b.status();
     in_tx = *a;
-    absl::StatusOr<Rows> both = tx.exec("select count(*) from pgflow.runs where run_id in ($1::uuid, $2::uuid)", {*a, *b});
+    absl::StatusOr<Rows> both =
+        tx.exec("select count(*) from pgflow.runs where run_id in ($1::uuid, $2::uuid)", {*a, *b});
     if (!both.ok()) return both.status();
     EXPECT_EQ((*both)[0][0], "2") << "both runs exist inside the transaction";
     return absl::AbortedError("changed my mind");
@@ -137,8 +143,9 @@ TEST_F(ClientTest, TheLeanStartOnAnOlderSchemaSaysToMigrate) {
 }
 
 TEST_F(ClientTest, UnknownRunIsNotFound) {
-  EXPECT_THAT(client_->get_run("00000000-0000-0000-0000-000000000000"),
-              StatusIs(absl::StatusCode::kNotFound, HasSubstr("00000000-0000-0000-0000-000000000000")));
+  EXPECT_THAT(
+      client_->get_run("00000000-0000-0000-0000-000000000000"),
+      StatusIs(absl::StatusCode::kNotFound, HasSubstr("00000000-0000-0000-0000-000000000000")));
 }
 
 TEST_F(ClientTest, WaitForRunReturnsTheFinalStateOnceAWorkerFinishesIt) {
@@ -150,18 +157,20 @@ TEST_F(ClientTest, WaitForRunReturnsTheFinalStateOnceAWorkerFinishesIt) {
   std::optional<absl::StatusOr<EdgeWorker>> worker;
   std::jthread starter([&] {
     absl::StatusOr<pg::Connection> watcher = pg::Connection::open(db_->url());
-    absl::Status waiting = watcher.ok() ? wait_until(*watcher,
-                                                     "select exists (select 1 from pg_stat_activity "
-                                                     "where datname = current_database() and pid <> pg_backend_pid() "
-                                                     "and query like 'select pgflow.get_run_with_states%')")
-                                        : watcher.status();
+    absl::Status waiting =
+        watcher.ok() ? wait_until(*watcher,
+                                  "select exists (select 1 from pg_stat_activity "
+                                  "where datname = current_database() and pid <> pg_backend_pid() "
+                                  "and query like 'select pgflow.get_run_with_states%')")
+                     : watcher.status();
     if (!waiting.ok()) {
       worker.emplace(waiting);
       return;
     }
     worker.emplace(EdgeWorker::start(wf::sequential, test_worker_config(db_->url())));
   });
-  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState done, client_->wait_for_run(started.run_id, std::chrono::seconds(60)));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState done,
+                              client_->wait_for_run(started.run_id, std::chrono::seconds(60)));
   starter.join();
   ASSERT_TRUE(worker.has_value());
   ASSERT_THAT(worker->status(), IsOk());
@@ -178,16 +187,18 @@ TEST_F(ClientTest, WaitForRunReturnsTheFinalStateOnceAWorkerFinishesIt) {
     EXPECT_LE(*step.started_at, *step.completed_at);
     EXPECT_LE(*step.completed_at, *done.completed_at);
   }
-  EXPECT_LT(absl::AbsDuration(absl::Now() - *done.completed_at), absl::Hours(1)) << "not misread by hours";
+  EXPECT_LT(absl::AbsDuration(absl::Now() - *done.completed_at), absl::Hours(1))
+      << "not misread by hours";
 }
 
 // With pgflow.notify_events = off no run event arrives; wait_for_run still returns the final
 // state, by re-reading the run (at least once a second).
 TEST_F(ClientTest, WaitForRunEndsWhenEventsAreOff) {
   compile(wf::sequential);
-  ASSERT_THAT(conn_->exec("do $$ begin execute format('alter database %I set pgflow.notify_events = off', "
-                          "current_database()); end $$"),
-              IsOk());
+  ASSERT_THAT(
+      conn_->exec("do $$ begin execute format('alter database %I set pgflow.notify_events = off', "
+                  "current_database()); end $$"),
+      IsOk());
   PGFLOW_ASSERT_OK_AND_ASSIGN(Client quiet, Client::connect({.connection_string = db_->url()}));
   std::string setting;
   ASSERT_THAT(quiet.in_transaction([&](Transaction& tx) -> absl::Status {
@@ -199,8 +210,10 @@ TEST_F(ClientTest, WaitForRunEndsWhenEventsAreOff) {
               IsOk());
   EXPECT_EQ(setting, "off");  // the client's sessions see the database's setting
   PGFLOW_ASSERT_OK_AND_ASSIGN(RunState started, quiet.start_flow(wf::sequential, 1));
-  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(wf::sequential, test_worker_config(db_->url())));
-  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState done, quiet.wait_for_run(started.run_id, std::chrono::seconds(30)));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker,
+                              EdgeWorker::start(wf::sequential, test_worker_config(db_->url())));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState done,
+                              quiet.wait_for_run(started.run_id, std::chrono::seconds(30)));
   EXPECT_EQ(done.status, pgflow::RunStatus::kCompleted);
   EXPECT_EQ(done.output, json({{"c", 7}}));
 }
@@ -215,8 +228,10 @@ TEST_F(ClientTest, WaitForRunTimesOutWhenNothingHappens) {
 TEST_F(ClientTest, TypedStartAndTypedOutput) {
   PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker,
                               EdgeWorker::start(wf::conditional, test_worker_config(db_->url())));
-  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState run, client_->start_flow(wf::conditional, json{{"vip", true}}));
-  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState done, client_->wait_for_run(run.run_id, std::chrono::seconds(30)));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState run,
+                              client_->start_flow(wf::conditional, json{{"vip", true}}));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState done,
+                              client_->wait_for_run(run.run_id, std::chrono::seconds(30)));
   using Output = FlowOutput<decltype(wf::conditional)>;
   PGFLOW_ASSERT_OK_AND_ASSIGN(Output out, done.output_as<Output>());
   EXPECT_EQ(out.get<"report">(), "gift");
@@ -232,7 +247,8 @@ TEST_F(ClientTest, StartsARunAtomicallyWithTheCallersData) {
 
   std::string run_id;
   ASSERT_THAT(client_->in_transaction([&](Transaction& tx) -> absl::Status {
-    absl::StatusOr<Rows> order = tx.exec("insert into orders (item) values ($1) returning id", {"book"});
+    absl::StatusOr<Rows> order =
+        tx.exec("insert into orders (item) values ($1) returning id", {"book"});
     if (!order.ok()) return order.status();
     absl::StatusOr<RunState> run = tx.start_flow("wSequential", std::stoi(*(*order)[0][0]));
     if (!run.ok()) return run.status();
@@ -241,7 +257,8 @@ TEST_F(ClientTest, StartsARunAtomicallyWithTheCallersData) {
   }),
               IsOk());
   EXPECT_EQ(*query_text(conn, "select count(*) from orders"), "1");
-  EXPECT_EQ(*query_text(conn, "select count(*) from pgflow.runs where run_id = $1::uuid", {run_id}), "1");
+  EXPECT_EQ(*query_text(conn, "select count(*) from pgflow.runs where run_id = $1::uuid", {run_id}),
+            "1");
 
   // A failing body rolls back both the business row and the run.
   absl::Status failed = client_->in_transaction([&](Transaction& tx) -> absl::Status {
@@ -256,7 +273,8 @@ TEST_F(ClientTest, StartsARunAtomicallyWithTheCallersData) {
 
 TEST_F(ClientTest, ATransactionWithAnIgnoredFailedStatementIsReportedRolledBack) {
   compile(wf::sequential);
-  ASSERT_THAT(conn_->exec("create table orders (id serial primary key, item text not null)"), IsOk());
+  ASSERT_THAT(conn_->exec("create table orders (id serial primary key, item text not null)"),
+              IsOk());
   absl::Status s = client_->in_transaction([&](Transaction& tx) -> absl::Status {
     (void)tx.exec("insert into orders (item) values ('kept?')");
     (void)tx.exec("insert into orders (item) values (null)");  // fails; the body ignores it
@@ -272,7 +290,8 @@ TEST_F(ClientTest, WaitForRunAcceptsAnyUuidSpelling) {
   PGFLOW_ASSERT_OK_AND_ASSIGN(RunState run, client_->start_flow("wSequential", 1));
   std::string upper = run.run_id;
   for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState done, client_->wait_for_run(upper, std::chrono::seconds(30)));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState done,
+                              client_->wait_for_run(upper, std::chrono::seconds(30)));
   EXPECT_EQ(done.status, pgflow::RunStatus::kCompleted);
 }
 
@@ -317,10 +336,10 @@ TEST_F(ClientTest, SubscribersReceiveARunsEvents) {
 
 TEST_F(ClientTest, ThePoolIsBounded) {
   compile(wf::sequential);
-  PGFLOW_ASSERT_OK_AND_ASSIGN(
-      Client small, Client::connect({.connection_string = db_->url(),
-                                     .max_connections = 1,
-                                     .acquire_timeout = std::chrono::milliseconds(200)}));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(Client small,
+                              Client::connect({.connection_string = db_->url(),
+                                               .max_connections = 1,
+                                               .acquire_timeout = std::chrono::milliseconds(200)}));
   PGFLOW_ASSERT_OK_AND_ASSIGN(RunState run, small.start_flow("wSequential", 1));
   // One connection, held by an open transaction until the check below is done: the next call
   // waits acquire_timeout for one, then gives up.
@@ -335,7 +354,8 @@ TEST_F(ClientTest, ThePoolIsBounded) {
   });
   held.get_future().wait();
   EXPECT_THAT(small.get_run(run.run_id),
-              StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("all 1 pooled connections stayed busy")));
+              StatusIs(absl::StatusCode::kResourceExhausted,
+                       HasSubstr("all 1 pooled connections stayed busy")));
   release.set_value();
   holder.join();
   // Released, the connection serves the next call.
@@ -355,7 +375,8 @@ TEST(ClientConnectTest, RefusesADatabaseWithoutPgflow) {
 TEST(ClientConnectTest, ARoleWithoutLoginOrConnectPrivilegeFailsAtOnce) {
   PGFLOW_ASSERT_OK_AND_ASSIGN(TestDatabase db, TestDatabase::from_template());
   PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection admin, pg::Connection::open(db.url()));
-  PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Result names, admin.exec("select current_database(), current_user"));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Result names,
+                              admin.exec("select current_database(), current_user"));
   const std::string database(names.text(0, 0)), superuser(names.text(0, 1));
   const std::string no_login = "nologin_" + database, no_connect = "noconnect_" + database;
   ASSERT_THAT(admin.exec_script("create role " + no_login + " nologin; create role " + no_connect +
@@ -368,10 +389,13 @@ TEST(ClientConnectTest, ARoleWithoutLoginOrConnectPrivilegeFailsAtOnce) {
     return url;
   };
   // (5 s: were these retried, each would end as kUnavailable "unreachable for the connect_timeout")
-  EXPECT_THAT(Client::connect({.connection_string = url_as(no_login), .connect_timeout = std::chrono::seconds(5)}),
+  EXPECT_THAT(Client::connect({.connection_string = url_as(no_login),
+                               .connect_timeout = std::chrono::seconds(5)}),
               StatusIs(absl::StatusCode::kUnauthenticated, HasSubstr("not permitted to log in")));
-  EXPECT_THAT(Client::connect({.connection_string = url_as(no_connect), .connect_timeout = std::chrono::seconds(5)}),
-              StatusIs(absl::StatusCode::kPermissionDenied, HasSubstr("permission denied for database")));
+  EXPECT_THAT(
+      Client::connect(
+          {.connection_string = url_as(no_connect), .connect_timeout = std::chrono::seconds(5)}),
+      StatusIs(absl::StatusCode::kPermissionDenied, HasSubstr("permission denied for database")));
   (void)admin.exec_script("drop role " + no_login + "; drop role " + no_connect + ";");
 }
 

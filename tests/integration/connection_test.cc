@@ -13,12 +13,12 @@
 namespace pgflow::pg {
 namespace {
 
-using ::testing::AllOf;
-using ::testing::HasSubstr;
-using ::testing::Not;
 using pgflow::testing::IsOk;
 using pgflow::testing::StatusIs;
 using pgflow::testing::TestDatabase;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 TEST(Connection, ParametersTravelAsTextNeverAsStatementText) {
   PGFLOW_ASSERT_OK_AND_ASSIGN(TestDatabase db, TestDatabase::empty());
@@ -77,13 +77,14 @@ TEST(Connection, ReceivesNotificationsAndTimesOut) {
   PGFLOW_ASSERT_OK_AND_ASSIGN(Connection sender, Connection::open(db.url()));
   ASSERT_THAT(listener.listen("pgflow test"), IsOk());
 
-  auto nothing = listener.wait_notification(std::chrono::steady_clock::now() +
-                                            std::chrono::milliseconds(50));
+  auto nothing =
+      listener.wait_notification(std::chrono::steady_clock::now() + std::chrono::milliseconds(50));
   ASSERT_THAT(nothing, IsOk());
   EXPECT_FALSE(nothing->has_value());
 
   ASSERT_THAT(sender.exec("select pg_notify('pgflow test', $1)", {"hello"}), IsOk());
-  auto got = listener.wait_notification(std::chrono::steady_clock::now() + std::chrono::seconds(10));
+  auto got =
+      listener.wait_notification(std::chrono::steady_clock::now() + std::chrono::seconds(10));
   ASSERT_THAT(got, IsOk());
   ASSERT_TRUE(got->has_value());
   EXPECT_EQ((*got)->channel, "pgflow test");

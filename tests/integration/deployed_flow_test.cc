@@ -23,16 +23,16 @@
 namespace pgflow {
 namespace {
 
-using ::testing::AllOf;
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
-using ::testing::UnorderedElementsAre;
 using pgflow::testing::IsOk;
 using pgflow::testing::LogRecorder;
 using pgflow::testing::query_text;
 using pgflow::testing::StatusIs;
 using pgflow::testing::test_worker_config;
 using pgflow::testing::wait_until;
+using ::testing::AllOf;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::UnorderedElementsAre;
 
 std::string greet(const std::string& name) { return "hello " + name; }
 
@@ -107,11 +107,12 @@ class DeployedFlowTest : public pgflow::testing::ClientTestBase {
 };
 
 TEST_F(DeployedFlowTest, ConcurrentStepWorkersOfOneVersionCompileItOnceAndTheOthersVerify) {
-  ASSERT_NO_FATAL_FAILURE(start_together(4, [&](int i) {
-    return EdgeWorker::start(v1, config(i % 2 == 0 ? "greet" : "shout"));
-  }));
-  EXPECT_THAT(started("dGreetV1", "compilation"), UnorderedElementsAre("compiled", "verified", "verified", "verified"));
-  EXPECT_THAT(started("dGreetV1", "activation"), UnorderedElementsAre("activated", "active", "active", "active"));
+  ASSERT_NO_FATAL_FAILURE(start_together(
+      4, [&](int i) { return EdgeWorker::start(v1, config(i % 2 == 0 ? "greet" : "shout")); }));
+  EXPECT_THAT(started("dGreetV1", "compilation"),
+              UnorderedElementsAre("compiled", "verified", "verified", "verified"));
+  EXPECT_THAT(started("dGreetV1", "activation"),
+              UnorderedElementsAre("activated", "active", "active", "active"));
   EXPECT_THAT(started("dGreetV1", "alias"), ElementsAre("dGreet", "dGreet", "dGreet", "dGreet"));
   EXPECT_EQ(sql("select count(*) from pgflow.flows"), "1");
   EXPECT_EQ(sql("select string_agg(queue_name, ' ' order by queue_name) from pgmq.meta"),
@@ -119,7 +120,8 @@ TEST_F(DeployedFlowTest, ConcurrentStepWorkersOfOneVersionCompileItOnceAndTheOth
   EXPECT_EQ(active_version("dGreet"), "dGreetV1");
 
   PGFLOW_ASSERT_OK_AND_ASSIGN(RunState run, client_->start_flow(v1, "Ada"));
-  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState done, client_->wait_for_run(run.run_id, std::chrono::seconds(60)));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState done,
+                              client_->wait_for_run(run.run_id, std::chrono::seconds(60)));
   EXPECT_EQ(done.status, pgflow::RunStatus::kCompleted);
   EXPECT_EQ(done.output, nlohmann::json({{"shout", "hello Ada!"}}));
 }
@@ -145,33 +147,49 @@ TEST_F(DeployedFlowTest, RolloutSwitchesNewRunsWhileAV1RunFinishesInV1Queues) {
   PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker v1_greet, EdgeWorker::start(v1, config("greet")));
   PGFLOW_ASSERT_OK_AND_ASSIGN(RunState old_run, client_->start_flow("dGreet", "Ada"));
   EXPECT_EQ(old_run.flow_slug, "dGreetV1");
-  ASSERT_THAT(wait_until(*conn_, "select exists (select 1 from pgflow.step_tasks where run_id = $1::uuid "
-                                 "and step_slug = 'shout')", {old_run.run_id}), IsOk());
+  ASSERT_THAT(wait_until(*conn_,
+                         "select exists (select 1 from pgflow.step_tasks where run_id = $1::uuid "
+                         "and step_slug = 'shout')",
+                         {old_run.run_id}),
+              IsOk());
 
   // Deploy every step of V2, check coverage, switch with compare-and-swap.
-  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker v2_greet, EdgeWorker::start(v2, only_step<"greet">, config()));
-  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker v2_shout, EdgeWorker::start(v2, only_step<"shout">, config()));
-  EXPECT_EQ(sql("select count(*) from pgflow.steps s where s.flow_slug = 'dGreetV2' and not exists ("
-                "select 1 from pgflow.workers w where w.queue_name = s.queue_name and w.stopped_at is null)"),
-            "0") << "every V2 step has a live worker";
-  PGFLOW_ASSERT_OK_AND_ASSIGN(FlowAlias switched, client_->activate_flow_version("dGreet", "dGreetV2", "dGreetV1"));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker v2_greet,
+                              EdgeWorker::start(v2, only_step<"greet">, config()));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker v2_shout,
+                              EdgeWorker::start(v2, only_step<"shout">, config()));
+  EXPECT_EQ(
+      sql("select count(*) from pgflow.steps s where s.flow_slug = 'dGreetV2' and not exists ("
+          "select 1 from pgflow.workers w where w.queue_name = s.queue_name and w.stopped_at is "
+          "null)"),
+      "0")
+      << "every V2 step has a live worker";
+  PGFLOW_ASSERT_OK_AND_ASSIGN(FlowAlias switched,
+                              client_->activate_flow_version("dGreet", "dGreetV2", "dGreetV1"));
   EXPECT_EQ(switched.active_flow_slug, "dGreetV2");
 
   PGFLOW_ASSERT_OK_AND_ASSIGN(RunState new_run, client_->start_flow(v2, "Bo"));
   EXPECT_EQ(new_run.flow_slug, "dGreetV2");
   EXPECT_EQ(new_run.flow_alias, "dGreet");
-  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState new_done, client_->wait_for_run(new_run.run_id, std::chrono::seconds(60)));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState new_done,
+                              client_->wait_for_run(new_run.run_id, std::chrono::seconds(60)));
   EXPECT_EQ(new_done.output, nlohmann::json({{"shout", "hello Bo!!"}}));
 
   // The V1 run is still V1's: its last task finishes once a V1 shout worker runs.
-  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker v1_shout, EdgeWorker::start(v1, only_step<"shout">, config()));
-  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState old_done, client_->wait_for_run(old_run.run_id, std::chrono::seconds(60)));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker v1_shout,
+                              EdgeWorker::start(v1, only_step<"shout">, config()));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState old_done,
+                              client_->wait_for_run(old_run.run_id, std::chrono::seconds(60)));
   EXPECT_EQ(old_done.output, nlohmann::json({{"shout", "hello Ada!"}}));
-  EXPECT_EQ(sql("select string_agg(step_slug || '@' || queue_name, ' ' order by step_slug) from pgflow.step_tasks "
-                "where run_id = $1::uuid", {old_run.run_id}),
+  EXPECT_EQ(sql("select string_agg(step_slug || '@' || queue_name, ' ' order by step_slug) from "
+                "pgflow.step_tasks "
+                "where run_id = $1::uuid",
+                {old_run.run_id}),
             "greet@dgreetv1__greet shout@dgreetv1__shout");
-  EXPECT_EQ(sql("select string_agg(step_slug || '@' || queue_name, ' ' order by step_slug) from pgflow.step_tasks "
-                "where run_id = $1::uuid", {new_run.run_id}),
+  EXPECT_EQ(sql("select string_agg(step_slug || '@' || queue_name, ' ' order by step_slug) from "
+                "pgflow.step_tasks "
+                "where run_id = $1::uuid",
+                {new_run.run_id}),
             "greet@dgreetv2__greet shout@dgreetv2__shout");
 }
 
@@ -213,7 +231,8 @@ TEST_F(DeployedFlowTest, AWorkerDeployingAVersionUnderAnotherAliasFailsToStart) 
 }
 
 TEST_F(DeployedFlowTest, StartupLogSeparatesCompilationActivationQueueModeAndRoute) {
-  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(v2, only_step<"shout">, config()));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker,
+                              EdgeWorker::start(v2, only_step<"shout">, config()));
   std::vector<std::string> lines;
   for (const LogRecorder::Entry& e : logs_.entries()) {
     if (e.message == "worker started") lines.push_back(e.text());
@@ -235,7 +254,8 @@ TEST_F(DeployedFlowTest, ClientStartsAliasesAndPinnedVersionsAndShowsTheConcrete
   PGFLOW_ASSERT_OK_AND_ASSIGN(RunState by_alias, client_->start_flow("dGreet", "Ada"));
   EXPECT_EQ(by_alias.flow_slug, "dGreetV1");
   EXPECT_EQ(by_alias.flow_alias, "dGreet");
-  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState explicit_alias, client_->start_flow_by_alias("dGreet", "Ada"));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState explicit_alias,
+                              client_->start_flow_by_alias("dGreet", "Ada"));
   EXPECT_EQ(explicit_alias.flow_slug, "dGreetV1");
   PGFLOW_ASSERT_OK_AND_ASSIGN(RunState typed_alias, client_->start_flow_by_alias(v2, "Ada"));
   EXPECT_EQ(typed_alias.flow_slug, "dGreetV1");
@@ -250,7 +270,8 @@ TEST_F(DeployedFlowTest, ClientStartsAliasesAndPinnedVersionsAndShowsTheConcrete
 
   std::vector<std::string> started_in_tx;
   absl::Status in_tx = client_->in_transaction([&](Transaction& tx) -> absl::Status {
-    for (const absl::StatusOr<RunState>& r : {tx.start_flow("dGreet", "Tx"), tx.start_flow_by_alias("dGreet", "Tx")}) {
+    for (const absl::StatusOr<RunState>& r :
+         {tx.start_flow("dGreet", "Tx"), tx.start_flow_by_alias("dGreet", "Tx")}) {
       if (!r.ok()) return r.status();
       started_in_tx.push_back(r->flow_slug);
     }
@@ -258,14 +279,16 @@ TEST_F(DeployedFlowTest, ClientStartsAliasesAndPinnedVersionsAndShowsTheConcrete
     if (!pinned_in_tx.ok()) return pinned_in_tx.status();
     started_in_tx.push_back(pinned_in_tx->flow_slug);
     // Typed: a DeployedFlow starts its alias, or its own version when pinned.
-    for (const absl::StatusOr<RunState>& typed_in_tx : {tx.start_flow(v2, "Tx"), tx.start_flow_by_slug(v2, "Tx")}) {
+    for (const absl::StatusOr<RunState>& typed_in_tx :
+         {tx.start_flow(v2, "Tx"), tx.start_flow_by_slug(v2, "Tx")}) {
       if (!typed_in_tx.ok()) return typed_in_tx.status();
       started_in_tx.push_back(typed_in_tx->flow_slug);
     }
     return absl::OkStatus();
   });
   EXPECT_THAT(in_tx, IsOk());
-  EXPECT_THAT(started_in_tx, ElementsAre("dGreetV1", "dGreetV1", "dGreetV2", "dGreetV1", "dGreetV2"));
+  EXPECT_THAT(started_in_tx,
+              ElementsAre("dGreetV1", "dGreetV1", "dGreetV2", "dGreetV1", "dGreetV2"));
   EXPECT_EQ(sql("select count(*) from pgflow.runs where input = '\"Tx\"'"), "5");
 }
 
@@ -276,20 +299,25 @@ TEST_F(DeployedFlowTest, TheLeanStartFollowsTheSameAliasRules) {
     return run_id.ok() ? sql("select flow_slug from pgflow.runs where run_id = $1::uuid", {*run_id})
                        : run_id.status().ToString();
   };
-  EXPECT_EQ(slug_of(client_->start_run("dGreet", "Ada")), "dGreetV1") << "an alias starts its active version";
-  EXPECT_EQ(slug_of(client_->start_run(v2, "Ada")), "dGreetV1") << "a DeployedFlow starts its alias";
-  EXPECT_EQ(slug_of(client_->start_run_by_slug(v2, "Ada")), "dGreetV2") << "a pinned start runs that version";
+  EXPECT_EQ(slug_of(client_->start_run("dGreet", "Ada")), "dGreetV1")
+      << "an alias starts its active version";
+  EXPECT_EQ(slug_of(client_->start_run(v2, "Ada")), "dGreetV1")
+      << "a DeployedFlow starts its alias";
+  EXPECT_EQ(slug_of(client_->start_run_by_slug(v2, "Ada")), "dGreetV2")
+      << "a pinned start runs that version";
   EXPECT_EQ(slug_of(client_->start_run_by_slug("dGreetV2", "Ada")), "dGreetV2");
   EXPECT_THAT(client_->start_run("dGreetV1", "Ada"),
               StatusIs(absl::StatusCode::kNotFound,
-                       AllOf(HasSubstr("Flow alias \"dGreetV1\" does not exist"), HasSubstr("under alias \"dGreet\""))));
+                       AllOf(HasSubstr("Flow alias \"dGreetV1\" does not exist"),
+                             HasSubstr("under alias \"dGreet\""))));
 }
 
 TEST_F(DeployedFlowTest, ClientNeverFallsBackFromAMissingAliasToASlug) {
   PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker a, EdgeWorker::start(v1, config("greet")));
   EXPECT_THAT(client_->start_flow("dGreetV1", "Ada").status(),
               StatusIs(absl::StatusCode::kNotFound,
-                       AllOf(HasSubstr("Flow alias \"dGreetV1\" does not exist"), HasSubstr("under alias \"dGreet\""))));
+                       AllOf(HasSubstr("Flow alias \"dGreetV1\" does not exist"),
+                             HasSubstr("under alias \"dGreet\""))));
   EXPECT_THAT(client_->start_flow_by_slug("dGreet", "Ada").status(),
               StatusIs(absl::StatusCode::kNotFound, HasSubstr("Flow \"dGreet\" does not exist")));
   EXPECT_EQ(sql("select count(*) from pgflow.runs"), "0");
@@ -304,21 +332,25 @@ TEST_F(DeployedFlowTest, ActivationIsACompareAndSwapThatNamesTheActualVersion) {
               StatusIs(absl::StatusCode::kFailedPrecondition,
                        AllOf(HasSubstr("points to \"dGreetV1\", not to the expected \"dGreetV2\""),
                              HasSubstr("nothing changed"))));
-  EXPECT_THAT(client_->activate_flow_version("dGreet", "dGreetV3", std::nullopt).status(),
-              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("not to the expected no version")));
+  EXPECT_THAT(
+      client_->activate_flow_version("dGreet", "dGreetV3", std::nullopt).status(),
+      StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("not to the expected no version")));
   EXPECT_THAT(client_->activate_flow_version("other", "dGreetV3", "dGreetV1").status(),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("is a version of alias \"dGreet\", not of \"other\"")));
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("is a version of alias \"dGreet\", not of \"other\"")));
   EXPECT_THAT(client_->activate_flow_version("dGreet", "dGreetV9", "dGreetV1").status(),
               StatusIs(absl::StatusCode::kNotFound, HasSubstr("Flow \"dGreetV9\" does not exist")));
   EXPECT_EQ(active_version("dGreet"), "dGreetV1");
 
-  PGFLOW_ASSERT_OK_AND_ASSIGN(FlowAlias now, client_->activate_flow_version("dGreet", "dGreetV3", "dGreetV1"));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(FlowAlias now,
+                              client_->activate_flow_version("dGreet", "dGreetV3", "dGreetV1"));
   EXPECT_EQ(now.alias, "dGreet");
   EXPECT_EQ(now.active_flow_slug, "dGreetV3");
   EXPECT_THAT(now.versions, ElementsAre("dGreetV1", "dGreetV2", "dGreetV3"));
   EXPECT_TRUE(now.updated_at.has_value());
   // Rollback: the same check, expecting what is active now.
-  PGFLOW_ASSERT_OK_AND_ASSIGN(FlowAlias back, client_->activate_flow_version("dGreet", "dGreetV1", "dGreetV3"));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(FlowAlias back,
+                              client_->activate_flow_version("dGreet", "dGreetV1", "dGreetV3"));
   EXPECT_EQ(back.active_flow_slug, "dGreetV1");
 }
 
@@ -342,7 +374,8 @@ TEST_F(DeployedFlowTest, ConcurrentActivationsExpectingTheSameVersionLetOneWin) 
   const size_t winner = results[0]->ok() ? 0 : 1;
   const std::string winner_slug = winner == 0 ? "dGreetV2" : "dGreetV3";
   EXPECT_THAT(results[1 - winner]->status(),
-              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("points to \"" + winner_slug + "\"")));
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("points to \"" + winner_slug + "\"")));
   EXPECT_EQ(active_version("dGreet"), winner_slug);
 }
 

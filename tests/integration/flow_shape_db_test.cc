@@ -30,7 +30,8 @@ absl::StatusOr<nlohmann::json> query_json(pg::Connection& conn, const std::strin
                                           const std::vector<pg::Param>& params) {
   absl::StatusOr<pg::Result> result = conn.exec(sql, params);
   if (!result.ok()) return result.status();
-  if (result->rows() != 1 || result->is_null(0, 0)) return absl::InternalError("expected one non-null value");
+  if (result->rows() != 1 || result->is_null(0, 0))
+    return absl::InternalError("expected one non-null value");
   return nlohmann::json::parse(std::string(result->scalar()));
 }
 
@@ -42,7 +43,9 @@ void expect_round_trip(const FlowDefinition& def) {
 
   PGFLOW_ASSERT_OK_AND_ASSIGN(
       nlohmann::json compiled,
-      query_json(conn, "select pgflow.ensure_flow_compiled($1, $2::jsonb, pgflow.worker_protocol())", {def.slug, shape}));
+      query_json(conn,
+                 "select pgflow.ensure_flow_compiled($1, $2::jsonb, pgflow.worker_protocol())",
+                 {def.slug, shape}));
   EXPECT_EQ(compiled["status"], "compiled") << compiled.dump();
   EXPECT_EQ(compiled["differences"], nlohmann::json::array()) << compiled.dump();
 
@@ -53,7 +56,9 @@ void expect_round_trip(const FlowDefinition& def) {
 
   PGFLOW_ASSERT_OK_AND_ASSIGN(
       nlohmann::json again,
-      query_json(conn, "select pgflow.ensure_flow_compiled($1, $2::jsonb, pgflow.worker_protocol())", {def.slug, shape}));
+      query_json(conn,
+                 "select pgflow.ensure_flow_compiled($1, $2::jsonb, pgflow.worker_protocol())",
+                 {def.slug, shape}));
   EXPECT_EQ(again["status"], "verified") << again.dump();
 }
 
@@ -70,23 +75,29 @@ TEST(FlowShapeDb, OptionsAreAppliedAtCreation) {
   PGFLOW_ASSERT_OK_AND_ASSIGN(TestDatabase db, TestDatabase::from_template());
   PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection conn, pg::Connection::open(db.url()));
   const FlowDefinition& def = flows::options.definition();
-  ASSERT_THAT(conn.exec("select pgflow.ensure_flow_compiled($1, $2::jsonb, pgflow.worker_protocol())", {def.slug, shape_of(def).dump()})
-                  .status(),
-              IsOk());
+  ASSERT_THAT(
+      conn.exec("select pgflow.ensure_flow_compiled($1, $2::jsonb, pgflow.worker_protocol())",
+                {def.slug, shape_of(def).dump()})
+          .status(),
+      IsOk());
   PGFLOW_ASSERT_OK_AND_ASSIGN(
       nlohmann::json flow,
       query_json(conn,
-                 "select jsonb_build_object('max_attempts', opt_max_attempts, 'base_delay', opt_base_delay, "
+                 "select jsonb_build_object('max_attempts', opt_max_attempts, 'base_delay', "
+                 "opt_base_delay, "
                  "'timeout', opt_timeout) from pgflow.flows where flow_slug = $1",
                  {def.slug}));
   EXPECT_EQ(flow, (nlohmann::json{{"max_attempts", 4}, {"base_delay", 2}, {"timeout", 90}}));
   PGFLOW_ASSERT_OK_AND_ASSIGN(
       nlohmann::json slow,
-      query_json(conn,
-                 "select jsonb_build_object('max_attempts', opt_max_attempts, 'timeout', opt_timeout, "
-                 "'start_delay', opt_start_delay) from pgflow.steps where flow_slug = $1 and step_slug = 'slow'",
-                 {def.slug}));
-  EXPECT_EQ(slow, (nlohmann::json{{"max_attempts", nullptr}, {"timeout", 600}, {"start_delay", 30}}));
+      query_json(
+          conn,
+          "select jsonb_build_object('max_attempts', opt_max_attempts, 'timeout', opt_timeout, "
+          "'start_delay', opt_start_delay) from pgflow.steps where flow_slug = $1 and step_slug = "
+          "'slow'",
+          {def.slug}));
+  EXPECT_EQ(slow,
+            (nlohmann::json{{"max_attempts", nullptr}, {"timeout", 600}, {"start_delay", 30}}));
 }
 
 }  // namespace

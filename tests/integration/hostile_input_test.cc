@@ -33,8 +33,6 @@ namespace pgflow {
 namespace {
 
 using ::nlohmann::json;
-using ::testing::AllOf;
-using ::testing::HasSubstr;
 using pgflow::testing::IsOk;
 using pgflow::testing::IsOkAndHolds;
 using pgflow::testing::LogRecorder;
@@ -42,6 +40,8 @@ using pgflow::testing::query_text;
 using pgflow::testing::StatusIs;
 using pgflow::testing::test_worker_config;
 using pgflow::testing::wait_until;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
 
 // ---- the case table ----------------------------------------------------------------------
 
@@ -61,12 +61,24 @@ std::string copy_unescape(std::string_view field) {
     }
     const char e = field[++i];
     switch (e) {
-      case 't': out += '\t'; break;
-      case 'n': out += '\n'; break;
-      case 'r': out += '\r'; break;
-      case 'b': out += '\b'; break;
-      case 'f': out += '\f'; break;
-      case 'v': out += '\v'; break;
+      case 't':
+        out += '\t';
+        break;
+      case 'n':
+        out += '\n';
+        break;
+      case 'r':
+        out += '\r';
+        break;
+      case 'b':
+        out += '\b';
+        break;
+      case 'f':
+        out += '\f';
+        break;
+      case 'v':
+        out += '\v';
+        break;
       case 'x':
         if (i + 1 < field.size() && hex(field[i + 1])) {
           int v = digit(field[++i]);
@@ -79,7 +91,8 @@ std::string copy_unescape(std::string_view field) {
       default:
         if (e >= '0' && e <= '7') {
           int v = e - '0';
-          for (int k = 0; k < 2 && i + 1 < field.size() && field[i + 1] >= '0' && field[i + 1] <= '7'; ++k) {
+          for (int k = 0;
+               k < 2 && i + 1 < field.size() && field[i + 1] >= '0' && field[i + 1] <= '7'; ++k) {
             v = v * 8 + (field[++i] - '0');
           }
           out += static_cast<char>(v);
@@ -160,7 +173,8 @@ std::string string_value(const Case& c) {
   if (c.encoding == "text") return c.value;
   if (c.encoding == "hex") return from_hex(c.value);
   const std::vector<std::string> g = generator(c);
-  if (g.size() == 3 && g[0] == "repeat" && g[1].size() == 1) return std::string(count_of(g[2]), g[1][0]);
+  if (g.size() == 3 && g[0] == "repeat" && g[1].size() == 1)
+    return std::string(count_of(g[2]), g[1][0]);
   ADD_FAILURE() << c.name << ": unknown string generator " << c.value;
   return {};
 }
@@ -205,17 +219,20 @@ bool is_big(const Case& c) { return c.value.rfind("json_string:", 0) == 0; }
 std::string canonical_uuid(std::string_view id) {
   std::string hex;
   for (char ch : id) {
-    if (std::isxdigit(static_cast<unsigned char>(ch))) hex += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if (std::isxdigit(static_cast<unsigned char>(ch)))
+      hex += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   }
-  return hex.substr(0, 8) + "-" + hex.substr(8, 4) + "-" + hex.substr(12, 4) + "-" + hex.substr(16, 4) + "-" +
-         hex.substr(20);
+  return hex.substr(0, 8) + "-" + hex.substr(8, 4) + "-" + hex.substr(12, 4) + "-" +
+         hex.substr(16, 4) + "-" + hex.substr(20);
 }
 
 // ---- flows whose handler returns a case's JSON ------------------------------------------
 
 // What a handler returns for the run input {"case": name}.
 json output_of(const json& input) {
-  const Case* c = input.is_object() && input.contains("case") ? case_named(input["case"].get<std::string>()) : nullptr;
+  const Case* c = input.is_object() && input.contains("case")
+                      ? case_named(input["case"].get<std::string>())
+                      : nullptr;
   if (c == nullptr) return input;
   std::optional<json> j = json_value(*c);
   return j ? std::move(*j) : json();
@@ -224,8 +241,9 @@ json output_of(const json& input) {
 // A typed handler: its result is checked by the typed wrapper before it is copied. Reporting a
 // 100 MB output takes the SQL core tens of seconds (minutes on a loaded machine or under a
 // sanitizer): a one-hour timeout keeps stall recovery out of what the test checks.
-inline const auto host = pgflow::Flow<"hHost", json>({.max_attempts = 1, .timeout = 3600})
-                             .step<"emit">([](const json& input) -> json { return output_of(input); });
+inline const auto host =
+    pgflow::Flow<"hHost", json>({.max_attempts = 1, .timeout = 3600})
+        .step<"emit">([](const json& input) -> json { return output_of(input); });
 
 // A hand-built handler: nothing checks its result before the worker reports it.
 FlowDefinition raw_flow() {
@@ -259,15 +277,22 @@ class HostileInputTest : public pgflow::testing::ClientTestBase {
   std::string snapshot() {
     return sql(
         "select concat_ws(' | ',"
-        " (select count(*) || ' flows ' || md5(coalesce(string_agg(md5(f::text), ',' order by f.flow_slug), '')) from pgflow.flows f),"
+        " (select count(*) || ' flows ' || md5(coalesce(string_agg(md5(f::text), ',' order by "
+        "f.flow_slug), '')) from pgflow.flows f),"
         " (select count(*) || ' steps' from pgflow.steps),"
-        " (select count(*) || ' aliases ' || coalesce(string_agg(a.flow_alias || '=' || a.flow_slug, ','), '') from pgflow.flow_aliases a),"
-        " (select count(*) || ' runs ' || md5(coalesce(string_agg(md5(r::text), ',' order by r.run_id), '')) from pgflow.runs r),"
-        " (select count(*) || ' step states ' || md5(coalesce(string_agg(md5(s::text), ',' order by s.run_id, s.step_slug), '')) from pgflow.step_states s),"
-        " (select count(*) || ' tasks ' || md5(coalesce(string_agg(md5(t::text), ',' order by t.run_id, t.step_slug), '')) from pgflow.step_tasks t),"
+        " (select count(*) || ' aliases ' || coalesce(string_agg(a.flow_alias || '=' || "
+        "a.flow_slug, ','), '') from pgflow.flow_aliases a),"
+        " (select count(*) || ' runs ' || md5(coalesce(string_agg(md5(r::text), ',' order by "
+        "r.run_id), '')) from pgflow.runs r),"
+        " (select count(*) || ' step states ' || md5(coalesce(string_agg(md5(s::text), ',' order "
+        "by s.run_id, s.step_slug), '')) from pgflow.step_states s),"
+        " (select count(*) || ' tasks ' || md5(coalesce(string_agg(md5(t::text), ',' order by "
+        "t.run_id, t.step_slug), '')) from pgflow.step_tasks t),"
         " (select count(*) || ' workers' from pgflow.workers),"
-        " (select count(*) || ' functions ' || coalesce(string_agg(w.function_name, ','), '') from pgflow.worker_functions w),"
-        " (select count(*) || ' queued' from pgmq.q_hhost), (select count(*) || ' archived' from pgmq.a_hhost))");
+        " (select count(*) || ' functions ' || coalesce(string_agg(w.function_name, ','), '') from "
+        "pgflow.worker_functions w),"
+        " (select count(*) || ' queued' from pgmq.q_hhost), (select count(*) || ' archived' from "
+        "pgmq.a_hhost))");
   }
 
   // A run of hHost that stays started (no worker runs in these tests unless they start one).
@@ -282,7 +307,8 @@ class HostileInputTest : public pgflow::testing::ClientTestBase {
 auto expected(const Case& c) { return StatusIs(code_of(c.cpp_code), HasSubstr(c.cpp_message)); }
 
 TEST_F(HostileInputTest, TheCaseTableCoversEveryTargetAndBothOutcomes) {
-  for (const char* target : {"alias", "slug", "run_id", "reason", "json", "function_name", "definition"}) {
+  for (const char* target :
+       {"alias", "slug", "run_id", "reason", "json", "function_name", "definition"}) {
     std::vector<const Case*> rows = cases_of(target);
     EXPECT_GE(rows.size(), 2u) << target;
   }
@@ -290,10 +316,12 @@ TEST_F(HostileInputTest, TheCaseTableCoversEveryTargetAndBothOutcomes) {
   for (const Case& c : cases()) {
     SCOPED_TRACE(c.name);
     EXPECT_EQ(case_named(c.name), &c) << "case names are unique";
-    EXPECT_THAT(c.target, ::testing::AnyOf("alias", "slug", "run_id", "reason", "json", "function_name", "definition"));
+    EXPECT_THAT(c.target, ::testing::AnyOf("alias", "slug", "run_id", "reason", "json",
+                                           "function_name", "definition"));
     EXPECT_THAT(c.encoding, ::testing::AnyOf("text", "hex", "gen"));
     EXPECT_THAT(c.cpp_code, ::testing::AnyOf("OK", "INVALID_ARGUMENT", "NOT_FOUND", "-"));
-    EXPECT_EQ(c.cpp_code == "OK" || c.cpp_code == "-", c.cpp_message.empty()) << "a refusal names its message";
+    EXPECT_EQ(c.cpp_code == "OK" || c.cpp_code == "-", c.cpp_message.empty())
+        << "a refusal names its message";
     EXPECT_EQ(c.sqlstate.empty(), c.sql_message.empty());
     (c.cpp_code == "OK" ? accepted : refused) += 1;
   }
@@ -309,14 +337,18 @@ TEST_F(HostileInputTest, FlowAliasesAreRefusedBeforeTheDatabaseOrNotFound) {
     EXPECT_THAT(client_->start_flow(alias, json::object()), expected(*c));
     EXPECT_THAT(client_->start_flow_by_alias(alias, json::object()), expected(*c));
     EXPECT_THAT(client_->start_run(alias, json::object()), expected(*c));
-    EXPECT_THAT(client_->in_transaction([&](Transaction& tx) { return tx.start_flow(alias, json::object()).status(); }),
+    EXPECT_THAT(client_->in_transaction(
+                    [&](Transaction& tx) { return tx.start_flow(alias, json::object()).status(); }),
                 expected(*c));
-    EXPECT_THAT(client_->in_transaction([&](Transaction& tx) { return tx.start_run(alias, json::object()).status(); }),
+    EXPECT_THAT(client_->in_transaction(
+                    [&](Transaction& tx) { return tx.start_run(alias, json::object()).status(); }),
                 expected(*c));
-    absl::StatusOr<FlowAlias> activated = client_->activate_flow_version(alias, "hHost", std::nullopt);
+    absl::StatusOr<FlowAlias> activated =
+        client_->activate_flow_version(alias, "hHost", std::nullopt);
     if (c->cpp_code == "NOT_FOUND") {
       // A well-formed alias that hHost is not a version of.
-      EXPECT_THAT(activated, StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("is a version of alias \"hHost\"")));
+      EXPECT_THAT(activated, StatusIs(absl::StatusCode::kInvalidArgument,
+                                      HasSubstr("is a version of alias \"hHost\"")));
     } else {
       EXPECT_THAT(activated, expected(*c));
     }
@@ -335,9 +367,10 @@ TEST_F(HostileInputTest, FlowSlugsAreRefusedBeforeTheDatabaseOrNotFound) {
     const std::string before = snapshot();
     EXPECT_THAT(client_->start_flow_by_slug(slug, json::object()), expected(*c));
     EXPECT_THAT(client_->start_run_by_slug(slug, json::object()), expected(*c));
-    EXPECT_THAT(
-        client_->in_transaction([&](Transaction& tx) { return tx.start_flow_by_slug(slug, json::object()).status(); }),
-        expected(*c));
+    EXPECT_THAT(client_->in_transaction([&](Transaction& tx) {
+      return tx.start_flow_by_slug(slug, json::object()).status();
+    }),
+                expected(*c));
     EXPECT_THAT(client_->activate_flow_version("hHost", slug, std::nullopt), expected(*c));
     EXPECT_EQ(snapshot(), before);
   }
@@ -357,7 +390,9 @@ TEST_F(HostileInputTest, RunIdsThatAreNotUuidsAreRefusedAndOtherSpellingsAreRead
     EXPECT_THAT(client_->cancel_run(id, "hostile"), expected(*c));
     EXPECT_THAT(client_->retry_run(id), expected(*c));
     EXPECT_THAT(client_->resume_run(id), expected(*c));
-    EXPECT_THAT(client_->in_transaction([&](Transaction& tx) { return tx.cancel_run(id).status(); }), expected(*c));
+    EXPECT_THAT(
+        client_->in_transaction([&](Transaction& tx) { return tx.cancel_run(id).status(); }),
+        expected(*c));
     // `id` as the id of a new run: refused, or (a valid spelling) used in its canonical form.
     // Each in a transaction the test rolls back.
     absl::StatusOr<std::string> started = absl::UnknownError("not run");
@@ -366,18 +401,22 @@ TEST_F(HostileInputTest, RunIdsThatAreNotUuidsAreRefusedAndOtherSpellingsAreRead
     EXPECT_EQ(client_->in_transaction([&](Transaction& tx) {
       started = tx.start_run("hHost", json::object(), id);
       return rolled_back;
-    }), rolled_back);
+    }),
+              rolled_back);
     EXPECT_EQ(client_->in_transaction([&](Transaction& tx) {
       retried = tx.retry_run(cancelled, id);
       return rolled_back;
-    }), rolled_back);
+    }),
+              rolled_back);
     if (c->cpp_code == "INVALID_ARGUMENT") {
       EXPECT_THAT(subscribed, expected(*c));
       EXPECT_THAT(started, expected(*c));
       EXPECT_THAT(client_->start_flow("hHost", json::object(), id), expected(*c));
-      EXPECT_THAT(retried, StatusIs(absl::StatusCode::kInvalidArgument,
-                                    AllOf(HasSubstr("pgflow: new run id \""), HasSubstr(c->cpp_message))));
-      EXPECT_EQ(sql_state(started.status()), "22P02") << "the SQLSTATE the database gives a malformed uuid";
+      EXPECT_THAT(retried,
+                  StatusIs(absl::StatusCode::kInvalidArgument,
+                           AllOf(HasSubstr("pgflow: new run id \""), HasSubstr(c->cpp_message))));
+      EXPECT_EQ(sql_state(started.status()), "22P02")
+          << "the SQLSTATE the database gives a malformed uuid";
     } else {
       EXPECT_THAT(subscribed, IsOk());
       EXPECT_THAT(started, IsOkAndHolds(canonical_uuid(id)));
@@ -401,7 +440,8 @@ TEST_F(HostileInputTest, CancelReasonsAreStoredAsGivenOrRefused) {
       continue;
     }
     EXPECT_THAT(client_->cancel_run(run, reason), expected(*c));
-    EXPECT_THAT(client_->in_transaction([&](Transaction& tx) { return tx.cancel_run(run, reason).status(); }),
+    EXPECT_THAT(client_->in_transaction(
+                    [&](Transaction& tx) { return tx.cancel_run(run, reason).status(); }),
                 expected(*c));
     EXPECT_EQ(sql_state(client_->cancel_run(run, reason).status()), c->sqlstate);
     EXPECT_EQ(snapshot(), before);
@@ -433,13 +473,15 @@ TEST_F(HostileInputTest, RunInputsRoundTripOrAreRefusedWithoutReachingTheDatabas
       EXPECT_EQ(pinned.input, *input);
       continue;
     }
-    const auto refused = StatusIs(code_of(c->cpp_code), AllOf(HasSubstr("the input " + c->cpp_message),
-                                                              HasSubstr("starting flow")));
+    const auto refused =
+        StatusIs(code_of(c->cpp_code),
+                 AllOf(HasSubstr("the input " + c->cpp_message), HasSubstr("starting flow")));
     EXPECT_THAT(client_->start_flow("hHost", *input), refused);
     EXPECT_THAT(client_->start_run("hHost", *input), refused);
     EXPECT_THAT(client_->start_flow_by_slug("hHost", *input), refused);
     EXPECT_THAT(client_->start_run_by_slug("hHost", *input), refused);
-    EXPECT_THAT(client_->in_transaction([&](Transaction& tx) { return tx.start_flow("hHost", *input).status(); }),
+    EXPECT_THAT(client_->in_transaction(
+                    [&](Transaction& tx) { return tx.start_flow("hHost", *input).status(); }),
                 refused);
     if (c->sqlstate == "22P05" || c->sqlstate == "22021") {
       EXPECT_EQ(sql_state(client_->start_run("hHost", *input).status()), c->sqlstate)
@@ -452,20 +494,23 @@ TEST_F(HostileInputTest, RunInputsRoundTripOrAreRefusedWithoutReachingTheDatabas
 // Runs the json cases through `flow_slug`'s handler (a worker of it runs): accepted outputs are
 // stored unchanged; refused ones fail the attempt with a message containing the case's and
 // `prefix`, and the worker goes on. `big`: also the 100 MB output.
-void check_outputs(Client& client, pg::Connection& conn, const std::string& flow_slug, const std::string& prefix,
-                   bool big) {
+void check_outputs(Client& client, pg::Connection& conn, const std::string& flow_slug,
+                   const std::string& prefix, bool big) {
   for (const Case* c : cases_of("json")) {
     if (c->cpp_code == "-" || (is_big(*c) && !big)) continue;
     SCOPED_TRACE(c->name);
-    PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run, client.start_run(flow_slug, json{{"case", c->name}}));
+    PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run,
+                                client.start_run(flow_slug, json{{"case", c->name}}));
     // (completing a 100 MB output takes the SQL core tens of seconds: a generous guard)
-    ASSERT_THAT(wait_until(conn, "select status <> 'started' from pgflow.runs where run_id = $1", {run},
-                           std::chrono::seconds(600)),
+    ASSERT_THAT(wait_until(conn, "select status <> 'started' from pgflow.runs where run_id = $1",
+                           {run}, std::chrono::seconds(600)),
                 IsOk());
     PGFLOW_ASSERT_OK_AND_ASSIGN(
         std::string outcome,
-        query_text(conn, "select r.status || ' ' || coalesce(t.error_message, '') from pgflow.runs r"
-                         " join pgflow.step_tasks t on t.run_id = r.run_id where r.run_id = $1", {run}));
+        query_text(conn,
+                   "select r.status || ' ' || coalesce(t.error_message, '') from pgflow.runs r"
+                   " join pgflow.step_tasks t on t.run_id = r.run_id where r.run_id = $1",
+                   {run}));
     if (c->cpp_code != "OK") {
       EXPECT_THAT(outcome, AllOf(HasSubstr("failed " + prefix), HasSubstr(c->cpp_message)));
       continue;
@@ -473,38 +518,51 @@ void check_outputs(Client& client, pg::Connection& conn, const std::string& flow
     EXPECT_EQ(outcome, "completed ");
     const std::optional<json> expected_output = json_value(*c);
     if (is_big(*c)) {
-      EXPECT_THAT(query_text(conn, "select octet_length(output->>'s') from pgflow.step_states where run_id = $1", {run}),
-                  IsOkAndHolds(std::to_string((*expected_output)["s"].get_ref<const std::string&>().size())));
+      EXPECT_THAT(
+          query_text(conn,
+                     "select octet_length(output->>'s') from pgflow.step_states where run_id = $1",
+                     {run}),
+          IsOkAndHolds(
+              std::to_string((*expected_output)["s"].get_ref<const std::string&>().size())));
       continue;
     }
     PGFLOW_ASSERT_OK_AND_ASSIGN(
         std::string stored,
-        query_text(conn, "select coalesce(output::text, 'SQL NULL') from pgflow.step_states where run_id = $1", {run}));
+        query_text(
+            conn,
+            "select coalesce(output::text, 'SQL NULL') from pgflow.step_states where run_id = $1",
+            {run}));
     EXPECT_EQ(json::parse(stored), *expected_output);
   }
 }
 
 TEST_F(HostileInputTest, TypedHandlerOutputsAreStoredOrFailTheAttempt) {
   LogRecorder logs;
-  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(host, test_worker_config(db_->url(), &logs)));
-  check_outputs(*client_, *conn_, "hHost",
-                "flow \"hHost\", step \"emit\": cannot convert the handler's result to JSON: the result ",
-                /*big=*/true);
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker,
+                              EdgeWorker::start(host, test_worker_config(db_->url(), &logs)));
+  check_outputs(
+      *client_, *conn_, "hHost",
+      "flow \"hHost\", step \"emit\": cannot convert the handler's result to JSON: the result ",
+      /*big=*/true);
   EXPECT_TRUE(worker.running());
   worker.stop();
   EXPECT_THAT(worker.wait(), IsOk());
-  for (const LogRecorder::Entry& e : logs.entries()) EXPECT_LT(e.text().size(), 4096u) << "no output body in logs";
+  for (const LogRecorder::Entry& e : logs.entries())
+    EXPECT_LT(e.text().size(), 4096u) << "no output body in logs";
 }
 
 TEST_F(HostileInputTest, HandBuiltHandlerOutputsAreStoredOrFailTheAttempt) {
   LogRecorder logs;
-  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(raw_flow(), test_worker_config(db_->url(), &logs)));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker,
+                              EdgeWorker::start(raw_flow(), test_worker_config(db_->url(), &logs)));
   // (the 100 MB output only once, through the typed handler)
-  check_outputs(*client_, *conn_, "hRaw", "pgflow: the handler's output cannot be stored: it ", /*big=*/false);
+  check_outputs(*client_, *conn_, "hRaw", "pgflow: the handler's output cannot be stored: it ",
+                /*big=*/false);
   EXPECT_TRUE(worker.running());
   worker.stop();
   EXPECT_THAT(worker.wait(), IsOk());
-  for (const LogRecorder::Entry& e : logs.entries()) EXPECT_LT(e.text().size(), 4096u) << "no output body in logs";
+  for (const LogRecorder::Entry& e : logs.entries())
+    EXPECT_LT(e.text().size(), 4096u) << "no output body in logs";
 }
 
 TEST_F(HostileInputTest, WorkerFunctionNamesAreStoredAsGivenOrRefused) {
@@ -517,7 +575,8 @@ TEST_F(HostileInputTest, WorkerFunctionNamesAreStoredAsGivenOrRefused) {
     absl::StatusOr<EdgeWorker> worker = EdgeWorker::start(host, config);
     if (c->cpp_code == "OK") {
       ASSERT_THAT(worker, IsOk());
-      EXPECT_EQ(sql("select count(*) from pgflow.workers w join pgflow.worker_functions f using (function_name)"
+      EXPECT_EQ(sql("select count(*) from pgflow.workers w join pgflow.worker_functions f using "
+                    "(function_name)"
                     " where f.function_name = $1 and w.worker_id = $2::uuid",
                     {config.function_name, worker->worker_id()}),
                 "1");
@@ -546,20 +605,26 @@ TEST_F(HostileInputTest, HandBuiltFlowSlugsAreRefusedBeforeTheDatabase) {
 TEST_F(HostileInputTest, StatementsParametersAndConnectionStringsWithANulByteAreRefused) {
   const std::string before = snapshot();
   const std::string nul_param("hHost\0junk", 10);
-  EXPECT_THAT(client_->in_transaction([&](Transaction& tx) {
-    return tx.exec("select pgflow.start_run($1, '{}')", {nul_param}).status();
-  }),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("pgflow: statement parameter $1 contains a NUL byte (at byte 5), which PostgreSQL "
-                                 "text cannot hold")));
-  EXPECT_THAT(client_->in_transaction([&](Transaction& tx) {
-    return tx.exec(std::string("select 1\0; delete from pgflow.runs", 34)).status();
-  }),
-              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("the statement contains a NUL byte")));
+  EXPECT_THAT(
+      client_->in_transaction([&](Transaction& tx) {
+        return tx.exec("select pgflow.start_run($1, '{}')", {nul_param}).status();
+      }),
+      StatusIs(
+          absl::StatusCode::kInvalidArgument,
+          HasSubstr(
+              "pgflow: statement parameter $1 contains a NUL byte (at byte 5), which PostgreSQL "
+              "text cannot hold")));
+  EXPECT_THAT(
+      client_->in_transaction([&](Transaction& tx) {
+        return tx.exec(std::string("select 1\0; delete from pgflow.runs", 34)).status();
+      }),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("the statement contains a NUL byte")));
   EXPECT_EQ(snapshot(), before);
-  EXPECT_THAT(Client::connect({.connection_string = db_->url() + std::string("\0 password=secret", 17)}),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       AllOf(HasSubstr("the connection string contains a NUL byte"), ::testing::Not(HasSubstr("secret")))));
+  EXPECT_THAT(
+      Client::connect({.connection_string = db_->url() + std::string("\0 password=secret", 17)}),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               AllOf(HasSubstr("the connection string contains a NUL byte"),
+                     ::testing::Not(HasSubstr("secret")))));
 }
 
 }  // namespace

@@ -17,11 +17,11 @@
 namespace pgflow {
 namespace {
 
-using ::testing::AllOf;
-using ::testing::HasSubstr;
 using pgflow::testing::IsOk;
 using pgflow::testing::StatusIs;
 using pgflow::testing::TestDatabase;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
 
 int library_version() { return bundled_migrations().back().version; }
 
@@ -81,9 +81,8 @@ TEST(Migrate, EditedAppliedMigrationIsAnErrorNamingTheFile) {
   ASSERT_THAT(conn.exec("update pgflow.schema_migrations set checksum = repeat('0', 64) "
                         "where version = 1"),
               IsOk());
-  EXPECT_THAT(migrate(db.url()),
-              StatusIs(absl::StatusCode::kFailedPrecondition,
-                       HasSubstr(bundled_migrations()[0].file_name())));
+  EXPECT_THAT(migrate(db.url()), StatusIs(absl::StatusCode::kFailedPrecondition,
+                                          HasSubstr(bundled_migrations()[0].file_name())));
   // Nothing after the mismatch was applied.
   PGFLOW_ASSERT_OK_AND_ASSIGN(SchemaStatus s, schema_status(db.url()));
   EXPECT_EQ(s.applied.size(), 1u);
@@ -97,8 +96,8 @@ TEST(Migrate, DatabaseNewerThanLibraryIsAnError) {
                         "values ($1, 'from_the_future', 'x')",
                         {std::to_string(library_version() + 1)}),
               IsOk());
-  EXPECT_THAT(migrate(db.url()),
-              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("newer than this library")));
+  EXPECT_THAT(migrate(db.url()), StatusIs(absl::StatusCode::kFailedPrecondition,
+                                          HasSubstr("newer than this library")));
 }
 
 TEST(Migrate, ConcurrentMigratorsApplyEachMigrationOnce) {
@@ -120,8 +119,10 @@ TEST(Migrate, AnotherMigratorHoldingTheLockIsAbortedWithItsSqlState) {
   PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection other, pg::Connection::open(db.url()));
   // The migrators' advisory lock, as docs/upgrading.md names it for operators.
   ASSERT_THAT(other.exec("select pg_advisory_lock(110386046168183)").status(), IsOk());
-  absl::Status s = migrate(db.url(), {.target_version = std::nullopt, .lock_wait = std::chrono::seconds(1)});
-  EXPECT_THAT(s, StatusIs(absl::StatusCode::kAborted, HasSubstr("waiting for another pgflow migrator")));
+  absl::Status s =
+      migrate(db.url(), {.target_version = std::nullopt, .lock_wait = std::chrono::seconds(1)});
+  EXPECT_THAT(
+      s, StatusIs(absl::StatusCode::kAborted, HasSubstr("waiting for another pgflow migrator")));
   EXPECT_EQ(sql_state(s), "55P03") << "the SQLSTATE travels with the reworded status";
   PGFLOW_ASSERT_OK_AND_ASSIGN(SchemaStatus after, schema_status(db.url()));
   EXPECT_TRUE(after.applied.empty()) << "nothing applied";
@@ -154,7 +155,8 @@ TEST_F(MigrateDatabaseUrl, EmptyConnectionStringUsesDatabaseUrl) {
 
 TEST_F(MigrateDatabaseUrl, NeitherConnectionStringNorDatabaseUrlIsAnError) {
   unsetenv("DATABASE_URL");
-  EXPECT_THAT(migrate(), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("DATABASE_URL is not set")));
+  EXPECT_THAT(migrate(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("DATABASE_URL is not set")));
   EXPECT_THAT(schema_status().status(),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("DATABASE_URL is not set")));
 }
@@ -167,7 +169,8 @@ TEST(Migrate, FailingMigrationRollsBackAndNamesTheFile) {
   ASSERT_THAT(conn.exec_script("create schema pgflow; create table pgflow.steps (x int);"), IsOk());
   absl::Status s = migrate(db.url());
   // The server's error (a duplicate object, class 42) keeps its code and SQLSTATE and names the file.
-  EXPECT_THAT(s, StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(bundled_migrations()[0].file_name())));
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kInvalidArgument,
+                          HasSubstr(bundled_migrations()[0].file_name())));
   EXPECT_EQ(sql_state(s).value_or("").substr(0, 2), "42") << s;
   PGFLOW_ASSERT_OK_AND_ASSIGN(SchemaStatus status, schema_status(db.url()));
   EXPECT_TRUE(status.applied.empty());
@@ -175,7 +178,8 @@ TEST(Migrate, FailingMigrationRollsBackAndNamesTheFile) {
   // over unchanged.
   PGFLOW_ASSERT_OK_AND_ASSIGN(
       pg::Result left,
-      conn.exec("select (select count(*) from pg_proc where pronamespace = 'pgflow'::regnamespace)::text, "
+      conn.exec("select (select count(*) from pg_proc where pronamespace = "
+                "'pgflow'::regnamespace)::text, "
                 "(select string_agg(relname, ',' order by relname) from pg_class "
                 " where relnamespace = 'pgflow'::regnamespace and relkind in ('r', 'p')), "
                 "(select string_agg(attname, ',') from pg_attribute "
@@ -210,7 +214,8 @@ std::string schema_fingerprint(pg::Connection& conn) {
 // What upstream's tooling leaves: the 0.16.0 schema (our 0001), no ledger, a function only
 // upstream has, a body that differs from ours, a looser privilege, and live data.
 // `empty_ledger`: an empty ledger table instead of none (left by an older migrator's failed try).
-void make_upstream_install(pg::Connection& conn, const std::string& url, bool empty_ledger = false) {
+void make_upstream_install(pg::Connection& conn, const std::string& url,
+                           bool empty_ledger = false) {
   ASSERT_THAT(migrate(url, {.target_version = 1}), IsOk());
   ASSERT_THAT(conn.exec_script(R"sql(
     select pgflow.create_flow('legacyOrders');
@@ -228,16 +233,19 @@ void make_upstream_install(pg::Connection& conn, const std::string& url, bool em
   )sql"),
               IsOk());
   if (empty_ledger) {
-    ASSERT_THAT(conn.exec_script("create table pgflow.schema_migrations (version integer primary key, name text "
-                                 "not null, checksum text not null, applied_at timestamptz not null default now())"),
-                IsOk());
+    ASSERT_THAT(
+        conn.exec_script(
+            "create table pgflow.schema_migrations (version integer primary key, name text "
+            "not null, checksum text not null, applied_at timestamptz not null default now())"),
+        IsOk());
   }
 }
 
 // Drops the role make_upstream_install created (its grants are gone by then, or the database is).
 void drop_upstream_role(pg::Connection& conn) {
   (void)conn.exec_script(
-      "do $$ begin execute format('drop owned by %1$I; drop role %1$I', 'adopt_' || current_database()); end $$");
+      "do $$ begin execute format('drop owned by %1$I; drop role %1$I', 'adopt_' || "
+      "current_database()); end $$");
 }
 
 TEST(MigrateAdopt, UnrecordedSchemaIsRefusedWithoutAdoptAndNothingChanges) {
@@ -245,8 +253,9 @@ TEST(MigrateAdopt, UnrecordedSchemaIsRefusedWithoutAdoptAndNothingChanges) {
   PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection conn, pg::Connection::open(db.url()));
   make_upstream_install(conn, db.url());
   const std::string before = schema_fingerprint(conn);
-  EXPECT_THAT(migrate(db.url()), StatusIs(absl::StatusCode::kFailedPrecondition,
-                                          AllOf(HasSubstr("no migration ledger records"), HasSubstr("--adopt"))));
+  EXPECT_THAT(migrate(db.url()),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       AllOf(HasSubstr("no migration ledger records"), HasSubstr("--adopt"))));
   EXPECT_EQ(schema_fingerprint(conn), before);
   drop_upstream_role(conn);
 }
@@ -256,11 +265,13 @@ TEST(MigrateAdopt, AdoptsAnUpstreamInstallKeepingItsDataAndItsOwnFunctions) {
   PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection conn, pg::Connection::open(db.url()));
   make_upstream_install(conn, db.url());
 
-  ASSERT_THAT(migrate(db.url(), {.target_version = std::nullopt, .lock_wait = std::chrono::seconds(60),
+  ASSERT_THAT(migrate(db.url(), {.target_version = std::nullopt,
+                                 .lock_wait = std::chrono::seconds(60),
                                  .adopt_existing_schema = true}),
               IsOk());
   PGFLOW_ASSERT_OK_AND_ASSIGN(SchemaStatus status, schema_status(db.url()));
-  ASSERT_EQ(status.applied.size(), bundled_migrations().size()) << "0001 adopted, then 0002+ applied";
+  ASSERT_EQ(status.applied.size(), bundled_migrations().size())
+      << "0001 adopted, then 0002+ applied";
   EXPECT_TRUE(status.pending.empty());
   EXPECT_TRUE(status.applied[0].adopted);
   EXPECT_EQ(status.applied[0].migration.checksum, bundled_migrations()[0].checksum);
@@ -271,7 +282,8 @@ TEST(MigrateAdopt, AdoptsAnUpstreamInstallKeepingItsDataAndItsOwnFunctions) {
       conn.exec("select (select count(*) from pgflow.runs r where r.flow_slug = 'legacyOrders' "
                 "         and r.input = '{\"order\": 7}' and r.status = 'started')::text, "
                 "pgflow.setup_ensure_workers_cron('w'), "
-                "(select prosrc from pg_proc where oid = 'pgflow.is_local()'::regprocedure) like '%upstream%', "
+                "(select prosrc from pg_proc where oid = 'pgflow.is_local()'::regprocedure) like "
+                "'%upstream%', "
                 "has_function_privilege('public', 'pgflow.get_run_with_states(uuid)', 'execute'), "
                 "to_regnamespace('pgflow_adopting') is null"));
   EXPECT_EQ(after.text(0, 0), "1") << "the run started before the adoption is kept";
@@ -284,11 +296,14 @@ TEST(MigrateAdopt, AdoptsAnUpstreamInstallKeepingItsDataAndItsOwnFunctions) {
       pg::Result role_grant,
       conn.exec("select has_function_privilege('adopt_' || current_database(), "
                 "'pgflow.start_flow_with_states(text, jsonb, uuid)', 'execute')"));
-  EXPECT_EQ(role_grant.scalar(), "f") << "a role's grant of a SECURITY DEFINER function of 0001 is revoked";
+  EXPECT_EQ(role_grant.scalar(), "f")
+      << "a role's grant of a SECURITY DEFINER function of 0001 is revoked";
 
   // The adopted database works: the kept run reads through the new schema's functions.
   PGFLOW_ASSERT_OK_AND_ASSIGN(
-      pg::Result run, conn.exec("select pgflow.get_run_with_states(run_id) -> 'run' ->> 'status' from pgflow.runs"));
+      pg::Result run,
+      conn.exec(
+          "select pgflow.get_run_with_states(run_id) -> 'run' ->> 'status' from pgflow.runs"));
   ASSERT_EQ(run.rows(), 1);
   EXPECT_EQ(run.scalar(), "started");
   ASSERT_THAT(migrate(db.url()), IsOk()) << "and re-running migrate is a no-op";
@@ -299,8 +314,10 @@ TEST(MigrateAdopt, AnEmptyLedgerLeftBehindCountsAsNoLedger) {
   PGFLOW_ASSERT_OK_AND_ASSIGN(TestDatabase db, TestDatabase::empty());
   PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection conn, pg::Connection::open(db.url()));
   make_upstream_install(conn, db.url(), /*empty_ledger=*/true);
-  EXPECT_THAT(migrate(db.url()), StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("--adopt")));
-  ASSERT_THAT(migrate(db.url(), {.target_version = std::nullopt, .lock_wait = std::chrono::seconds(60),
+  EXPECT_THAT(migrate(db.url()),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("--adopt")));
+  ASSERT_THAT(migrate(db.url(), {.target_version = std::nullopt,
+                                 .lock_wait = std::chrono::seconds(60),
                                  .adopt_existing_schema = true}),
               IsOk());
   PGFLOW_ASSERT_OK_AND_ASSIGN(SchemaStatus status, schema_status(db.url()));
@@ -313,7 +330,8 @@ TEST(Migrate, StatusReadsALedgerWrittenBeforeAdoptionExisted) {
   PGFLOW_ASSERT_OK_AND_ASSIGN(TestDatabase db, TestDatabase::empty());
   ASSERT_THAT(migrate(db.url()), IsOk());
   PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection conn, pg::Connection::open(db.url()));
-  ASSERT_THAT(conn.exec("alter table pgflow.schema_migrations drop column adopted").status(), IsOk());
+  ASSERT_THAT(conn.exec("alter table pgflow.schema_migrations drop column adopted").status(),
+              IsOk());
   PGFLOW_ASSERT_OK_AND_ASSIGN(SchemaStatus status, schema_status(db.url()));
   EXPECT_EQ(status.applied.size(), bundled_migrations().size());
   for (const AppliedMigration& a : status.applied) EXPECT_FALSE(a.adopted);
@@ -338,17 +356,22 @@ TEST(MigrateAdopt, MismatchingSchemaIsRefusedListingEveryDifferenceAndNothingCha
   )sql"),
               IsOk());
   const std::string before = schema_fingerprint(conn);
-  absl::Status s = migrate(db.url(), {.target_version = std::nullopt, .lock_wait = std::chrono::seconds(60),
+  absl::Status s = migrate(db.url(), {.target_version = std::nullopt,
+                                      .lock_wait = std::chrono::seconds(60),
                                       .adopt_existing_schema = true});
-  EXPECT_THAT(s, StatusIs(absl::StatusCode::kFailedPrecondition,
-                          AllOf(HasSubstr("upgrade it to upstream pgflow 0.16.0"), HasSubstr("nothing was changed"),
-                                HasSubstr("missing column step_tasks.error_message"),
-                                HasSubstr("unexpected column flows.description"),
-                                HasSubstr("missing constraint flows.opt_timeout_is_positive"),
-                                HasSubstr("missing function calculate_retry_delay(base_delay numeric"),
-                                HasSubstr("function get_run_with_states(run_id uuid) is \"json\", expected \"jsonb\""),
-                                HasSubstr("unexpected overload function start_flow(flow_slug text, input jsonb, "
-                                          "run_id uuid, priority integer)"))));
+  EXPECT_THAT(
+      s,
+      StatusIs(
+          absl::StatusCode::kFailedPrecondition,
+          AllOf(HasSubstr("upgrade it to upstream pgflow 0.16.0"), HasSubstr("nothing was changed"),
+                HasSubstr("missing column step_tasks.error_message"),
+                HasSubstr("unexpected column flows.description"),
+                HasSubstr("missing constraint flows.opt_timeout_is_positive"),
+                HasSubstr("missing function calculate_retry_delay(base_delay numeric"),
+                HasSubstr(
+                    "function get_run_with_states(run_id uuid) is \"json\", expected \"jsonb\""),
+                HasSubstr("unexpected overload function start_flow(flow_slug text, input jsonb, "
+                          "run_id uuid, priority integer)"))));
   EXPECT_EQ(schema_fingerprint(conn), before) << "nothing changed";
   drop_upstream_role(conn);
 }

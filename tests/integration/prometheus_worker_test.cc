@@ -17,13 +17,13 @@ namespace pgflow {
 namespace {
 
 using ::nlohmann::json;
-using ::testing::StartsWith;
 using pgflow::testing::http_get;
 using pgflow::testing::IsOk;
 using pgflow::testing::sample;
 using pgflow::testing::start_run;
 using pgflow::testing::test_worker_config;
 using pgflow::testing::wait_for_run;
+using ::testing::StartsWith;
 
 // A map step whose task for 2 fails its first attempt, then a single step over its output.
 const auto doubled_sum =

@@ -23,8 +23,6 @@ namespace pgflow {
 namespace {
 
 using ::nlohmann::json;
-using ::testing::AllOf;
-using ::testing::HasSubstr;
 using pgflow::testing::IsOk;
 using pgflow::testing::IsOkAndHolds;
 using pgflow::testing::LogRecorder;
@@ -32,6 +30,8 @@ using pgflow::testing::StatusIs;
 using pgflow::testing::test_worker_config;
 using pgflow::testing::wait_for;
 using pgflow::testing::wait_until;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
 namespace wf = pgflow::testing::worker_flows;
 
 class RunControlTest : public pgflow::testing::ClientTestBase {
@@ -47,8 +47,9 @@ class RunControlTest : public pgflow::testing::ClientTestBase {
     return c;
   }
   int tasks_with_status(const std::string& run_id, const std::string& status) {
-    return std::stoi(sql("select count(*) from pgflow.step_tasks where run_id = $1::uuid and status = $2",
-                         {run_id, status}));
+    return std::stoi(
+        sql("select count(*) from pgflow.step_tasks where run_id = $1::uuid and status = $2",
+            {run_id, status}));
   }
 
   LogRecorder logs_;
@@ -73,8 +74,10 @@ TEST_F(RunControlTest, CancelDuringALongMapStopsEveryRunningHandlerAndNothingCom
   auto flow = Flow<"rcLongMap", std::vector<int>>().map<"slow">(
       [&holders](int x, Context& ctx) { return holders.hold(x, ctx); });
   PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(flow, config(4)));
-  PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id, client_->start_run(flow, std::vector<int>(20, 1)));
-  ASSERT_TRUE(wait_for([&] { return holders.started.load() == 4; })) << "four handlers run (max_concurrent)";
+  PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id,
+                              client_->start_run(flow, std::vector<int>(20, 1)));
+  ASSERT_TRUE(wait_for([&] { return holders.started.load() == 4; }))
+      << "four handlers run (max_concurrent)";
 
   EXPECT_THAT(client_->cancel_run(run_id, "no longer needed"), IsOkAndHolds(true));
   ASSERT_TRUE(wait_for([&] { return dropped_.load() == 4; }))
@@ -94,7 +97,8 @@ TEST_F(RunControlTest, CancelDuringALongMapStopsEveryRunningHandlerAndNothingCom
   EXPECT_EQ(completed_.load(), 0);
   EXPECT_TRUE(logs_.contains("task no longer wanted: result dropped"));
   for (const LogRecorder::Entry& e : logs_.entries()) {
-    EXPECT_GT(e.level, LogLevel::kWarn) << "a dropped result is never reported as a problem: " << e.text();
+    EXPECT_GT(e.level, LogLevel::kWarn)
+        << "a dropped result is never reported as a problem: " << e.text();
   }
 }
 
@@ -108,11 +112,14 @@ TEST_F(RunControlTest, ARunFailingThroughOneMapElementStopsTheOtherElementsHandl
                     return absl::InternalError("element 0 is broken");
                   });
   PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(flow, config(4)));
-  PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id, client_->start_run(flow, std::vector<int>{0, 1, 2, 3}));
-  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState run, client_->wait_for_run(run_id, std::chrono::seconds(60)));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id,
+                              client_->start_run(flow, std::vector<int>{0, 1, 2, 3}));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState run,
+                              client_->wait_for_run(run_id, std::chrono::seconds(60)));
   EXPECT_EQ(run.status, pgflow::RunStatus::kFailed);
   EXPECT_FALSE(run.cancelled()) << "a failure is not a cancellation";
-  ASSERT_TRUE(wait_for([&] { return dropped_.load() == 3; })) << "the three siblings were stopped, results dropped";
+  ASSERT_TRUE(wait_for([&] { return dropped_.load() == 3; }))
+      << "the three siblings were stopped, results dropped";
   EXPECT_EQ(holders.stopped.load(), 3);
   EXPECT_EQ(run.step("each")->status, pgflow::StepStatus::kFailed);
   EXPECT_EQ(tasks_with_status(run_id, "cancelled"), 3);
@@ -126,18 +133,23 @@ TEST_F(RunControlTest, AMapSkippedByOneElementStopsTheOtherElementsAndTheRunGoes
                   .map<"each">(pgflow::when_exhausted_skip,
                                [&holders](int x, Context& ctx) -> absl::StatusOr<int> {
                                  if (x != 0) return holders.hold(x, ctx);
-                                 if (!wait_for([&] { return holders.started.load() == 2; })) return x;
+                                 if (!wait_for([&] { return holders.started.load() == 2; }))
+                                   return x;
                                  return absl::InternalError("element 0 is broken");
                                })
-                  .step<"after">(pgflow::after<"each">,
-                                 [](std::optional<std::vector<int>> each) { return each.has_value() ? 1 : 0; });
+                  .step<"after">(pgflow::after<"each">, [](std::optional<std::vector<int>> each) {
+                    return each.has_value() ? 1 : 0;
+                  });
   PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(flow, config(3)));
-  PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id, client_->start_run(flow, std::vector<int>{0, 1, 2}));
-  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState run, client_->wait_for_run(run_id, std::chrono::seconds(60)));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id,
+                              client_->start_run(flow, std::vector<int>{0, 1, 2}));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState run,
+                              client_->wait_for_run(run_id, std::chrono::seconds(60)));
   EXPECT_EQ(run.status, pgflow::RunStatus::kCompleted);
   EXPECT_EQ(run.step("each")->status, pgflow::StepStatus::kSkipped);
   EXPECT_EQ(run.output, json({{"after", 0}}));
-  ASSERT_TRUE(wait_for([&] { return dropped_.load() == 2; })) << "the skipped step's running elements were stopped";
+  ASSERT_TRUE(wait_for([&] { return dropped_.load() == 2; }))
+      << "the skipped step's running elements were stopped";
   EXPECT_EQ(holders.stopped.load(), 2);
   worker.stop();
   EXPECT_THAT(worker.wait(), IsOk());
@@ -145,7 +157,8 @@ TEST_F(RunControlTest, AMapSkippedByOneElementStopsTheOtherElementsAndTheRunGoes
 
 TEST_F(RunControlTest, WorkerStopStillSignalsEveryHandler) {
   Holders holders;
-  auto flow = Flow<"rcWorkerStop", int>().step<"hold">([&holders](int x, Context& ctx) { return holders.hold(x, ctx); });
+  auto flow = Flow<"rcWorkerStop", int>().step<"hold">(
+      [&holders](int x, Context& ctx) { return holders.hold(x, ctx); });
   PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(flow, config()));
   PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id, client_->start_run(flow, 1));
   ASSERT_TRUE(wait_for([&] { return holders.started.load() == 1; }));
@@ -161,9 +174,11 @@ TEST_F(RunControlTest, WorkerStopStillSignalsEveryHandler) {
 // two wins every time, and the run always ends consistent.
 TEST_F(RunControlTest, CancelRacingTheLastTaskCompletionLetsExactlyOneWin) {
   compile(wf::sequential);
-  PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection worker_conn, pg::Connection::open(db_->url(), "rc-completer"));
-  ASSERT_THAT(worker_conn.exec("select pgflow.register_worker('aaaaaaaa-0000-0000-0000-00000000000a', 'rc', "
-                               "'wSequential', 'wsequential', pgflow.worker_protocol())"),
+  PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection worker_conn,
+                              pg::Connection::open(db_->url(), "rc-completer"));
+  ASSERT_THAT(worker_conn.exec(
+                  "select pgflow.register_worker('aaaaaaaa-0000-0000-0000-00000000000a', 'rc', "
+                  "'wSequential', 'wsequential', pgflow.worker_protocol())"),
               IsOk());
   int cancels_won = 0, completions_won = 0;
   for (int round = 0; round < 20; ++round) {
@@ -175,14 +190,17 @@ TEST_F(RunControlTest, CancelRacingTheLastTaskCompletionLetsExactlyOneWin) {
                     "'aaaaaaaa-0000-0000-0000-00000000000a')"),
                 "1");
       if (std::string(step) != "c") {
-        ASSERT_THAT(conn_->exec("select pgflow.complete_task($1::uuid, $2, 0, '1')", {run_id, step}), IsOk());
+        ASSERT_THAT(
+            conn_->exec("select pgflow.complete_task($1::uuid, $2, 0, '1')", {run_id, step}),
+            IsOk());
       }
     }
     std::atomic<bool> go{false};
     absl::StatusOr<pg::Result> completed;
     std::thread completer([&] {
       while (!go.load()) std::this_thread::yield();
-      completed = worker_conn.exec("select status from pgflow.complete_task($1::uuid, 'c', 0, '2')", {run_id});
+      completed = worker_conn.exec("select status from pgflow.complete_task($1::uuid, 'c', 0, '2')",
+                                   {run_id});
     });
     go = true;
     absl::StatusOr<bool> cancelled = client_->cancel_run(run_id);
@@ -190,8 +208,9 @@ TEST_F(RunControlTest, CancelRacingTheLastTaskCompletionLetsExactlyOneWin) {
     ASSERT_THAT(cancelled, IsOk());
     ASSERT_THAT(completed, IsOk());
     PGFLOW_ASSERT_OK_AND_ASSIGN(RunState run, client_->get_run(run_id));
-    const std::string task = sql("select status from pgflow.step_tasks where run_id = $1::uuid and step_slug = 'c'",
-                                 {run_id});
+    const std::string task =
+        sql("select status from pgflow.step_tasks where run_id = $1::uuid and step_slug = 'c'",
+            {run_id});
     if (*cancelled) {
       ++cancels_won;
       EXPECT_EQ(run.status, pgflow::RunStatus::kFailed);
@@ -224,11 +243,13 @@ TEST_F(RunControlTest, ResumeAfterAFailureInTheMiddleOfADagRunsOnlyTheFailedPart
                     for (int i = 1; i <= n; ++i) items.push_back(i);
                     return items;
                   })
-                  .map<"each">(pgflow::over<"fetch">, [&](int x) -> absl::StatusOr<int> {
-                    count("each:" + std::to_string(x));
-                    if (x == 4 && broken.load()) return absl::UnavailableError("element 4 is down");
-                    return x * x;
-                  })
+                  .map<"each">(pgflow::over<"fetch">,
+                               [&](int x) -> absl::StatusOr<int> {
+                                 count("each:" + std::to_string(x));
+                                 if (x == 4 && broken.load())
+                                   return absl::UnavailableError("element 4 is down");
+                                 return x * x;
+                               })
                   .step<"total">(pgflow::after<"each">, [&](const std::vector<int>& squares) {
                     count("total");
                     int sum = 0;
@@ -237,11 +258,13 @@ TEST_F(RunControlTest, ResumeAfterAFailureInTheMiddleOfADagRunsOnlyTheFailedPart
                   });
   PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(flow, config()));
   PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id, client_->start_run(flow, 6));
-  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState failed, client_->wait_for_run(run_id, std::chrono::seconds(60)));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState failed,
+                              client_->wait_for_run(run_id, std::chrono::seconds(60)));
   ASSERT_EQ(failed.status, pgflow::RunStatus::kFailed);
   std::set<std::string> completed_before;
   for (int x = 1; x <= 6; ++x) {
-    if (sql("select status from pgflow.step_tasks where run_id = $1::uuid and step_slug = 'each' and task_index = $2",
+    if (sql("select status from pgflow.step_tasks where run_id = $1::uuid and step_slug = 'each' "
+            "and task_index = $2",
             {run_id, std::to_string(x - 1)}) == "completed") {
       completed_before.insert("each:" + std::to_string(x));
     }
@@ -250,12 +273,14 @@ TEST_F(RunControlTest, ResumeAfterAFailureInTheMiddleOfADagRunsOnlyTheFailedPart
   broken = false;
   PGFLOW_ASSERT_OK_AND_ASSIGN(RunState resumed, client_->resume_run(run_id));
   EXPECT_EQ(resumed.status, pgflow::RunStatus::kStarted);
-  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState done, client_->wait_for_run(run_id, std::chrono::seconds(60)));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState done,
+                              client_->wait_for_run(run_id, std::chrono::seconds(60)));
   ASSERT_EQ(done.status, pgflow::RunStatus::kCompleted);
 
   // The same flow run without the failure, for the output an uninterrupted run has.
   PGFLOW_ASSERT_OK_AND_ASSIGN(std::string clean_id, client_->start_run(flow, 6));
-  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState clean, client_->wait_for_run(clean_id, std::chrono::seconds(60)));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState clean,
+                              client_->wait_for_run(clean_id, std::chrono::seconds(60)));
   EXPECT_EQ(done.output, clean.output);
   EXPECT_EQ(done.output, json({{"total", 91}}));
   worker.stop();
@@ -265,7 +290,8 @@ TEST_F(RunControlTest, ResumeAfterAFailureInTheMiddleOfADagRunsOnlyTheFailedPart
   EXPECT_EQ(calls["fetch"], 2) << "fetch ran once per run: the resumed run kept its output";
   EXPECT_EQ(calls["total"], 2);
   for (const std::string& element : completed_before) {
-    EXPECT_EQ(calls[element], 2) << element << " completed before the failure and did not run again";
+    EXPECT_EQ(calls[element], 2) << element
+                                 << " completed before the failure and did not run again";
   }
   EXPECT_EQ(calls["each:4"], 3) << "the failed element ran again once";
 }
@@ -274,7 +300,8 @@ TEST_F(RunControlTest, ResumeAfterAFailureInTheMiddleOfADagRunsOnlyTheFailedPart
 // (queued tasks have no handler to stop).
 TEST_F(RunControlTest, StopAnnouncementsNameTheQueuesOfStartedTasksOnly) {
   compile(wf::fan_in);
-  PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection listener, pg::Connection::open(db_->url(), "rc-listener"));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection listener,
+                              pg::Connection::open(db_->url(), "rc-listener"));
   ASSERT_THAT(listener.listen("pgflow_stop:wfanin"), IsOk());
   PGFLOW_ASSERT_OK_AND_ASSIGN(std::string queued_only, client_->start_run("wFanIn", 1));
   EXPECT_THAT(client_->cancel_run(queued_only), IsOkAndHolds(true));
@@ -282,11 +309,13 @@ TEST_F(RunControlTest, StopAnnouncementsNameTheQueuesOfStartedTasksOnly) {
   // cancellation announces, and after anything the first one did.
   ASSERT_THAT(conn_->exec("select pg_notify('pgflow_stop:wfanin', 'marker')"), IsOk());
   PGFLOW_ASSERT_OK_AND_ASSIGN(std::string running, client_->start_run("wFanIn", 2));
-  ASSERT_EQ(sql("select pgflow.register_worker('aaaaaaaa-0000-0000-0000-00000000000b', 'rc', 'wFanIn', 'wfanin', "
+  ASSERT_EQ(sql("select pgflow.register_worker('aaaaaaaa-0000-0000-0000-00000000000b', 'rc', "
+                "'wFanIn', 'wfanin', "
                 "pgflow.worker_protocol())::text is not null"),
             "t");
   ASSERT_EQ(sql("select count(*) from pgflow.claim_tasks('wfanin', 'wFanIn', "
-                "array(select msg_id from pgmq.read('wfanin', 30, 1)), 'aaaaaaaa-0000-0000-0000-00000000000b')"),
+                "array(select msg_id from pgmq.read('wfanin', 30, 1)), "
+                "'aaaaaaaa-0000-0000-0000-00000000000b')"),
             "1");
   EXPECT_THAT(client_->cancel_run(running), IsOkAndHolds(true));
   const auto next = [&listener]() -> std::string {
@@ -295,8 +324,10 @@ TEST_F(RunControlTest, StopAnnouncementsNameTheQueuesOfStartedTasksOnly) {
     if (!n.ok() || !n->has_value()) return "(none)";
     return (*n)->channel + " " + (*n)->payload;
   };
-  EXPECT_EQ(next(), "pgflow_stop:wfanin marker") << "cancelling a run with only queued tasks announced nothing";
-  EXPECT_EQ(next(), "pgflow_stop:wfanin ") << "cancelling a run with a started task announced its queue";
+  EXPECT_EQ(next(), "pgflow_stop:wfanin marker")
+      << "cancelling a run with only queued tasks announced nothing";
+  EXPECT_EQ(next(), "pgflow_stop:wfanin ")
+      << "cancelling a run with a started task announced its queue";
   ASSERT_THAT(conn_->exec("select pg_notify('pgflow_stop:wfanin', 'end')"), IsOk());
   EXPECT_EQ(next(), "pgflow_stop:wfanin end") << "once per queue and transaction";
 }
@@ -307,32 +338,40 @@ TEST_F(RunControlTest, StopAnnouncementsNameTheQueuesOfStartedTasksOnly) {
 TEST_F(RunControlTest, CancelLeavesAMessageAReaderHoldsToThatReadersClaim) {
   compile(wf::sequential);
   PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id, client_->start_run("wSequential", 1));
-  ASSERT_EQ(sql("select pgflow.register_worker('aaaaaaaa-0000-0000-0000-00000000000c', 'rc', 'wSequential', "
+  ASSERT_EQ(sql("select pgflow.register_worker('aaaaaaaa-0000-0000-0000-00000000000c', 'rc', "
+                "'wSequential', "
                 "'wsequential', pgflow.worker_protocol())::text is not null"),
             "t");
   PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection reader, pg::Connection::open(db_->url(), "rc-reader"));
   ASSERT_THAT(reader.exec("begin"), IsOk());
-  PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Result read, reader.exec("select msg_id::text from pgmq.read('wsequential', 30, 10)"));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(
+      pg::Result read, reader.exec("select msg_id::text from pgmq.read('wsequential', 30, 10)"));
   ASSERT_EQ(read.rows(), 1);
   const std::string msg_id(read.scalar());
 
   // (The statement timeout turns a regression into a failure instead of a hang.)
-  PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection canceller, pg::Connection::open(db_->url(), "rc-canceller"));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection canceller,
+                              pg::Connection::open(db_->url(), "rc-canceller"));
   ASSERT_THAT(canceller.exec("set statement_timeout = '60s'"), IsOk());
-  absl::StatusOr<pg::Result> cancelled = canceller.exec("select pgflow.cancel_run($1::uuid)::text", {run_id});
+  absl::StatusOr<pg::Result> cancelled =
+      canceller.exec("select pgflow.cancel_run($1::uuid)::text", {run_id});
   ASSERT_THAT(cancelled, IsOk()) << "the cancellation did not wait for the reader's message";
   EXPECT_EQ(cancelled->scalar(), "true");
 
   absl::StatusOr<pg::Result> claim = reader.exec(
-      "select string_agg(outcome, ',') from pgflow.claim_tasks('wsequential', 'wSequential', array[$1::bigint], "
+      "select string_agg(outcome, ',') from pgflow.claim_tasks('wsequential', 'wSequential', "
+      "array[$1::bigint], "
       "'aaaaaaaa-0000-0000-0000-00000000000c')",
       {msg_id});
   ASSERT_THAT(claim, IsOk());
-  EXPECT_EQ(claim->scalar(), "archived") << "the claim finds the task cancelled and archives its message";
+  EXPECT_EQ(claim->scalar(), "archived")
+      << "the claim finds the task cancelled and archives its message";
   ASSERT_THAT(reader.exec("commit"), IsOk());
   EXPECT_EQ(sql("select count(*) from pgmq.q_wsequential"), "0");
-  EXPECT_EQ(sql("select count(*) from pgmq.a_wsequential where msg_id = $1::bigint", {msg_id}), "1");
-  EXPECT_EQ(sql("select status from pgflow.step_tasks where run_id = $1::uuid", {run_id}), "cancelled");
+  EXPECT_EQ(sql("select count(*) from pgmq.a_wsequential where msg_id = $1::bigint", {msg_id}),
+            "1");
+  EXPECT_EQ(sql("select status from pgflow.step_tasks where run_id = $1::uuid", {run_id}),
+            "cancelled");
 }
 
 // The client's run control: flags, links, errors, and the same calls inside a transaction.
@@ -340,7 +379,8 @@ TEST_F(RunControlTest, ClientCancelsRetriesAndResumesAndSaysWhatItCannotDo) {
   compile(wf::sequential);
   PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id, client_->start_run("wSequential", 1));
   EXPECT_THAT(client_->cancel_run(run_id, "by the test"), IsOkAndHolds(true));
-  EXPECT_THAT(client_->cancel_run(run_id), IsOkAndHolds(false)) << "already finished: OK, nothing changed";
+  EXPECT_THAT(client_->cancel_run(run_id), IsOkAndHolds(false))
+      << "already finished: OK, nothing changed";
   PGFLOW_ASSERT_OK_AND_ASSIGN(RunState cancelled, client_->get_run(run_id));
   EXPECT_TRUE(cancelled.finished());
   EXPECT_TRUE(cancelled.cancelled());
@@ -352,17 +392,22 @@ TEST_F(RunControlTest, ClientCancelsRetriesAndResumesAndSaysWhatItCannotDo) {
   EXPECT_EQ(retried.input, 1);
   EXPECT_THAT(client_->retry_run(retry_id),
               StatusIs(absl::StatusCode::kFailedPrecondition,
-                       AllOf(HasSubstr(retry_id), HasSubstr("only a failed or cancelled run can be retried"))));
+                       AllOf(HasSubstr(retry_id),
+                             HasSubstr("only a failed or cancelled run can be retried"))));
 
   PGFLOW_ASSERT_OK_AND_ASSIGN(RunState resumed, client_->resume_run(run_id));
   EXPECT_EQ(resumed.status, pgflow::RunStatus::kStarted);
   EXPECT_FALSE(resumed.cancelled());
   EXPECT_THAT(client_->resume_run(run_id),
-              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("only a failed or cancelled run can be resumed")));
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("only a failed or cancelled run can be resumed")));
   const std::string unknown = "00000000-0000-0000-0000-0000000000ff";
-  EXPECT_THAT(client_->cancel_run(unknown), StatusIs(absl::StatusCode::kNotFound, HasSubstr(unknown)));
-  EXPECT_THAT(client_->retry_run(unknown), StatusIs(absl::StatusCode::kNotFound, HasSubstr(unknown)));
-  EXPECT_THAT(client_->resume_run(unknown), StatusIs(absl::StatusCode::kNotFound, HasSubstr(unknown)));
+  EXPECT_THAT(client_->cancel_run(unknown),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr(unknown)));
+  EXPECT_THAT(client_->retry_run(unknown),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr(unknown)));
+  EXPECT_THAT(client_->resume_run(unknown),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr(unknown)));
 
   // In a transaction: the cancellation exists only if it commits.
   absl::Status rolled_back = client_->in_transaction([&](Transaction& tx) -> absl::Status {
@@ -383,7 +428,8 @@ TEST_F(RunControlTest, ClientCancelsRetriesAndResumesAndSaysWhatItCannotDo) {
     return absl::OkStatus();
   }),
               IsOk());
-  EXPECT_EQ(sql("select count(*) from pgflow.runs where restart_of_run_id = $1::uuid", {run_id}), "2");
+  EXPECT_EQ(sql("select count(*) from pgflow.runs where restart_of_run_id = $1::uuid", {run_id}),
+            "2");
 }
 
 }  // namespace

@@ -58,13 +58,15 @@ class SqlCoreRace : public pgflow::testing::DatabaseTest {
   }
 
   // A flow `fan` with root map `each` over the run input, then `after` depending on it.
-  std::string start_map_run(int elements, int max_attempts = 3, const char* when_exhausted = "fail") {
+  std::string start_map_run(int elements, int max_attempts = 3,
+                            const char* when_exhausted = "fail") {
     EXPECT_THAT(exec("select pgflow.create_flow('fan', max_attempts => $1::int, timeout => 60)",
                      {std::to_string(max_attempts)}),
                 IsOk());
-    EXPECT_THAT(exec("select pgflow.add_step('fan', 'each', step_type => 'map', when_exhausted => $1)",
-                     {when_exhausted}),
-                IsOk());
+    EXPECT_THAT(
+        exec("select pgflow.add_step('fan', 'each', step_type => 'map', when_exhausted => $1)",
+             {when_exhausted}),
+        IsOk());
     EXPECT_THAT(exec("select pgflow.add_step('fan', 'after', array['each'])"), IsOk());
     nlohmann::json input = nlohmann::json::array();
     for (int i = 0; i < elements; ++i) input.push_back(i);
@@ -79,7 +81,6 @@ class SqlCoreRace : public pgflow::testing::DatabaseTest {
     }
     return ids;
   }
-
 };
 
 std::string pg_array(const std::vector<std::string>& ids) {
@@ -94,34 +95,39 @@ TEST_F(SqlCoreRace, SiblingMapTasksCompletingAtOnceCompleteTheStepExactlyOnce) {
   std::string run_id = start_map_run(kTasks);
   ASSERT_THAT(exec("select pgflow_tests.ensure_worker('fan')"), IsOk());
   ASSERT_EQ(sql("select count(*) from pgflow.start_tasks('fan', $1::bigint[], $2::uuid)",
-                   {pg_array(all_message_ids("fan")), kWorker}),
+                {pg_array(all_message_ids("fan")), kWorker}),
             std::to_string(kTasks));
 
   // Thread i completes tasks i, i+8, i+16, ... in descending order, so completions of one
   // step interleave across connections and arrive out of task order.
   concurrently(kThreads, [&](int t, pg::Connection& c) -> absl::Status {
     for (int i = kTasks - kThreads + t; i >= 0; i -= kThreads) {
-      auto r = c.exec("select pgflow.complete_task($1::uuid, 'each', $2::int, to_jsonb($2::int * 10))",
-                      {run_id, std::to_string(i)});
+      auto r =
+          c.exec("select pgflow.complete_task($1::uuid, 'each', $2::int, to_jsonb($2::int * 10))",
+                 {run_id, std::to_string(i)});
       if (!r.ok()) return r.status();
     }
     return absl::OkStatus();
   });
 
   EXPECT_EQ(sql("select status || '/' || remaining_tasks from pgflow.step_states "
-                   "where run_id = $1 and step_slug = 'each'", {run_id}),
+                "where run_id = $1 and step_slug = 'each'",
+                {run_id}),
             "completed/0");
   nlohmann::json expected = nlohmann::json::array();
   for (int i = 0; i < kTasks; ++i) expected.push_back(i * 10);
-  EXPECT_EQ(nlohmann::json::parse(sql(
-                "select output::text from pgflow.step_states where run_id = $1 and step_slug = 'each'",
-                {run_id})),
-            expected);
-  EXPECT_EQ(sql("select count(*) from pgflow_tests.realtime_events($1) where event = 'step:each:completed'",
-                   {run_id}),
+  EXPECT_EQ(
+      nlohmann::json::parse(sql(
+          "select output::text from pgflow.step_states where run_id = $1 and step_slug = 'each'",
+          {run_id})),
+      expected);
+  EXPECT_EQ(sql("select count(*) from pgflow_tests.realtime_events($1) where event = "
+                "'step:each:completed'",
+                {run_id}),
             "1");
-  EXPECT_EQ(sql("select count(*) from pgflow_tests.realtime_events($1) where event = 'step:after:started'",
-                   {run_id}),
+  EXPECT_EQ(sql("select count(*) from pgflow_tests.realtime_events($1) where event = "
+                "'step:after:started'",
+                {run_id}),
             "1");
   EXPECT_EQ(sql("select remaining_steps from pgflow.runs where run_id = $1", {run_id}), "1");
 }
@@ -136,7 +142,8 @@ TEST_F(SqlCoreRace, ConcurrentClaimsOfTheSameMessagesStartEachTaskOnce) {
     std::string worker = absl::StrCat("00000000-0000-0000-0000-00000000000", i);
     auto w = c.exec("select pgflow_tests.ensure_worker('fan', $1::uuid)", {worker});
     if (!w.ok()) return w.status();
-    auto r = c.exec("select * from pgflow.start_tasks('fan', $1::bigint[], $2::uuid)", {ids, worker});
+    auto r =
+        c.exec("select * from pgflow.start_tasks('fan', $1::bigint[], $2::uuid)", {ids, worker});
     if (!r.ok()) return r.status();
     claimed[static_cast<size_t>(i)] = r->rows();
     return absl::OkStatus();
@@ -145,7 +152,8 @@ TEST_F(SqlCoreRace, ConcurrentClaimsOfTheSameMessagesStartEachTaskOnce) {
   for (int n : claimed) total += n;
   EXPECT_EQ(total, kTasks);
   EXPECT_EQ(sql("select count(*) from pgflow.step_tasks where run_id = $1 "
-                   "and status = 'started' and attempts_count = 1", {run_id}),
+                "and status = 'started' and attempts_count = 1",
+                {run_id}),
             std::to_string(kTasks));
 }
 
@@ -155,7 +163,7 @@ TEST_F(SqlCoreRace, FailAndCompleteRacingOnOneRunLeaveItFailedWithNothingActive)
   std::string run_id = start_map_run(kTasks, /*max_attempts=*/1);
   ASSERT_THAT(exec("select pgflow_tests.ensure_worker('fan')"), IsOk());
   ASSERT_EQ(sql("select count(*) from pgflow.start_tasks('fan', $1::bigint[], $2::uuid)",
-                   {pg_array(all_message_ids("fan")), kWorker}),
+                {pg_array(all_message_ids("fan")), kWorker}),
             std::to_string(kTasks));
   // Thread 0 fails task 17 (exhausting the step, failing the run) while the others complete.
   concurrently(kThreads, [&](int t, pg::Connection& c) -> absl::Status {
@@ -169,18 +177,20 @@ TEST_F(SqlCoreRace, FailAndCompleteRacingOnOneRunLeaveItFailedWithNothingActive)
   });
   EXPECT_EQ(sql("select status from pgflow.runs where run_id = $1", {run_id}), "failed");
   EXPECT_EQ(sql("select status from pgflow.step_states where run_id = $1 and step_slug = 'each'",
-                   {run_id}),
+                {run_id}),
             "failed");
   EXPECT_EQ(sql("select count(*) from pgflow.step_tasks where run_id = $1 "
-                   "and status in ('queued', 'started')", {run_id}),
+                "and status in ('queued', 'started')",
+                {run_id}),
             "0");
   // Tasks completed before the failure stay completed; the rest were cancelled.
   EXPECT_EQ(sql("select count(*) from pgflow.step_tasks where run_id = $1 "
-                   "and status in ('completed', 'cancelled')", {run_id}),
+                "and status in ('completed', 'cancelled')",
+                {run_id}),
             std::to_string(kTasks - 1));
   EXPECT_EQ(sql("select count(*) from pgmq.q_fan"), "0");
   EXPECT_EQ(sql("select count(*) from pgflow_tests.realtime_events($1) where event = 'run:failed'",
-                   {run_id}),
+                {run_id}),
             "1");
 }
 
@@ -189,11 +199,12 @@ TEST_F(SqlCoreRace, StallRecoveryRacingALateCompletionHasOneOutcome) {
   std::string run_id = start_map_run(kRounds);
   ASSERT_THAT(exec("select pgflow_tests.ensure_worker('fan')"), IsOk());
   ASSERT_EQ(sql("select count(*) from pgflow.start_tasks('fan', $1::bigint[], $2::uuid)",
-                   {pg_array(all_message_ids("fan")), kWorker}),
+                {pg_array(all_message_ids("fan")), kWorker}),
             std::to_string(kRounds));
   // Every task looks stalled (started long ago); each round races recovery and completion.
   ASSERT_THAT(exec("update pgflow.step_tasks set started_at = now() - interval '1 hour', "
-                   "queued_at = now() - interval '2 hours' where run_id = $1", {run_id}),
+                   "queued_at = now() - interval '2 hours' where run_id = $1",
+                   {run_id}),
               IsOk());
   for (int i = 0; i < kRounds; ++i) {
     concurrently(2, [&](int t, pg::Connection& c) -> absl::Status {
@@ -206,13 +217,14 @@ TEST_F(SqlCoreRace, StallRecoveryRacingALateCompletionHasOneOutcome) {
   // Each task either completed (the completion won) or was requeued (recovery won, and the
   // late completion then changed nothing): never both, never anything else.
   EXPECT_EQ(sql("select count(*) from pgflow.step_tasks where run_id = $1 and "
-                   "((status = 'completed' and requeued_count = 0) or "
-                   " (status = 'queued' and requeued_count = 1 and output is null))", {run_id}),
+                "((status = 'completed' and requeued_count = 0) or "
+                " (status = 'queued' and requeued_count = 1 and output is null))",
+                {run_id}),
             std::to_string(kRounds));
   // Requeued tasks' messages are visible again; completed ones are archived.
   EXPECT_EQ(sql("select count(*) from pgmq.q_fan"),
             sql("select count(*) from pgflow.step_tasks where run_id = $1 and status = 'queued'",
-                   {run_id}));
+                {run_id}));
 }
 
 TEST_F(SqlCoreRace, EventsArePublishedWithPgNotifyWithoutData) {
@@ -225,18 +237,22 @@ TEST_F(SqlCoreRace, EventsArePublishedWithPgNotifyWithoutData) {
 
   std::vector<nlohmann::json> events;
   for (int i = 0; i < 2; ++i) {
-    auto n = listener.wait_notification(std::chrono::steady_clock::now() + std::chrono::seconds(10));
+    auto n =
+        listener.wait_notification(std::chrono::steady_clock::now() + std::chrono::seconds(10));
     ASSERT_THAT(n, IsOk());
     ASSERT_TRUE(n->has_value()) << "expected two notifications";
     EXPECT_THAT((*n)->payload, ::testing::Not(::testing::HasSubstr("hunter2")));
     events.push_back(nlohmann::json::parse((*n)->payload));
   }
-  EXPECT_EQ(events[0],
-            (nlohmann::json{{"event", "run:started"}, {"run_id", run_id},
-                            {"flow_slug", "notify_me"}, {"status", "started"}}));
-  EXPECT_EQ(events[1],
-            (nlohmann::json{{"event", "step:started"}, {"run_id", run_id}, {"flow_slug", "notify_me"},
-                            {"step_slug", "only"}, {"status", "started"}}));
+  EXPECT_EQ(events[0], (nlohmann::json{{"event", "run:started"},
+                                       {"run_id", run_id},
+                                       {"flow_slug", "notify_me"},
+                                       {"status", "started"}}));
+  EXPECT_EQ(events[1], (nlohmann::json{{"event", "step:started"},
+                                       {"run_id", run_id},
+                                       {"flow_slug", "notify_me"},
+                                       {"step_slug", "only"},
+                                       {"status", "started"}}));
 }
 
 }  // namespace

@@ -20,14 +20,14 @@
 namespace pgflow {
 namespace {
 
-using ::testing::AllOf;
-using ::testing::HasSubstr;
-using ::testing::Not;
 using pgflow::testing::IsOk;
 using pgflow::testing::IsOkAndHolds;
 using pgflow::testing::LogRecorder;
 using pgflow::testing::test_worker_config;
 using pgflow::testing::wait_for;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 class TaskDeadlineTest : public pgflow::testing::ClientTestBase {
  protected:
@@ -52,9 +52,10 @@ class TaskDeadlineTest : public pgflow::testing::ClientTestBase {
   }
   // status/attempts_count/error_message of a run's only task.
   std::string task(const std::string& run_id) {
-    return sql("select status || '/' || attempts_count || '/' || coalesce(error_message, '<null>') "
-               "from pgflow.step_tasks where run_id = $1::uuid",
-               {run_id});
+    return sql(
+        "select status || '/' || attempts_count || '/' || coalesce(error_message, '<null>') "
+        "from pgflow.step_tasks where run_id = $1::uuid",
+        {run_id});
   }
 
   LogRecorder logs_;
@@ -83,12 +84,14 @@ TEST_F(TaskDeadlineTest, AHandlerHonouringItsTokenFailsEachAttemptAsDeadlineExce
   PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(flow, config()));
   tune_step("tdHonours", "slow");
   PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id, client_->start_run(flow, 1));
-  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState run, client_->wait_for_run(run_id, std::chrono::seconds(60)));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState run,
+                              client_->wait_for_run(run_id, std::chrono::seconds(60)));
 
   EXPECT_EQ(run.status, RunStatus::kFailed);
   EXPECT_FALSE(run.cancelled());
   const std::string error = "step 'slow' exceeded its timeout of 1 s (handler: gave up)";
-  EXPECT_EQ(task(run_id), "failed/2/" + error) << "both attempts hit the deadline; max_attempts is 2";
+  EXPECT_EQ(task(run_id), "failed/2/" + error)
+      << "both attempts hit the deadline; max_attempts is 2";
   EXPECT_EQ(run.step("slow")->error_message, error);
   EXPECT_EQ(attempts.load(), 2);
   EXPECT_EQ(stopped_at_deadline.load(), 2);
@@ -131,7 +134,8 @@ TEST_F(TaskDeadlineTest, AHandlerFinishingBeforeItsDeadlineKeepsItsOwnResultAndI
   // The marker is claimed after the quick run completed, so its deadline comes after both quick
   // attempts' deadlines, and deadlines fire in order: once the marker's fired, theirs would have.
   PGFLOW_ASSERT_OK_AND_ASSIGN(std::string marker, client_->start_run(flow, 1));
-  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState marked, client_->wait_for_run(marker, std::chrono::seconds(60)));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState marked,
+                              client_->wait_for_run(marker, std::chrono::seconds(60)));
   EXPECT_TRUE(marker_stopped.load());
   EXPECT_EQ(marked.status, RunStatus::kCompleted);
   EXPECT_EQ(task(marker), "completed/1/<null>");
@@ -154,7 +158,8 @@ TEST_F(TaskDeadlineTest, AnOutputReturnedAfterTheDeadlineStillCompletesTheTask) 
   PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(flow, config()));
   tune_step("tdLate", "late");
   PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id, client_->start_run(flow, 21));
-  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState run, client_->wait_for_run(run_id, std::chrono::seconds(60)));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState run,
+                              client_->wait_for_run(run_id, std::chrono::seconds(60)));
   EXPECT_EQ(run.status, RunStatus::kCompleted);
   EXPECT_EQ(run.output, nlohmann::json({{"late", 42}}));
   EXPECT_EQ(task(run_id), "completed/1/<null>");
@@ -175,10 +180,12 @@ TEST_F(TaskDeadlineTest, AWorkerStopIsNotReportedAsADeadline) {
   ASSERT_TRUE(wait_for([&] { return started.load() == 1; }));
   worker.stop();
   EXPECT_THAT(worker.wait(), IsOk());
-  EXPECT_EQ(task(run_id), "queued/1/asked to stop") << "the handler's own error, to be retried as before";
+  EXPECT_EQ(task(run_id), "queued/1/asked to stop")
+      << "the handler's own error, to be retried as before";
   EXPECT_EQ(retried_.load(), 1);
   for (const LogRecorder::Entry& e : logs_.entries()) {
-    EXPECT_THAT(e.text(), AllOf(Not(HasSubstr("deadline passed")), Not(HasSubstr("exceeded its timeout"))))
+    EXPECT_THAT(e.text(),
+                AllOf(Not(HasSubstr("deadline passed")), Not(HasSubstr("exceeded its timeout"))))
         << "nothing was stopped by a deadline";
   }
 }

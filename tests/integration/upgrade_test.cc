@@ -48,6 +48,12 @@
 namespace pgflow {
 namespace {
 
+using pgflow::testing::CommandResult;
+using pgflow::testing::IsOk;
+using pgflow::testing::run_command;
+using pgflow::testing::shell_quote;
+using pgflow::testing::StatusIs;
+using pgflow::testing::TestDatabase;
 using ::testing::AllOf;
 using ::testing::AnyOf;
 using ::testing::Contains;
@@ -55,12 +61,6 @@ using ::testing::Eq;
 using ::testing::Field;
 using ::testing::HasSubstr;
 using ::testing::Not;
-using pgflow::testing::IsOk;
-using pgflow::testing::StatusIs;
-using pgflow::testing::CommandResult;
-using pgflow::testing::run_command;
-using pgflow::testing::shell_quote;
-using pgflow::testing::TestDatabase;
 
 // ---------------------------------------------------------------------------------------------
 // Files, commands and dumps
@@ -117,11 +117,11 @@ std::string first_difference(const std::string& a, const std::string& b) {
   return out;
 }
 
-#define EXPECT_SAME_TEXT(a, b, what)                      \
-  do {                                                    \
-    const std::string& expect_same_a_ = (a);              \
-    const std::string& expect_same_b_ = (b);              \
-    EXPECT_TRUE(expect_same_a_ == expect_same_b_)         \
+#define EXPECT_SAME_TEXT(a, b, what)                                         \
+  do {                                                                       \
+    const std::string& expect_same_a_ = (a);                                 \
+    const std::string& expect_same_b_ = (b);                                 \
+    EXPECT_TRUE(expect_same_a_ == expect_same_b_)                            \
         << what << ": " << first_difference(expect_same_a_, expect_same_b_); \
   } while (0)
 
@@ -131,9 +131,9 @@ enum class DumpKind {
 };
 
 std::string pg_dump(const std::string& url, DumpKind kind) {
-  std::string command = absl::StrCat(PGFLOW_PG_BIN, "/pg_dump --no-owner --no-privileges ",
-                                     kind == DumpKind::kPgflowSchema ? "--schema-only -n pgflow " : "",
-                                     shell_quote(url));
+  std::string command = absl::StrCat(
+      PGFLOW_PG_BIN, "/pg_dump --no-owner --no-privileges ",
+      kind == DumpKind::kPgflowSchema ? "--schema-only -n pgflow " : "", shell_quote(url));
   CommandResult r = run_command(command);
   EXPECT_EQ(r.exit_code, 0) << command << "\n" << r.err;
   EXPECT_FALSE(r.out.empty()) << command;
@@ -162,12 +162,12 @@ constexpr char kReadOnlyEnv[] = "PGOPTIONS='-c default_transaction_read_only=on'
 
 // Runs an audit (by default sql/audit/0002_queue_identity_audit.sql) with psql, as users are
 // told to.
-std::vector<AuditRow> run_audit(const std::string& url, AuditSession session = AuditSession::kReadWrite,
-                                const std::string& file = "sql/audit/0002_queue_identity_audit.sql") {
-  std::string command =
-      absl::StrCat(session == AuditSession::kReadOnly ? kReadOnlyEnv : "", PGFLOW_PG_BIN,
-                   "/psql -X -q -A -t -z -v ON_ERROR_STOP=1 -f ", shell_quote(source_path(file)), " ",
-                   shell_quote(url));
+std::vector<AuditRow> run_audit(
+    const std::string& url, AuditSession session = AuditSession::kReadWrite,
+    const std::string& file = "sql/audit/0002_queue_identity_audit.sql") {
+  std::string command = absl::StrCat(session == AuditSession::kReadOnly ? kReadOnlyEnv : "",
+                                     PGFLOW_PG_BIN, "/psql -X -q -A -t -z -v ON_ERROR_STOP=1 -f ",
+                                     shell_quote(source_path(file)), " ", shell_quote(url));
   CommandResult r = run_command(command);
   EXPECT_EQ(r.exit_code, 0) << command << "\n" << r.err;
   std::vector<AuditRow> rows;
@@ -194,7 +194,8 @@ std::vector<AuditRow> run_audit(const std::string& url, AuditSession session = A
 auto AuditError(const std::string& category, const std::string& flow_slug,
                 const std::string& step_slug = "") {
   return AllOf(Field(&AuditRow::severity, Eq("error")), Field(&AuditRow::category, Eq(category)),
-               Field(&AuditRow::flow_slug, Eq(flow_slug)), Field(&AuditRow::step_slug, Eq(step_slug)));
+               Field(&AuditRow::flow_slug, Eq(flow_slug)),
+               Field(&AuditRow::step_slug, Eq(step_slug)));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -218,7 +219,9 @@ std::string flow_shape(const std::vector<std::string>& steps) {
 }
 
 // The shapes of the fixture's flows, as a new worker would send them.
-std::string greet_shape() { return flow_shape({step_shape("hello"), step_shape("bye", {"hello"})}); }
+std::string greet_shape() {
+  return flow_shape({step_shape("hello"), step_shape("bye", {"hello"})});
+}
 std::string fanout_shape() {
   return flow_shape({step_shape("each", {}, "map"), step_shape("total", {"each"})});
 }
@@ -259,7 +262,8 @@ class Upgrade0002 : public ::testing::Test {
   void populated_0001() {
     ASSERT_NO_FATAL_FAILURE(create_database(1));
     ASSERT_EQ(schema_version(), 1);
-    ASSERT_THAT(conn_->exec_script(read_source("tests/upgrade/fixture_0001_populated.sql")), IsOk());
+    ASSERT_THAT(conn_->exec_script(read_source("tests/upgrade/fixture_0001_populated.sql")),
+                IsOk());
   }
 
   const std::string& url() const { return db_->url(); }
@@ -291,9 +295,10 @@ class Upgrade0002 : public ::testing::Test {
 
   // Registers a worker of the database's protocol for `flow` on its canonical queue.
   void register_worker(const std::string& worker_id, const std::string& flow) {
-    ASSERT_THAT(exec("select pgflow.register_worker($1::uuid, $2, $3, lower($3), pgflow.worker_protocol())",
-                     {worker_id, absl::StrCat(flow, "_v2_worker"), flow}),
-                IsOk());
+    ASSERT_THAT(
+        exec("select pgflow.register_worker($1::uuid, $2, $3, lower($3), pgflow.worker_protocol())",
+             {worker_id, absl::StrCat(flow, "_v2_worker"), flow}),
+        IsOk());
   }
 
   // Works a queue the way a worker does, through the SQL API: read the visible messages of
@@ -422,7 +427,8 @@ TEST_F(Upgrade0002, BackfillsQueueNameOnEveryStepAndTaskIncludingNullMessageIds)
   // Nothing else changed: tasks (but for the new column), runs and the pgmq.meta spellings.
   EXPECT_EQ(scalar(tasks_sql), tasks_before);
   // (0008's run control columns come on top, all NULL: section 13 checks them.)
-  EXPECT_EQ(scalar("select string_agg((to_jsonb(r) - 'cancelled_at' - 'cancel_reason' - 'restart_of_run_id')::text, "
+  EXPECT_EQ(scalar("select string_agg((to_jsonb(r) - 'cancelled_at' - 'cancel_reason' - "
+                   "'restart_of_run_id')::text, "
                    "e'\\n' order by run_id) from pgflow.runs r"),
             runs_before);
   EXPECT_EQ(scalar("select string_agg(queue_name, ',' order by queue_name) from pgmq.meta"),
@@ -470,10 +476,11 @@ TEST_F(Upgrade0002, UpgradedFlowsVerifyAtStartupAndRunNewRunsEndToEnd) {
     EXPECT_EQ(run_status(run_id), "completed");
   }
   // The fan-out's map produced one task per element.
-  EXPECT_EQ(count("select 1 from pgflow.step_tasks t join pgflow.runs r using (run_id) "
-                  "where r.flow_slug = 'fanout' and r.input = '[1, 2, 3, 4]' and t.step_slug = 'each' "
-                  "and t.status = 'completed'"),
-            "4");
+  EXPECT_EQ(
+      count("select 1 from pgflow.step_tasks t join pgflow.runs r using (run_id) "
+            "where r.flow_slug = 'fanout' and r.input = '[1, 2, 3, 4]' and t.step_slug = 'each' "
+            "and t.status = 'completed'"),
+      "4");
   // Nothing is left in any queue but what belongs to pre-upgrade runs still in flight
   // (fanout b1's started map task, hidden until its deadline).
   EXPECT_EQ(count("select 1 from pgmq.q_greet"), "0");
@@ -524,16 +531,15 @@ TEST_F(Upgrade0002, CamelCaseQueueIsArchivedIntoDroppedAndRecreatedByItsExactMet
   // claimed with the mixed-case spelling, which reaches the same tables.
   const std::string worker = "aaaaaaaa-0000-0000-0000-0000000000d2";
   ASSERT_NO_FATAL_FAILURE(register_worker(worker, "orderFlow"));
-  std::string ids = scalar(
-      "select array_agg(msg_id)::text from pgmq.read('orderFlow', 30, 10)");
+  std::string ids = scalar("select array_agg(msg_id)::text from pgmq.read('orderFlow', 30, 10)");
   EXPECT_EQ(ids, "{3}");
   EXPECT_EQ(scalar("select string_agg(outcome || ':' || queue_name || ':' || step_slug, ',') "
                    "from pgflow.claim_tasks('orderFlow', 'orderFlow', $1::bigint[], $2::uuid)",
                    {ids, worker}),
             "claimed:orderflow:validate");
-  EXPECT_THAT(exec("select pgflow.complete_task($1::uuid, 'validate', 0, '{\"ok\": true}')",
-                   {kRunD2}),
-              IsOk());
+  EXPECT_THAT(
+      exec("select pgflow.complete_task($1::uuid, 'validate', 0, '{\"ok\": true}')", {kRunD2}),
+      IsOk());
   EXPECT_EQ(work("orderflow", "orderFlow", worker), 1);  // charge
   EXPECT_EQ(run_status(kRunD2), "completed");
   EXPECT_EQ(count("select 1 from pgmq.a_orderflow"), "4");
@@ -553,7 +559,8 @@ TEST_F(Upgrade0002, CamelCaseQueueIsArchivedIntoDroppedAndRecreatedByItsExactMet
             "fanout,fragile,greet");
 
   // Stage 4: recreate. The startup compiler provisions the queue under the canonical name.
-  EXPECT_EQ(scalar("select pgflow.ensure_flow_compiled('orderFlow', $1::jsonb, pgflow.worker_protocol())->>'status'",
+  EXPECT_EQ(scalar("select pgflow.ensure_flow_compiled('orderFlow', $1::jsonb, "
+                   "pgflow.worker_protocol())->>'status'",
                    {order_shape()}),
             "compiled");
   EXPECT_EQ(scalar(meta_sql), "orderflow");
@@ -577,10 +584,10 @@ TEST_F(Upgrade0002, CamelCaseQueueIsArchivedIntoDroppedAndRecreatedByItsExactMet
 // =============================================================================================
 
 struct Problem {
-  std::string sql;       // applied on top of the populated fixture
-  std::string category;  // the audit category (also tagged in the migration error)
-  std::string flow_slug;  // exact
-  std::string step_slug;  // exact, or empty
+  std::string sql;                   // applied on top of the populated fixture
+  std::string category;              // the audit category (also tagged in the migration error)
+  std::string flow_slug;             // exact
+  std::string step_slug;             // exact, or empty
   std::vector<std::string> message;  // each appears in the migration's error
 };
 
@@ -635,7 +642,8 @@ class Upgrade0002Rejection : public Upgrade0002 {
           << "the migration does not list the audit's " << e;
     }
     EXPECT_EQ(listed_problems(std::string(s.message())), errors.size())
-        << "the migration lists other problems than the audit:\n" << s.message();
+        << "the migration lists other problems than the audit:\n"
+        << s.message();
     EXPECT_EQ(schema_version(), 1);
     EXPECT_SAME_TEXT(before, dump(), "the failed migration changed the database");
   }
@@ -645,14 +653,19 @@ TEST_F(Upgrade0002Rejection, RejectsLeadingUnderscoreFlowSlugAndChangesNothing) 
   expect_rejected_atomically(
       {"select pgflow.create_flow('_hidden'); select pgflow.add_step('_hidden', 'work');"
        "select pgflow.start_flow('_hidden', '{}');",
-       "invalid_flow_slug", "_hidden", "", {R"(flow slug "_hidden" starts with an underscore)"}});
+       "invalid_flow_slug",
+       "_hidden",
+       "",
+       {R"(flow slug "_hidden" starts with an underscore)"}});
 }
 
 TEST_F(Upgrade0002Rejection, RejectsTrailingUnderscoreStepSlugAndChangesNothing) {
   expect_rejected_atomically(
       {"select pgflow.create_flow('shipping'); select pgflow.add_step('shipping', 'pack_');"
        "select pgflow.start_flow('shipping', '{}');",
-       "invalid_step_slug", "shipping", "pack_",
+       "invalid_step_slug",
+       "shipping",
+       "pack_",
        {R"(step slug "pack_" of flow "shipping" ends with an underscore)"}});
 }
 
@@ -660,7 +673,9 @@ TEST_F(Upgrade0002Rejection, RejectsDoubleUnderscoreInsideFlowSlugAndChangesNoth
   expect_rejected_atomically(
       {"select pgflow.create_flow('billing__v2'); select pgflow.add_step('billing__v2', 'charge');"
        "select pgflow.start_flow('billing__v2', '{}');",
-       "invalid_flow_slug", "billing__v2", "",
+       "invalid_flow_slug",
+       "billing__v2",
+       "",
        {R"(flow slug "billing__v2" contains a double underscore)"}});
 }
 
@@ -671,7 +686,9 @@ TEST_F(Upgrade0002Rejection, RejectsCaseOnlyDuplicateFlowsAndChangesNothing) {
       {"select pgflow.create_flow('Orders'); select pgflow.add_step('Orders', 'pick');"
        "select pgflow.create_flow('orders'); select pgflow.add_step('orders', 'pick');"
        "select pgflow.start_flow('Orders', '{}'); select pgflow.start_flow('orders', '{}');",
-       "case_conflict_flow", "Orders", "",
+       "case_conflict_flow",
+       "Orders",
+       "",
        {R"(flow slug "Orders" differs only in case from "orders")",
         R"(flow slug "orders" differs only in case from "Orders")",
         R"([queue_ambiguous] pgmq.meta has 2 rows for the same tables of queue "orders")"}});
@@ -682,7 +699,9 @@ TEST_F(Upgrade0002Rejection, RejectsCaseOnlyDuplicateStepsWithinAFlowAndChangesN
   expect_rejected_atomically(
       {"select pgflow.create_flow('report'); select pgflow.add_step('report', 'Fetch');"
        "select pgflow.add_step('report', 'fetch'); select pgflow.start_flow('report', '{}');",
-       "case_conflict_step", "report", "Fetch",
+       "case_conflict_step",
+       "report",
+       "Fetch",
        {R"(step slug "Fetch" differs only in case from "fetch" in flow "report")",
         R"(step slug "fetch" differs only in case from "Fetch" in flow "report")"}});
   EXPECT_THAT(audit(), Contains(AuditError("case_conflict_step", "report", "fetch")));
@@ -691,7 +710,10 @@ TEST_F(Upgrade0002Rejection, RejectsCaseOnlyDuplicateStepsWithinAFlowAndChangesN
 TEST_F(Upgrade0002Rejection, RejectsInvalidSlugOfAFlowWithoutRunsAndChangesNothing) {
   expect_rejected_atomically(
       {"select pgflow.create_flow('legacy_'); select pgflow.add_step('legacy_', 'work');",
-       "invalid_flow_slug", "legacy_", "", {R"(flow slug "legacy_" ends with an underscore)"}});
+       "invalid_flow_slug",
+       "legacy_",
+       "",
+       {R"(flow slug "legacy_" ends with an underscore)"}});
   EXPECT_EQ(count("select 1 from pgflow.runs where flow_slug = 'legacy_'"), "0");
 }
 
@@ -699,9 +721,14 @@ TEST_F(Upgrade0002Rejection, RejectsDuplicateQueueMessageIdentityAndChangesNothi
   // fragile c1's boom now claims the message id of its sibling (both in queue "fragile").
   expect_rejected_atomically(
       {absl::StrCat("update pgflow.step_tasks set message_id = (select message_id from "
-                    "pgflow.step_tasks where run_id = '", kRunC1, "' and step_slug = 'sibling') "
-                    "where run_id = '", kRunC1, "' and step_slug = 'boom';"),
-       "duplicate_message_identity", "fragile", "",
+                    "pgflow.step_tasks where run_id = '",
+                    kRunC1,
+                    "' and step_slug = 'sibling') "
+                    "where run_id = '",
+                    kRunC1, "' and step_slug = 'boom';"),
+       "duplicate_message_identity",
+       "fragile",
+       "",
        {R"(1 message id(s) of queue "fragile" of flow "fragile" are shared by several tasks (e.g. msg_id 2))"}});
 }
 
@@ -709,13 +736,17 @@ TEST_F(Upgrade0002Rejection, RejectsActiveMessageWithoutTaskAndChangesNothing) {
   // A pgflow-shaped message no task has (greet's next message id is 4).
   expect_rejected_atomically(
       {R"(select pgmq.send('greet', '{"flow_slug": "greet", "run_id": "00000000-0000-0000-0000-0000000000ff", "step_slug": "hello", "task_index": 0}');)",
-       "unmatched_active_message", "greet", "",
+       "unmatched_active_message",
+       "greet",
+       "",
        {R"(1 active message(s) in queue "greet" of flow "greet" match no task (e.g. msg_id 4))"}});
 }
 
 TEST_F(Upgrade0002Rejection, RejectsMissingQueueAndChangesNothing) {
-  expect_rejected_atomically({"delete from pgmq.meta where queue_name = 'fanout';", "queue_missing",
-                              "fanout", "",
+  expect_rejected_atomically({"delete from pgmq.meta where queue_name = 'fanout';",
+                              "queue_missing",
+                              "fanout",
+                              "",
                               {R"(flow "fanout" has no PGMQ queue "fanout" in pgmq.meta)"}});
 }
 
@@ -733,14 +764,20 @@ drop table pgmq.a_fragile;
 
 TEST_F(Upgrade0002Rejection, RejectsMissingArchiveTableAndChangesNothing) {
   expect_rejected_atomically(
-      {kDropFragileArchive, "queue_malformed", "fragile", "",
+      {kDropFragileArchive,
+       "queue_malformed",
+       "fragile",
+       "",
        {R"(of flow "fragile" lacks table pgmq.q_fragile or pgmq.a_fragile)"}});
 }
 
 TEST_F(Upgrade0002Rejection, RejectsMixedCaseAliasMetaRowsAndChangesNothing) {
   // A second spelling of the camelCase queue: two pgmq.meta rows for one pair of tables.
   expect_rejected_atomically(
-      {"select pgmq.create('OrderFlow');", "queue_ambiguous", "orderFlow", "",
+      {"select pgmq.create('OrderFlow');",
+       "queue_ambiguous",
+       "orderFlow",
+       "",
        {R"(pgmq.meta has 2 rows for the same tables of queue "orderflow" of flow "orderFlow": "OrderFlow", "orderFlow")"}});
 }
 
@@ -749,8 +786,11 @@ TEST_F(Upgrade0002Rejection, RejectsFlowSlugTooLongForAQueueNameAndChangesNothin
   // flow exists only without its queue (here written directly, as an older PGMQ or a hand-made
   // definition would leave it).
   expect_rejected_atomically(
-      {"insert into pgflow.flows (flow_slug) values ('nightly_invoice_reconciliation_across_regions_v2');",
-       "flow_queue_name_too_long", "nightly_invoice_reconciliation_across_regions_v2", "",
+      {"insert into pgflow.flows (flow_slug) values "
+       "('nightly_invoice_reconciliation_across_regions_v2');",
+       "flow_queue_name_too_long",
+       "nightly_invoice_reconciliation_across_regions_v2",
+       "",
        {R"(queue name "nightly_invoice_reconciliation_across_regions_v2" would be 48 characters; PGMQ allows 47)",
         R"([queue_missing] flow "nightly_invoice_reconciliation_across_regions_v2" has no PGMQ queue)"}});
 }
@@ -760,7 +800,9 @@ TEST_F(Upgrade0002Rejection, ListsEveryProblemAtOnce) {
       {"select pgflow.create_flow('_hidden'); select pgflow.add_step('_hidden', 'work');"
        "select pgflow.create_flow('shipping'); select pgflow.add_step('shipping', 'pack_');"
        "select pgmq.send('greet', '{}'); delete from pgmq.meta where queue_name = 'fanout';",
-       "invalid_flow_slug", "_hidden", "",
+       "invalid_flow_slug",
+       "_hidden",
+       "",
        {"[invalid_step_slug]", "[unmatched_active_message]", "[queue_missing]"}});
 }
 
@@ -820,9 +862,10 @@ TEST(Upgrade0002Files, EveryErrorOfTheMigrationsPreflightHasARejectionScenario) 
   for (const std::string& category : report_categories(migration_preflight())) {
     if (category.rfind("error ", 0) != 0) continue;
     const std::string quoted = absl::StrCat("\"", category.substr(6), "\"");
-    EXPECT_TRUE(std::any_of(scenarios.begin(), scenarios.end(), [&](const std::string& s) {
-      return s.find(quoted) != std::string::npos;
-    })) << "no Upgrade0002Rejection scenario for " << quoted;
+    EXPECT_TRUE(
+        std::any_of(scenarios.begin(), scenarios.end(),
+                    [&](const std::string& s) { return s.find(quoted) != std::string::npos; }))
+        << "no Upgrade0002Rejection scenario for " << quoted;
   }
 }
 
@@ -833,8 +876,9 @@ TEST_F(Upgrade0002, AuditOfACleanDatabaseIsReadOnlyAndReportsOnlyTheBackfill) {
   ASSERT_EQ(report.size(), 1u) << ::testing::PrintToString(report);
   EXPECT_EQ(report[0].severity, "info");
   EXPECT_EQ(report[0].category, "backfill");
-  EXPECT_EQ(report[0].detail,
-            "8 step(s) and 11 task(s) (2 without a queue message) get queue_name = lower(flow_slug)");
+  EXPECT_EQ(
+      report[0].detail,
+      "8 step(s) and 11 task(s) (2 without a queue message) get queue_name = lower(flow_slug)");
   EXPECT_EQ(audit(AuditSession::kReadOnly), report) << "the audit in a read-only session";
   EXPECT_SAME_TEXT(before, dump(), "the audit changed the database");
 }
@@ -845,10 +889,13 @@ TEST_F(Upgrade0002, AuditReportsLargeMessageProblemsAsExactCountsWithAtMostFiveS
                    "from generate_series(1, 12) i"),
               IsOk());
   const std::string before = dump();
-  EXPECT_THAT(audit(),
-              Contains(AllOf(AuditError("unmatched_active_message", "greet"),
-                             Field(&AuditRow::detail,
-                                   Eq(R"(12 active message(s) in queue "greet" of flow "greet" match no task (e.g. msg_id 4, 5, 6, 7, 8))")))));
+  EXPECT_THAT(
+      audit(),
+      Contains(AllOf(
+          AuditError("unmatched_active_message", "greet"),
+          Field(
+              &AuditRow::detail,
+              Eq(R"(12 active message(s) in queue "greet" of flow "greet" match no task (e.g. msg_id 4, 5, 6, 7, 8))")))));
   EXPECT_SAME_TEXT(before, dump(), "the audit changed the database");
 }
 
@@ -859,20 +906,26 @@ TEST_F(Upgrade0002, AuditInAReadOnlySessionReportsTheSameRows) {
   ASSERT_NO_FATAL_FAILURE(populated_0001());
   ASSERT_THAT(conn_->exec_script(read_source("tests/upgrade/prune_data_older_than.0001.sql")),
               IsOk());
-  ASSERT_THAT(conn_->exec_script(absl::StrCat(
-                  "select pgflow.create_flow('_hidden'); select pgflow.add_step('_hidden', 'work');"
-                  "select pgflow.create_flow('shipping'); select pgflow.add_step('shipping', 'pack_');"
-                  "select pgflow.create_flow('Orders'); select pgflow.create_flow('orders');"
-                  "select pgflow.create_flow('report'); select pgflow.add_step('report', 'Fetch');"
-                  "select pgflow.add_step('report', 'fetch');"
-                  "update pgflow.step_tasks set message_id = (select message_id from "
-                  "pgflow.step_tasks where run_id = '", kRunC1, "' and step_slug = 'sibling') "
-                  "where run_id = '", kRunC1, "' and step_slug = 'boom';"
-                  "select pgmq.send('greet', '{}'); delete from pgmq.meta where queue_name = 'fanout';",
-                  kDropFragileArchive, "select pgmq.create('OrderFlow');"
-                  "insert into pgflow.flows (flow_slug) "
-                  "values ('nightly_invoice_reconciliation_across_regions_v2');")),
-              IsOk());
+  ASSERT_THAT(
+      conn_->exec_script(absl::StrCat(
+          "select pgflow.create_flow('_hidden'); select pgflow.add_step('_hidden', 'work');"
+          "select pgflow.create_flow('shipping'); select pgflow.add_step('shipping', 'pack_');"
+          "select pgflow.create_flow('Orders'); select pgflow.create_flow('orders');"
+          "select pgflow.create_flow('report'); select pgflow.add_step('report', 'Fetch');"
+          "select pgflow.add_step('report', 'fetch');"
+          "update pgflow.step_tasks set message_id = (select message_id from "
+          "pgflow.step_tasks where run_id = '",
+          kRunC1,
+          "' and step_slug = 'sibling') "
+          "where run_id = '",
+          kRunC1,
+          "' and step_slug = 'boom';"
+          "select pgmq.send('greet', '{}'); delete from pgmq.meta where queue_name = 'fanout';",
+          kDropFragileArchive,
+          "select pgmq.create('OrderFlow');"
+          "insert into pgflow.flows (flow_slug) "
+          "values ('nightly_invoice_reconciliation_across_regions_v2');")),
+      IsOk());
   const std::string before = dump();
 
   // The setting really reaches the audit's session: it refuses what the old audit did first.
@@ -885,7 +938,8 @@ TEST_F(Upgrade0002, AuditInAReadOnlySessionReportsTheSameRows) {
 
   const std::vector<AuditRow> read_write = audit();
   std::set<std::string> categories;
-  for (const AuditRow& row : read_write) categories.insert(absl::StrCat(row.severity, " ", row.category));
+  for (const AuditRow& row : read_write)
+    categories.insert(absl::StrCat(row.severity, " ", row.category));
   EXPECT_EQ(categories, report_categories(migration_preflight()))
       << ::testing::PrintToString(read_write);
   EXPECT_EQ(audit(AuditSession::kReadOnly), read_write);
@@ -944,7 +998,8 @@ TEST(Upgrade0002Files, MigrationOnlyMarkersDelimitTheFencePreflightAndBackfill) 
   }
   // Everything else stays, including the columns the backfill fills.
   EXPECT_THAT(stripped, HasSubstr("alter table pgflow.step_tasks add column queue_name text;"));
-  EXPECT_THAT(stripped, HasSubstr("alter table pgflow.step_tasks alter column queue_name set not null;"));
+  EXPECT_THAT(stripped,
+              HasSubstr("alter table pgflow.step_tasks alter column queue_name set not null;"));
   EXPECT_THAT(stripped, HasSubstr("create function pgflow.claim_tasks("));
 }
 
@@ -958,7 +1013,8 @@ TEST_F(Upgrade0002, FreshInstallAndUpgradedPopulatedDatabaseHaveIdenticalSchemas
   EXPECT_SAME_TEXT(fresh, dump(DumpKind::kPgflowSchema), "fresh install vs upgraded 0001");
 }
 
-TEST_F(Upgrade0002, MigrationWithoutItsMigrationOnlySectionsGivesTheSameSchemaOnAnEmpty0001Database) {
+TEST_F(Upgrade0002,
+       MigrationWithoutItsMigrationOnlySectionsGivesTheSameSchemaOnAnEmpty0001Database) {
   ASSERT_NO_FATAL_FAILURE(create_database(2));
   const std::string fresh = dump(DumpKind::kPgflowSchema);
 
@@ -1007,12 +1063,13 @@ TEST_F(Upgrade0002, AuditReportsTheStockPruneHelperForReplacement) {
   ASSERT_NO_FATAL_FAILURE(populated_0001());
   ASSERT_THAT(conn_->exec_script(read_source("tests/upgrade/prune_data_older_than.0001.sql")),
               IsOk());
-  EXPECT_THAT(audit(),
-              Contains(AllOf(Field(&AuditRow::severity, Eq("action")),
-                             Field(&AuditRow::category, Eq("prune_function_installed")),
-                             Field(&AuditRow::detail, HasSubstr("is the stock pre-queue-identity version")),
-                             Field(&AuditRow::repair_hint,
-                                   HasSubstr("sql/contrib/prune_data_older_than.sql")))));
+  EXPECT_THAT(
+      audit(),
+      Contains(AllOf(
+          Field(&AuditRow::severity, Eq("action")),
+          Field(&AuditRow::category, Eq("prune_function_installed")),
+          Field(&AuditRow::detail, HasSubstr("is the stock pre-queue-identity version")),
+          Field(&AuditRow::repair_hint, HasSubstr("sql/contrib/prune_data_older_than.sql")))));
 }
 
 TEST_F(Upgrade0002, AuditFlagsACustomizedPruneHelperForManualAdaptation) {
@@ -1028,7 +1085,8 @@ TEST_F(Upgrade0002, AuditFlagsACustomizedPruneHelperForManualAdaptation) {
                              Field(&AuditRow::repair_hint, HasSubstr("adapt it by hand")))));
 }
 
-TEST_F(Upgrade0002, UpgradeKeepsTheInstalledPruneHelperAndItsQueueAwareReplacementPrunesByTaskQueue) {
+TEST_F(Upgrade0002,
+       UpgradeKeepsTheInstalledPruneHelperAndItsQueueAwareReplacementPrunesByTaskQueue) {
   ASSERT_NO_FATAL_FAILURE(populated_0001());
   ASSERT_THAT(conn_->exec_script(read_source("tests/upgrade/prune_data_older_than.0001.sql")),
               IsOk());
@@ -1038,7 +1096,8 @@ TEST_F(Upgrade0002, UpgradeKeepsTheInstalledPruneHelperAndItsQueueAwareReplaceme
   EXPECT_EQ(scalar(prune_helper_hash_sql()), stock_hash);
   ASSERT_THAT(conn_->exec_script(read_source("sql/contrib/prune_data_older_than.sql")), IsOk());
   EXPECT_NE(scalar(prune_helper_hash_sql()), stock_hash);
-  EXPECT_THAT(audit(), Not(Contains(Field(&AuditRow::detail, HasSubstr("stock pre-queue-identity")))));
+  EXPECT_THAT(audit(),
+              Not(Contains(Field(&AuditRow::detail, HasSubstr("stock pre-queue-identity")))));
 
   // History older than the retention: the finished fixture runs (a1, c1, d1), every archived
   // message so far, and the heartbeat of the 0.16.0 greet worker.
@@ -1058,15 +1117,16 @@ TEST_F(Upgrade0002, UpgradeKeepsTheInstalledPruneHelperAndItsQueueAwareReplaceme
               IsOk());
   // An old failed run whose tasks still have active messages (in queue "fanout").
   std::string stale = start_flow("fanout", "[7, 8]");
-  ASSERT_THAT(exec("update pgflow.runs set status = 'failed', "
-                   "started_at = now() - interval '30 days', failed_at = now() - interval '30 days' "
-                   "where run_id = $1::uuid",
-                   {stale}),
-              IsOk());
-  const std::string stale_msgs =
-      scalar("select array_agg(message_id order by message_id)::text from pgflow.step_tasks "
-             "where run_id = $1::uuid",
-             {stale});
+  ASSERT_THAT(
+      exec("update pgflow.runs set status = 'failed', "
+           "started_at = now() - interval '30 days', failed_at = now() - interval '30 days' "
+           "where run_id = $1::uuid",
+           {stale}),
+      IsOk());
+  const std::string stale_msgs = scalar(
+      "select array_agg(message_id order by message_id)::text from pgflow.step_tasks "
+      "where run_id = $1::uuid",
+      {stale});
   EXPECT_EQ(count("select 1 from pgmq.q_fanout where msg_id = any($1::bigint[])", {stale_msgs}),
             "2");
   // A recent completed run (recent archive rows in "greet").
@@ -1079,7 +1139,8 @@ TEST_F(Upgrade0002, UpgradeKeepsTheInstalledPruneHelperAndItsQueueAwareReplaceme
   ASSERT_THAT(exec("select pgflow.prune_data_older_than('7 days')"), IsOk());
 
   // Old finished runs are gone with their states and tasks.
-  for (const std::string& run : {std::string(kRunA1), std::string(kRunC1), std::string(kRunD1), stale}) {
+  for (const std::string& run :
+       {std::string(kRunA1), std::string(kRunC1), std::string(kRunD1), stale}) {
     SCOPED_TRACE(run);
     EXPECT_EQ(count("select 1 from pgflow.runs where run_id = $1::uuid", {run}), "0");
     EXPECT_EQ(count("select 1 from pgflow.step_states where run_id = $1::uuid", {run}), "0");
@@ -1097,7 +1158,8 @@ TEST_F(Upgrade0002, UpgradeKeepsTheInstalledPruneHelperAndItsQueueAwareReplaceme
   }
   EXPECT_EQ(count("select 1 from pgmq.a_greet"), "2");  // the recent run's two messages
   // Recent and unfinished runs stay, with their messages.
-  for (const std::string& run : {recent, std::string(kRunA2), std::string(kRunB1), std::string(kRunD2)}) {
+  for (const std::string& run :
+       {recent, std::string(kRunA2), std::string(kRunB1), std::string(kRunD2)}) {
     SCOPED_TRACE(run);
     EXPECT_EQ(count("select 1 from pgflow.runs where run_id = $1::uuid", {run}), "1");
   }
@@ -1118,9 +1180,9 @@ TEST_F(Upgrade0002, MigrationBehindAnOpenRunLockTimesOutAndChangesNothing) {
   auto holder = pg::Connection::open(url(), "run-lock-holder");
   ASSERT_TRUE(holder.ok()) << holder.status();
   ASSERT_THAT(holder->exec("begin"), IsOk());
-  ASSERT_THAT(holder->exec("select run_id from pgflow.runs where run_id = $1::uuid for update",
-                           {kRunB1}),
-              IsOk());
+  ASSERT_THAT(
+      holder->exec("select run_id from pgflow.runs where run_id = $1::uuid for update", {kRunB1}),
+      IsOk());
 
   absl::Status s = migrate(url());  // waits for the lock on pgflow.runs (lock_timeout 10 s)
   EXPECT_THAT(s, StatusIs(absl::StatusCode::kAborted, HasSubstr("lock timeout")));
@@ -1211,13 +1273,16 @@ TEST_F(Upgrade0002, Database0001HasNoWorkerHandshakeSoANewWorkerRefusesToStart) 
   ASSERT_NO_FATAL_FAILURE(create_database(1));
   auto r = exec("select pgflow.worker_protocol()");
   EXPECT_EQ(sql_state(r.status()), "42883") << r.status();  // undefined_function
-  EXPECT_THAT(r.status(), StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("pgflow migrate")));
+  EXPECT_THAT(r.status(),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("pgflow migrate")));
   // Nor can it compile or register the new way.
-  EXPECT_EQ(sql_state(exec("select pgflow.ensure_flow_compiled('f', $1::jsonb, pgflow.worker_protocol())",
-                           {flow_shape({step_shape("s")})})
-                          .status()),
-            "42883");
-  EXPECT_EQ(sql_state(exec("select pgflow.register_worker(gen_random_uuid(), 'f', 'f', 'f', pgflow.worker_protocol())")
+  EXPECT_EQ(
+      sql_state(exec("select pgflow.ensure_flow_compiled('f', $1::jsonb, pgflow.worker_protocol())",
+                     {flow_shape({step_shape("s")})})
+                    .status()),
+      "42883");
+  EXPECT_EQ(sql_state(exec("select pgflow.register_worker(gen_random_uuid(), 'f', 'f', 'f', "
+                           "pgflow.worker_protocol())")
                           .status()),
             "42883");
   EXPECT_EQ(count("select 1 from pgflow.flows"), "0");
@@ -1228,8 +1293,10 @@ TEST_F(Upgrade0002, NewDatabaseRefusesAReleased0160WorkerBeforeRegistration) {
   ASSERT_NO_FATAL_FAILURE(create_database(std::nullopt));
   // The startup SQL of an upstream 0.16.0 worker, in its order.
   auto tracked = exec("select pgflow.track_worker_function('f')");
-  EXPECT_THAT(tracked.status(), StatusIs(::testing::_, HasSubstr("worker protocol none is not supported")));
-  auto compiled = exec("select pgflow.ensure_flow_compiled('f', $1::jsonb)", {flow_shape({step_shape("s")})});
+  EXPECT_THAT(tracked.status(),
+              StatusIs(::testing::_, HasSubstr("worker protocol none is not supported")));
+  auto compiled =
+      exec("select pgflow.ensure_flow_compiled('f', $1::jsonb)", {flow_shape({step_shape("s")})});
   EXPECT_THAT(compiled.status(), StatusIs(::testing::_, HasSubstr("upgrade the worker")));
   auto inserted = exec(
       "insert into pgflow.workers (queue_name, worker_id, function_name) "
@@ -1248,10 +1315,14 @@ TEST_F(Upgrade0002, NewDatabaseRefusesAReleased0160WorkerBeforeRegistration) {
 
   // The supported pair: a worker of the current protocol starts.
   EXPECT_EQ(scalar("select pgflow.worker_protocol()::text"), "5");
-  EXPECT_EQ(scalar("select pgflow.ensure_flow_compiled('f', $1::jsonb, pgflow.worker_protocol())->>'status'",
-                   {flow_shape({step_shape("s")})}),
-            "compiled");
-  EXPECT_THAT(exec("select pgflow.register_worker(gen_random_uuid(), 'f', 'f', 'f', pgflow.worker_protocol())"), IsOk());
+  EXPECT_EQ(
+      scalar(
+          "select pgflow.ensure_flow_compiled('f', $1::jsonb, pgflow.worker_protocol())->>'status'",
+          {flow_shape({step_shape("s")})}),
+      "compiled");
+  EXPECT_THAT(exec("select pgflow.register_worker(gen_random_uuid(), 'f', 'f', 'f', "
+                   "pgflow.worker_protocol())"),
+              IsOk());
 }
 
 // =============================================================================================
@@ -1260,8 +1331,8 @@ TEST_F(Upgrade0002, NewDatabaseRefusesAReleased0160WorkerBeforeRegistration) {
 
 // Runs `body(i, connection)` for i = 0..n-1 on n threads with their own connections, released
 // together; returns each body's status.
-std::vector<absl::Status> concurrently(const std::string& url, int n,
-                                       const std::function<absl::Status(int, pg::Connection&)>& body) {
+std::vector<absl::Status> concurrently(
+    const std::string& url, int n, const std::function<absl::Status(int, pg::Connection&)>& body) {
   std::vector<pg::Connection> conns;
   std::vector<absl::Status> results(static_cast<size_t>(n), absl::UnknownError("not run"));
   for (int i = 0; i < n; ++i) {
@@ -1294,8 +1365,9 @@ TEST_F(Upgrade0002, ConcurrentCompilationOfCaseAliasSlugsCreatesOneFlowAndOneQue
     const std::vector<std::string> slugs = {absl::StrCat("Orders", round), lower};
     std::vector<absl::Status> results =
         concurrently(url(), 2, [&](int i, pg::Connection& c) -> absl::Status {
-          return c.exec("select pgflow.ensure_flow_compiled($1, $2::jsonb, pgflow.worker_protocol())",
-                        {slugs[static_cast<size_t>(i)], shape})
+          return c
+              .exec("select pgflow.ensure_flow_compiled($1, $2::jsonb, pgflow.worker_protocol())",
+                    {slugs[static_cast<size_t>(i)], shape})
               .status();
         });
     int ok = 0;
@@ -1343,8 +1415,8 @@ TEST_F(Upgrade0002, ConcurrentAddStepAndDeletionLeaveAConsistentDatabase) {
     }
     for (const absl::Status& s : results) EXPECT_NE(sql_state(s), "40P01") << s;
     for (const char* table : {"flows", "steps", "deps", "runs", "step_states", "step_tasks"}) {
-      EXPECT_EQ(count(absl::StrCat("select 1 from pgflow.", table, " where flow_slug = $1"), {flow}),
-                "0")
+      EXPECT_EQ(
+          count(absl::StrCat("select 1 from pgflow.", table, " where flow_slug = $1"), {flow}), "0")
           << table;
     }
     EXPECT_EQ(count("select 1 from pgmq.meta where lower(queue_name) = $1", {flow}), "0");
@@ -1371,8 +1443,9 @@ TEST_F(Upgrade0002, QueueCreatedByAnotherSessionDuringCompilationIsNeverAdopted)
   absl::StatusOr<pg::Result> compiled = absl::UnknownError("not run");
   {
     std::jthread t([&] {
-      compiled = compiler->exec("select pgflow.ensure_flow_compiled('racey', $1::jsonb, pgflow.worker_protocol())",
-                                {flow_shape({step_shape("work")})});
+      compiled = compiler->exec(
+          "select pgflow.ensure_flow_compiled('racey', $1::jsonb, pgflow.worker_protocol())",
+          {flow_shape({step_shape("work")})});
     });
     // Provisioning reaches the same tables and waits for the other transaction.
     ASSERT_TRUE(wait_until_blocked(*conn_, compiler_pid, other->backend_pid()));
@@ -1385,8 +1458,9 @@ TEST_F(Upgrade0002, QueueCreatedByAnotherSessionDuringCompilationIsNeverAdopted)
   EXPECT_EQ(scalar("select string_agg(queue_name, ',') from pgmq.meta"), "racey");
 
   // Compiling again later still refuses the foreign queue.
-  auto again = exec("select pgflow.ensure_flow_compiled('racey', $1::jsonb, pgflow.worker_protocol())",
-                    {flow_shape({step_shape("work")})});
+  auto again =
+      exec("select pgflow.ensure_flow_compiled('racey', $1::jsonb, pgflow.worker_protocol())",
+           {flow_shape({step_shape("work")})});
   EXPECT_THAT(again.status(), StatusIs(::testing::_, HasSubstr("pgflow never adopts")));
   EXPECT_EQ(count("select 1 from pgflow.flows"), "0");
 }
@@ -1394,9 +1468,10 @@ TEST_F(Upgrade0002, QueueCreatedByAnotherSessionDuringCompilationIsNeverAdopted)
 TEST_F(Upgrade0002, ClaimsRacingFlowDeletionEndWithoutDeadlockOrLeftovers) {
   ASSERT_NO_FATAL_FAILURE(create_database(std::nullopt));
   const std::string worker = "aaaaaaaa-0000-0000-0000-0000000000c9";
-  ASSERT_THAT(exec("select pgflow.ensure_flow_compiled('racer', $1::jsonb, pgflow.worker_protocol())",
-                   {flow_shape({step_shape("each", {}, "map"), step_shape("total", {"each"})})}),
-              IsOk());
+  ASSERT_THAT(
+      exec("select pgflow.ensure_flow_compiled('racer', $1::jsonb, pgflow.worker_protocol())",
+           {flow_shape({step_shape("each", {}, "map"), step_shape("total", {"each"})})}),
+      IsOk());
   ASSERT_NO_FATAL_FAILURE(register_worker(worker, "racer"));
   for (int i = 0; i < 8; ++i) start_flow("racer", "[1, 2, 3, 4, 5, 6]");
 
@@ -1441,9 +1516,10 @@ TEST_F(Upgrade0002, ClaimsRacingFlowDeletionEndWithoutDeadlockOrLeftovers) {
         }
         for (int i = 0; i < claims->rows(); ++i) {
           ++claimed;
-          auto done = c.exec("select count(*) from pgflow.complete_task($1::uuid, $2, $3::int, '1')",
-                             {std::string(claims->text(i, 0)), std::string(claims->text(i, 1)),
-                              std::string(claims->text(i, 2))});
+          auto done =
+              c.exec("select count(*) from pgflow.complete_task($1::uuid, $2, $3::int, '1')",
+                     {std::string(claims->text(i, 0)), std::string(claims->text(i, 1)),
+                      std::string(claims->text(i, 2))});
           if (!done.ok()) worker_errors.push_back(done.status());
         }
         if (claimed > 0 && !counted_down) {
@@ -1471,13 +1547,15 @@ TEST_F(Upgrade0002, ClaimsRacingFlowDeletionEndWithoutDeadlockOrLeftovers) {
     EXPECT_EQ(count(absl::StrCat("select 1 from pgflow.", table)), "0") << table;
   }
   EXPECT_EQ(count("select 1 from pgmq.meta"), "0");
-  EXPECT_EQ(scalar("select format('%s %s', to_regclass('pgmq.q_racer'), to_regclass('pgmq.a_racer'))"),
-            " ");
+  EXPECT_EQ(
+      scalar("select format('%s %s', to_regclass('pgmq.q_racer'), to_regclass('pgmq.a_racer'))"),
+      " ");
   // The narrowest window, made deterministic: a batch read before the deletion is claimed after
   // it. The claim says the flow does not exist.
-  auto stale = exec("select * from pgflow.claim_tasks('racer', 'racer', '{1, 2}', $1::uuid)", {worker});
-  EXPECT_THAT(stale.status(), StatusIs(absl::StatusCode::kNotFound,
-                                       HasSubstr(R"(Flow "racer" does not exist)")));
+  auto stale =
+      exec("select * from pgflow.claim_tasks('racer', 'racer', '{1, 2}', $1::uuid)", {worker});
+  EXPECT_THAT(stale.status(),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr(R"(Flow "racer" does not exist)")));
 }
 
 // =============================================================================================
@@ -1495,9 +1573,11 @@ class Upgrade0004 : public Upgrade0002 {
   // Every row of the runtime and the queues: PGMQ's schema and pgflow's tables except flows
   // (which gains a column) and the ledger. Equal before and after means nothing moved.
   std::string runtime_and_queues() {
-    CommandResult r = run_command(absl::StrCat(
-        PGFLOW_PG_BIN, "/pg_dump --data-only --no-owner -n pgmq -n pgflow -T pgflow.flows "
-        "-T pgflow.schema_migrations ", shell_quote(url())));
+    CommandResult r = run_command(
+        absl::StrCat(PGFLOW_PG_BIN,
+                     "/pg_dump --data-only --no-owner -n pgmq -n pgflow -T pgflow.flows "
+                     "-T pgflow.schema_migrations ",
+                     shell_quote(url())));
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return normalise_dump(r.out);
   }
@@ -1507,23 +1587,27 @@ TEST_F(Upgrade0004, PlainFlowsKeepTheirQueuesTasksAndMessagesAndInFlightRunsFini
   ASSERT_NO_FATAL_FAILURE(populated_0003());
   const std::string data_before = runtime_and_queues();
   const std::string flows_before = scalar(
-      "select string_agg(flow_slug || ':' || opt_max_attempts || ':' || created_at, ',' order by flow_slug) "
+      "select string_agg(flow_slug || ':' || opt_max_attempts || ':' || created_at, ',' order by "
+      "flow_slug) "
       "from pgflow.flows");
   ASSERT_THAT(migrate(url(), {.target_version = 4}), IsOk());
   EXPECT_EQ(schema_version(), 4);
 
   EXPECT_SAME_TEXT(data_before, runtime_and_queues(), "the upgrade changed runtime rows or queues");
-  EXPECT_EQ(flows_before, scalar("select string_agg(flow_slug || ':' || opt_max_attempts || ':' || created_at, "
-                                 "',' order by flow_slug) from pgflow.flows"));
+  EXPECT_EQ(flows_before,
+            scalar("select string_agg(flow_slug || ':' || opt_max_attempts || ':' || created_at, "
+                   "',' order by flow_slug) from pgflow.flows"));
   EXPECT_EQ(scalar("select string_agg(distinct queue_mode, ',') from pgflow.flows"), "flow");
 
   // The in-flight run finishes on the upgraded database, in its flow's one queue.
   ASSERT_NO_FATAL_FAILURE(finish_in_flight_fanout("aaaaaaaa-0000-0000-0000-0000000000c1"));
   // And a flow compiled now in step mode lives beside them.
-  EXPECT_EQ(scalar("select pgflow.ensure_flow_compiled('stepped', $1::jsonb, pgflow.worker_protocol(), 'step')->>'status'",
+  EXPECT_EQ(scalar("select pgflow.ensure_flow_compiled('stepped', $1::jsonb, "
+                   "pgflow.worker_protocol(), 'step')->>'status'",
                    {flow_shape({step_shape("s")})}),
             "compiled");
-  EXPECT_EQ(scalar("select queue_name from pgflow.steps where flow_slug = 'stepped'"), "stepped__s");
+  EXPECT_EQ(scalar("select queue_name from pgflow.steps where flow_slug = 'stepped'"),
+            "stepped__s");
 }
 
 TEST_F(Upgrade0004, BehindALongTransactionOnFlowsTheMigrationTimesOutAndChangesNothing) {
@@ -1534,7 +1618,9 @@ TEST_F(Upgrade0004, BehindALongTransactionOnFlowsTheMigrationTimesOutAndChangesN
   ASSERT_THAT(holder->exec("begin"), IsOk());
   ASSERT_THAT(holder->exec("select count(*) from pgflow.flows"), IsOk());  // holds ACCESS SHARE
 
-  absl::Status s = migrate(url(), {.target_version = 4});  // adding the column waits for ACCESS EXCLUSIVE (lock_timeout 10 s)
+  absl::Status s = migrate(
+      url(),
+      {.target_version = 4});  // adding the column waits for ACCESS EXCLUSIVE (lock_timeout 10 s)
   EXPECT_THAT(s, StatusIs(absl::StatusCode::kAborted, HasSubstr("lock timeout")));
   EXPECT_EQ(sql_state(s), "55P03");
   EXPECT_THAT(holder->exec("commit"), IsOk());
@@ -1545,17 +1631,19 @@ TEST_F(Upgrade0004, BehindALongTransactionOnFlowsTheMigrationTimesOutAndChangesN
   EXPECT_EQ(schema_version(), 4);
 }
 
-TEST_F(Upgrade0004, MigrationWithoutItsMigrationOnlySectionsGivesTheSameSchemaOnAnEmpty0003Database) {
+TEST_F(Upgrade0004,
+       MigrationWithoutItsMigrationOnlySectionsGivesTheSameSchemaOnAnEmpty0003Database) {
   ASSERT_NO_FATAL_FAILURE(create_database(4));
   const std::string fresh = dump(DumpKind::kPgflowSchema);
   int sections = 0, statements = 0;
-  const std::string stripped =
-      strip_migration_only(read_source("sql/migrations/0004_step_queues.sql"), &sections, &statements);
+  const std::string stripped = strip_migration_only(
+      read_source("sql/migrations/0004_step_queues.sql"), &sections, &statements);
   EXPECT_EQ(sections, 1);  // the lock timeout
   EXPECT_EQ(statements, 0);
   ASSERT_NO_FATAL_FAILURE(create_database(3));
   ASSERT_THAT(conn_->exec_script(stripped), IsOk());
-  EXPECT_SAME_TEXT(fresh, dump(DumpKind::kPgflowSchema), "full 0004 vs 0004 without [migration-only] sections");
+  EXPECT_SAME_TEXT(fresh, dump(DumpKind::kPgflowSchema),
+                   "full 0004 vs 0004 without [migration-only] sections");
 }
 
 // =============================================================================================
@@ -1570,17 +1658,20 @@ class Upgrade0005 : public Upgrade0002 {
     ASSERT_NO_FATAL_FAILURE(populated_0001());
     ASSERT_THAT(migrate(url(), {.target_version = 4}), IsOk());
     ASSERT_EQ(schema_version(), 4);
-    ASSERT_EQ(scalar("select pgflow.ensure_flow_compiled('stepped', $1::jsonb, 3, 'step')->>'status'",
-                     {flow_shape({step_shape("s")})}),
-              "compiled");
+    ASSERT_EQ(
+        scalar("select pgflow.ensure_flow_compiled('stepped', $1::jsonb, 3, 'step')->>'status'",
+               {flow_shape({step_shape("s")})}),
+        "compiled");
     stepped_run_ = start_flow("stepped", "{}");
   }
   // Every row of the runtime and the queues: PGMQ's schema and pgflow's tables except flows
   // (which gains a column), flow_aliases (new) and the ledger.
   std::string runtime_and_queues() {
     CommandResult r = run_command(absl::StrCat(
-        PGFLOW_PG_BIN, "/pg_dump --data-only --no-owner -n pgmq -n pgflow -T pgflow.flows -T pgflow.flow_aliases "
-        "-T pgflow.schema_migrations -T pgflow.locks ", shell_quote(url())));
+        PGFLOW_PG_BIN,
+        "/pg_dump --data-only --no-owner -n pgmq -n pgflow -T pgflow.flows -T pgflow.flow_aliases "
+        "-T pgflow.schema_migrations -T pgflow.locks ",
+        shell_quote(url())));
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return normalise_dump(r.out);
   }
@@ -1599,28 +1690,34 @@ TEST_F(Upgrade0005, ExistingFlowsBecomeActiveSelfAliasesAndEverythingElseStays) 
   ASSERT_NO_FATAL_FAILURE(populated_0004());
   const std::string data_before = runtime_and_queues();
   const std::string flows_before = scalar(
-      "select string_agg(flow_slug || ':' || queue_mode || ':' || created_at, ',' order by flow_slug) "
+      "select string_agg(flow_slug || ':' || queue_mode || ':' || created_at, ',' order by "
+      "flow_slug) "
       "from pgflow.flows");
   ASSERT_THAT(migrate(url(), {.target_version = 5}), IsOk());
   EXPECT_EQ(schema_version(), 5);
 
   EXPECT_SAME_TEXT(data_before, runtime_and_queues(), "the upgrade changed runtime rows or queues");
-  EXPECT_EQ(flows_before, scalar("select string_agg(flow_slug || ':' || queue_mode || ':' || created_at, ',' "
-                                 "order by flow_slug) from pgflow.flows"));
+  EXPECT_EQ(flows_before,
+            scalar("select string_agg(flow_slug || ':' || queue_mode || ':' || created_at, ',' "
+                   "order by flow_slug) from pgflow.flows"));
   // Every flow is its own alias and that alias's active version; nothing inferred from names.
   EXPECT_EQ(count("select 1 from pgflow.flows where flow_alias is distinct from flow_slug"), "0");
-  EXPECT_EQ(scalar("select string_agg(flow_alias || '->' || flow_slug, ' ' order by flow_alias) from pgflow.flow_aliases"),
+  EXPECT_EQ(scalar("select string_agg(flow_alias || '->' || flow_slug, ' ' order by flow_alias) "
+                   "from pgflow.flow_aliases"),
             "fanout->fanout fragile->fragile greet->greet orderFlow->orderFlow stepped->stepped");
 
   // Existing calls keep working through the self-aliases; runs carry the concrete slug.
-  EXPECT_EQ(scalar("select flow_slug from pgflow.runs where run_id = $1::uuid", {start_flow("greet", R"({"name": "Cy"})")}),
+  EXPECT_EQ(scalar("select flow_slug from pgflow.runs where run_id = $1::uuid",
+                   {start_flow("greet", R"({"name": "Cy"})")}),
             "greet");
-  EXPECT_EQ(scalar("select pgflow.ensure_flow_compiled('stepped', $1::jsonb, 4, 'step')->>'activation'",
-                   {flow_shape({step_shape("s")})}),
-            "active");
+  EXPECT_EQ(
+      scalar("select pgflow.ensure_flow_compiled('stepped', $1::jsonb, 4, 'step')->>'activation'",
+             {flow_shape({step_shape("s")})}),
+      "active");
   // In-flight runs finish: the fixture's fanout run, and the step-queued run in its step queue.
   ASSERT_NO_FATAL_FAILURE(finish_in_flight_fanout("aaaaaaaa-0000-0000-0000-0000000000d1"));
-  ASSERT_THAT(exec("select pgflow.register_worker('aaaaaaaa-0000-0000-0000-0000000000d2', 'stepped-s-worker', "
+  ASSERT_THAT(exec("select pgflow.register_worker('aaaaaaaa-0000-0000-0000-0000000000d2', "
+                   "'stepped-s-worker', "
                    "'stepped', 'stepped__s', 4)"),
               IsOk());
   EXPECT_EQ(scalar("select count(*)::text from pgflow.claim_tasks('stepped__s', 'stepped', "
@@ -1640,9 +1737,12 @@ TEST_F(Upgrade0005, APreExistingAliasTableIsRefusedAndNothingChanges) {
 TEST_F(Upgrade0005, AFailureAfterTheBackfillRollsEverythingBack) {
   ASSERT_NO_FATAL_FAILURE(populated_0004());
   // An object named like one the migration creates late, after the column and the backfill.
-  ASSERT_THAT(exec("create index flow_aliases_flow_alias_lower_key on pgflow.runs (run_id)"), IsOk());
+  ASSERT_THAT(exec("create index flow_aliases_flow_alias_lower_key on pgflow.runs (run_id)"),
+              IsOk());
   expect_refused("flow_aliases_flow_alias_lower_key");
-  EXPECT_EQ(count("select 1 from pg_attribute where attrelid = 'pgflow.flows'::regclass and attname = 'flow_alias'"), "0");
+  EXPECT_EQ(count("select 1 from pg_attribute where attrelid = 'pgflow.flows'::regclass and "
+                  "attname = 'flow_alias'"),
+            "0");
 }
 
 TEST_F(Upgrade0005, BehindALongTransactionOnFlowsTheMigrationTimesOutAndChangesNothing) {
@@ -1653,7 +1753,8 @@ TEST_F(Upgrade0005, BehindALongTransactionOnFlowsTheMigrationTimesOutAndChangesN
   ASSERT_THAT(holder->exec("begin"), IsOk());
   ASSERT_THAT(holder->exec("select count(*) from pgflow.flows"), IsOk());  // holds ACCESS SHARE
 
-  absl::Status s = migrate(url(), {.target_version = 5});  // the fence waits for ACCESS EXCLUSIVE (lock_timeout 10 s)
+  absl::Status s = migrate(
+      url(), {.target_version = 5});  // the fence waits for ACCESS EXCLUSIVE (lock_timeout 10 s)
   EXPECT_THAT(s, StatusIs(absl::StatusCode::kAborted, HasSubstr("lock timeout")));
   EXPECT_EQ(sql_state(s), "55P03");
   EXPECT_THAT(holder->exec("commit"), IsOk());
@@ -1664,17 +1765,19 @@ TEST_F(Upgrade0005, BehindALongTransactionOnFlowsTheMigrationTimesOutAndChangesN
   EXPECT_EQ(schema_version(), 5);
 }
 
-TEST_F(Upgrade0005, MigrationWithoutItsMigrationOnlySectionsGivesTheSameSchemaOnAnEmpty0004Database) {
+TEST_F(Upgrade0005,
+       MigrationWithoutItsMigrationOnlySectionsGivesTheSameSchemaOnAnEmpty0004Database) {
   ASSERT_NO_FATAL_FAILURE(create_database(5));
   const std::string fresh = dump(DumpKind::kPgflowSchema);
   int sections = 0, statements = 0;
-  const std::string stripped =
-      strip_migration_only(read_source("sql/migrations/0005_flow_aliases.sql"), &sections, &statements);
+  const std::string stripped = strip_migration_only(
+      read_source("sql/migrations/0005_flow_aliases.sql"), &sections, &statements);
   EXPECT_EQ(sections, 3);    // fence, preflight, backfill of the alias rows
   EXPECT_EQ(statements, 1);  // backfill of flows.flow_alias
   ASSERT_NO_FATAL_FAILURE(create_database(4));
   ASSERT_THAT(conn_->exec_script(stripped), IsOk());
-  EXPECT_SAME_TEXT(fresh, dump(DumpKind::kPgflowSchema), "full 0005 vs 0005 without [migration-only] sections");
+  EXPECT_SAME_TEXT(fresh, dump(DumpKind::kPgflowSchema),
+                   "full 0005 vs 0005 without [migration-only] sections");
 }
 
 // =============================================================================================
@@ -1687,7 +1790,8 @@ TEST_F(Upgrade0005, MigrationWithoutItsMigrationOnlySectionsGivesTheSameSchemaOn
 TEST_F(Upgrade0005, TasksInFlightFinishThroughBatchesAndProtocol4WorkersStillStart) {
   ASSERT_NO_FATAL_FAILURE(populated_0004());
   ASSERT_THAT(migrate(url(), {.target_version = 5}), IsOk());
-  ASSERT_THAT(exec("select pgflow.register_worker('aaaaaaaa-0000-0000-0000-0000000000e1', 'stepped-s-worker', "
+  ASSERT_THAT(exec("select pgflow.register_worker('aaaaaaaa-0000-0000-0000-0000000000e1', "
+                   "'stepped-s-worker', "
                    "'stepped', 'stepped__s', 4)"),
               IsOk());
   ASSERT_EQ(scalar("select count(*)::text from pgflow.claim_tasks('stepped__s', 'stepped', "
@@ -1701,7 +1805,8 @@ TEST_F(Upgrade0005, TasksInFlightFinishThroughBatchesAndProtocol4WorkersStillSta
   EXPECT_SAME_TEXT(data_before, runtime_and_queues(), "the upgrade changed runtime rows or queues");
   EXPECT_EQ(scalar("select pgflow.worker_protocol()::text"), "5");
 
-  EXPECT_EQ(scalar("select string_agg(status, ',') from pgflow.complete_tasks(jsonb_build_array(jsonb_build_object("
+  EXPECT_EQ(scalar("select string_agg(status, ',') from "
+                   "pgflow.complete_tasks(jsonb_build_array(jsonb_build_object("
                    "'run_id', $1::uuid, 'step_slug', 's', 'task_index', 0, 'output', 1)))",
                    {stepped_run_}),
             "completed");
@@ -1711,7 +1816,8 @@ TEST_F(Upgrade0005, TasksInFlightFinishThroughBatchesAndProtocol4WorkersStillSta
                    {flow_shape({step_shape("s")})}),
             "verified");
   const std::string run = start_flow("stepped", "{}");
-  ASSERT_THAT(exec("select pgflow.register_worker('aaaaaaaa-0000-0000-0000-0000000000e2', 'stepped-s-worker', "
+  ASSERT_THAT(exec("select pgflow.register_worker('aaaaaaaa-0000-0000-0000-0000000000e2', "
+                   "'stepped-s-worker', "
                    "'stepped', 'stepped__s', 4)"),
               IsOk());
   ASSERT_EQ(scalar("select count(*)::text from pgflow.claim_tasks('stepped__s', 'stepped', "
@@ -1743,7 +1849,8 @@ TEST_F(Upgrade0005, LeanStartsArriveAndRunsInFlightAreUntouched) {
   EXPECT_EQ(run_status(by_slug), "started");
   EXPECT_NE(by_alias, by_slug);
 
-  ASSERT_THAT(exec("select pgflow.register_worker('aaaaaaaa-0000-0000-0000-0000000000e3', 'stepped-s-worker', "
+  ASSERT_THAT(exec("select pgflow.register_worker('aaaaaaaa-0000-0000-0000-0000000000e3', "
+                   "'stepped-s-worker', "
                    "'stepped', 'stepped__s', 5)"),
               IsOk());
   ASSERT_EQ(scalar("select count(*)::text from pgflow.claim_tasks('stepped__s', 'stepped', "
@@ -1772,7 +1879,8 @@ TEST_F(Upgrade0005, RunControlArrivesWithEmptyColumnsAndRunsInFlightCanBeCancell
     return dump;
   };
   constexpr char kRunsQuery[] =
-      "select string_agg(concat_ws('|', run_id, flow_slug, status, input, output, remaining_steps, started_at, "
+      "select string_agg(concat_ws('|', run_id, flow_slug, status, input, output, remaining_steps, "
+      "started_at, "
       "completed_at, failed_at), ';' order by run_id) from pgflow.runs";
   const std::string data_before = without_runs(runtime_and_queues());
   const std::string runs_before = scalar(kRunsQuery);
@@ -1780,16 +1888,20 @@ TEST_F(Upgrade0005, RunControlArrivesWithEmptyColumnsAndRunsInFlightCanBeCancell
 
   ASSERT_THAT(migrate(url(), {.target_version = 8}), IsOk());
   EXPECT_EQ(schema_version(), 8);
-  EXPECT_SAME_TEXT(data_before, without_runs(runtime_and_queues()), "the upgrade changed runtime rows or queues");
+  EXPECT_SAME_TEXT(data_before, without_runs(runtime_and_queues()),
+                   "the upgrade changed runtime rows or queues");
   EXPECT_EQ(runs_before, scalar(kRunsQuery));
-  EXPECT_EQ(scalar("select count(*)::text from pgflow.runs where cancelled_at is not null or cancel_reason is not null "
+  EXPECT_EQ(scalar("select count(*)::text from pgflow.runs where cancelled_at is not null or "
+                   "cancel_reason is not null "
                    "or restart_of_run_id is not null"),
             "0");
 
-  EXPECT_EQ(scalar("select pgflow.cancel_run($1::uuid, 'upgrade test')::text", {stepped_run_}), "true");
+  EXPECT_EQ(scalar("select pgflow.cancel_run($1::uuid, 'upgrade test')::text", {stepped_run_}),
+            "true");
   EXPECT_EQ(run_status(stepped_run_), "failed");
   EXPECT_EQ(scalar("select (pgflow.resume_run($1::uuid)).status", {stepped_run_}), "started");
-  ASSERT_THAT(exec("select pgflow.register_worker('aaaaaaaa-0000-0000-0000-0000000000e4', 'stepped-s-worker', "
+  ASSERT_THAT(exec("select pgflow.register_worker('aaaaaaaa-0000-0000-0000-0000000000e4', "
+                   "'stepped-s-worker', "
                    "'stepped', 'stepped__s', 5)"),
               IsOk());
   ASSERT_EQ(scalar("select count(*)::text from pgflow.claim_tasks('stepped__s', 'stepped', "
@@ -1823,20 +1935,24 @@ class Upgrade0012 : public Upgrade0005 {
 TEST_F(Upgrade0012, PinsEverySearchPathKeepsRuntimeDataAndRunsInFlightFinish) {
   ASSERT_NO_FATAL_FAILURE(populated_0011());
   const std::string data_before = runtime_and_queues();
-  const std::string bundled = scalar("select (not exists (select 1 from pg_extension where extname = 'pgmq'))::text");
+  const std::string bundled =
+      scalar("select (not exists (select 1 from pg_extension where extname = 'pgmq'))::text");
   ASSERT_THAT(migrate(url(), {.target_version = 12}), IsOk());
   EXPECT_EQ(schema_version(), 12);
   EXPECT_SAME_TEXT(data_before, runtime_and_queues(), "the upgrade changed runtime rows or queues");
-  EXPECT_EQ(scalar("select string_agg(lock_name || '=' || coalesce(last_completed_at::text, 'never'), ',') "
-                   "from pgflow.locks"),
-            "stall_recovery=never")
+  EXPECT_EQ(
+      scalar(
+          "select string_agg(lock_name || '=' || coalesce(last_completed_at::text, 'never'), ',') "
+          "from pgflow.locks"),
+      "stall_recovery=never")
       << "the new table holds only the stall recovery row";
   EXPECT_EQ(scalar("select count(*)::text from pg_proc where pronamespace = 'pgflow'::regnamespace "
                    "and proconfig[1] is distinct from 'search_path=pg_catalog, pg_temp'"),
             "0");
-  EXPECT_EQ(scalar("select count(*)::text from pg_proc where pronamespace = 'pgmq'::regnamespace "
-                   "and proconfig[1] is not distinct from 'search_path=pg_catalog, pg_temp'") != "0",
-            bundled == "true")
+  EXPECT_EQ(
+      scalar("select count(*)::text from pg_proc where pronamespace = 'pgmq'::regnamespace "
+             "and proconfig[1] is not distinct from 'search_path=pg_catalog, pg_temp'") != "0",
+      bundled == "true")
       << "the bundled PGMQ layer is pinned too; the extension's functions are left as they ship";
   EXPECT_EQ(scalar("select count(*)::text from pg_proc where pronamespace = 'pgmq'::regnamespace "
                    "and 'search_path=\"\"' = any(proconfig)"),
@@ -1849,13 +1965,18 @@ TEST_F(Upgrade0012, RowsNamingAnotherQueueAreListedByTheAuditRefusedAndNothingCh
   // What a pgflow_worker login could write before 0012: a step of a new flow routed to an
   // application's queue, and a task of an existing flow re-addressed to one of its messages.
   ASSERT_THAT(exec("select pgmq.create('billing')"), IsOk());
-  ASSERT_THAT(conn_->exec_script("insert into pgflow.flows (flow_slug, flow_alias) values ('planted', 'planted');"
-                                 "insert into pgflow.flow_aliases (flow_alias, flow_slug) values ('planted', 'planted');"
-                                 "insert into pgflow.steps (flow_slug, step_slug, step_index, queue_name) "
-                                 "values ('planted', 'evil', 0, 'billing')"),
-              IsOk());
-  ASSERT_THAT(exec("update pgflow.step_tasks set queue_name = 'billing' where run_id = $1::uuid", {kRunB1}), IsOk());
-  const std::string b1_tasks = scalar("select count(*)::text from pgflow.step_tasks where run_id = $1::uuid", {kRunB1});
+  ASSERT_THAT(
+      conn_->exec_script(
+          "insert into pgflow.flows (flow_slug, flow_alias) values ('planted', 'planted');"
+          "insert into pgflow.flow_aliases (flow_alias, flow_slug) values ('planted', 'planted');"
+          "insert into pgflow.steps (flow_slug, step_slug, step_index, queue_name) "
+          "values ('planted', 'evil', 0, 'billing')"),
+      IsOk());
+  ASSERT_THAT(
+      exec("update pgflow.step_tasks set queue_name = 'billing' where run_id = $1::uuid", {kRunB1}),
+      IsOk());
+  const std::string b1_tasks =
+      scalar("select count(*)::text from pgflow.step_tasks where run_id = $1::uuid", {kRunB1});
 
   const std::vector<AuditRow> findings = audit_0012();
   EXPECT_THAT(findings, ::testing::Contains(AuditError("step_off_route", "planted", "evil")));
@@ -1869,18 +1990,26 @@ TEST_F(Upgrade0012, RowsNamingAnotherQueueAreListedByTheAuditRefusedAndNothingCh
   const std::string before = dump();
   absl::Status s = migrate(url(), {.target_version = 12});
   EXPECT_THAT(s, StatusIs(::testing::_, HasSubstr("name a queue that is not their route")));
-  for (const std::string& detail : details) EXPECT_THAT(s.message(), HasSubstr(detail)) << "worded as the audit";
+  for (const std::string& detail : details)
+    EXPECT_THAT(s.message(), HasSubstr(detail)) << "worded as the audit";
   EXPECT_EQ(schema_version(), 11);
   EXPECT_SAME_TEXT(before, dump(), "the refused migration changed the database");
-  EXPECT_THAT(details, ::testing::Contains(absl::StrCat(b1_tasks, " task(s) of step \"each\" of flow \"fanout\" "
-                                                        "name queue \"billing\", not their step's queue \"fanout\"")));
+  EXPECT_THAT(details, ::testing::Contains(absl::StrCat(
+                           b1_tasks,
+                           " task(s) of step \"each\" of flow \"fanout\" "
+                           "name queue \"billing\", not their step's queue \"fanout\"")));
 
   // Removing the planted rows lets it through.
-  ASSERT_THAT(exec("update pgflow.step_tasks set queue_name = 'fanout' where run_id = $1::uuid", {kRunB1}), IsOk());
-  ASSERT_THAT(conn_->exec_script("delete from pgflow.steps where flow_slug = 'planted'; delete from pgflow.flow_aliases "
-                                 "where flow_alias = 'planted'; delete from pgflow.flows where flow_slug = 'planted'"),
-              IsOk());
-  EXPECT_THAT(audit_0012(), ::testing::Not(::testing::Contains(Field(&AuditRow::severity, Eq("error")))));
+  ASSERT_THAT(
+      exec("update pgflow.step_tasks set queue_name = 'fanout' where run_id = $1::uuid", {kRunB1}),
+      IsOk());
+  ASSERT_THAT(
+      conn_->exec_script(
+          "delete from pgflow.steps where flow_slug = 'planted'; delete from pgflow.flow_aliases "
+          "where flow_alias = 'planted'; delete from pgflow.flows where flow_slug = 'planted'"),
+      IsOk());
+  EXPECT_THAT(audit_0012(),
+              ::testing::Not(::testing::Contains(Field(&AuditRow::severity, Eq("error")))));
   EXPECT_THAT(migrate(url(), {.target_version = 12}), IsOk());
 }
 

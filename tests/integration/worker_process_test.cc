@@ -21,9 +21,9 @@
 #include "pgflow/migrate.h"
 #include "pgflow/worker.h"
 #include "testing/child_flow.h"
-#include "testing/split_flow.h"
 #include "testing/database_test.h"
 #include "testing/pg_fixture.h"
+#include "testing/split_flow.h"
 #include "testing/status_matchers.h"
 #include "testing/worker_harness.h"
 
@@ -33,8 +33,6 @@ namespace pgflow {
 namespace {
 
 using ::nlohmann::json;
-using ::testing::AllOf;
-using ::testing::HasSubstr;
 using pgflow::testing::IsOk;
 using pgflow::testing::LogRecorder;
 using pgflow::testing::query_text;
@@ -44,6 +42,8 @@ using pgflow::testing::test_worker_config;
 using pgflow::testing::TestDatabase;
 using pgflow::testing::wait_for_run;
 using pgflow::testing::wait_until;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
 
 // A worker process: the wChild flow (handler sleeps `n` ms), or step `step` of the step-queued
 // wSplit flow (map elements from `n` on are held until the worker stops).
@@ -83,8 +83,9 @@ class WorkerProcessTest : public pgflow::testing::DatabaseTest {
  protected:
   // Waits until a wChild worker is registered and a task of `run_id` is started.
   void wait_worker_registered() {
-    ASSERT_THAT(wait_until(*conn_, "select exists (select 1 from pgflow.workers "
-                                   "where function_name = 'wChild-worker' and stopped_at is null)"),
+    ASSERT_THAT(wait_until(*conn_,
+                           "select exists (select 1 from pgflow.workers "
+                           "where function_name = 'wChild-worker' and stopped_at is null)"),
                 IsOk());
   }
   std::string sql(const std::string& q, const std::vector<pg::Param>& p = {}) {
@@ -92,7 +93,6 @@ class WorkerProcessTest : public pgflow::testing::DatabaseTest {
     EXPECT_THAT(r, IsOk()) << q;
     return r.ok() ? *r : "";
   }
-
 };
 
 TEST_F(WorkerProcessTest, SigtermDuringALongHandlerLetsItFinishAndReport) {
@@ -100,15 +100,17 @@ TEST_F(WorkerProcessTest, SigtermDuringALongHandlerLetsItFinishAndReport) {
   ASSERT_TRUE(child.spawned());
   wait_worker_registered();
   PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id, start_run(*conn_, "wChild", 41));
-  ASSERT_THAT(wait_until(*conn_, "select status = 'started' from pgflow.step_tasks where run_id = $1::uuid",
-                         {run_id}),
-              IsOk());
+  ASSERT_THAT(
+      wait_until(*conn_, "select status = 'started' from pgflow.step_tasks where run_id = $1::uuid",
+                 {run_id}),
+      IsOk());
   child.signal(SIGTERM);
   EXPECT_EQ(child.wait(), 0);
   // Reported before the process exited: no waiting needed.
-  EXPECT_EQ(sql("select status || '/' || attempts_count from pgflow.step_tasks where run_id = $1::uuid",
-                {run_id}),
-            "completed/1");
+  EXPECT_EQ(
+      sql("select status || '/' || attempts_count from pgflow.step_tasks where run_id = $1::uuid",
+          {run_id}),
+      "completed/1");
   EXPECT_EQ(sql("select output::text from pgflow.runs where run_id = $1::uuid", {run_id}),
             "{\"work\": 42}");
   EXPECT_EQ(sql("select bool_and(stopped_at is not null) from pgflow.workers"), "t");
@@ -119,9 +121,10 @@ TEST_F(WorkerProcessTest, AnotherWorkerFinishesTheRunOfAKilledWorker) {
   ASSERT_TRUE(child.spawned());
   wait_worker_registered();
   PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id, start_run(*conn_, "wChild", 1));
-  ASSERT_THAT(wait_until(*conn_, "select status = 'started' from pgflow.step_tasks where run_id = $1::uuid",
-                         {run_id}),
-              IsOk());
+  ASSERT_THAT(
+      wait_until(*conn_, "select status = 'started' from pgflow.step_tasks where run_id = $1::uuid",
+                 {run_id}),
+      IsOk());
   child.signal(SIGKILL);
   EXPECT_EQ(child.wait(), -SIGKILL);
   // Short timeouts for the test: the task looks stalled (started long ago) right away.
@@ -135,7 +138,8 @@ TEST_F(WorkerProcessTest, AnotherWorkerFinishesTheRunOfAKilledWorker) {
   PGFLOW_ASSERT_OK_AND_ASSIGN(json run, wait_for_run(*conn_, run_id));
   EXPECT_EQ(run["run"]["status"], "completed");
   EXPECT_EQ(run["run"]["output"], json({{"work", 2}}));
-  EXPECT_EQ(sql("select attempts_count || '/' || requeued_count from pgflow.step_tasks where run_id = $1::uuid",
+  EXPECT_EQ(sql("select attempts_count || '/' || requeued_count from pgflow.step_tasks where "
+                "run_id = $1::uuid",
                 {run_id}),
             "2/1");
 }
@@ -151,8 +155,8 @@ TEST_F(WorkerProcessTest, KillingAMapStepsWorkersLeavesTheOtherStepsRunning) {
   auto flow = pgflow::testing::split_flow(/*hold_from=*/-1);
   PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker plan,
                               EdgeWorker::start(flow, only_step<"plan">, test_worker_config(url)));
-  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker summary,
-                              EdgeWorker::start(flow, only_step<"summary">, test_worker_config(url)));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(
+      EdgeWorker summary, EdgeWorker::start(flow, only_step<"summary">, test_worker_config(url)));
   auto map_a = std::make_unique<ChildWorker>(url, kHoldFrom, "each");
   auto map_b = std::make_unique<ChildWorker>(url, kHoldFrom, "each");
   ASSERT_TRUE(map_a->spawned() && map_b->spawned());
@@ -160,13 +164,15 @@ TEST_F(WorkerProcessTest, KillingAMapStepsWorkersLeavesTheOtherStepsRunning) {
       "select count(*) = 2 from pgflow.workers where queue_name = 'wsplit__each' "
       "and function_name = 'wSplit-each-worker' and stopped_at is null";
   ASSERT_THAT(wait_until(*conn_, live_map_workers), IsOk());
-  const std::string killed_workers = sql(
-      "select string_agg(worker_id::text, ',') from pgflow.workers where queue_name = 'wsplit__each'");
+  const std::string killed_workers =
+      sql("select string_agg(worker_id::text, ',') from pgflow.workers where queue_name = "
+          "'wsplit__each'");
 
   PGFLOW_ASSERT_OK_AND_ASSIGN(std::string big, start_run(*conn_, "wSplit", kElements));
-  const std::string done_elements = absl::StrCat(
-      "select count(*) from pgflow.step_tasks where run_id = '", big, "' and step_slug = 'each' "
-      "and status = 'completed'");
+  const std::string done_elements =
+      absl::StrCat("select count(*) from pgflow.step_tasks where run_id = '", big,
+                   "' and step_slug = 'each' "
+                   "and status = 'completed'");
   ASSERT_THAT(wait_until(*conn_, absl::StrCat("select (", done_elements, ") >= 200")), IsOk());
   map_a->signal(SIGKILL);
   map_b->signal(SIGKILL);
@@ -174,13 +180,17 @@ TEST_F(WorkerProcessTest, KillingAMapStepsWorkersLeavesTheOtherStepsRunning) {
   EXPECT_EQ(map_b->wait(), -SIGKILL);
   // A statement a killed process sent may still be running on its server backend; once those
   // backends are gone (only this process's two workers are left), nothing changes the map.
-  ASSERT_THAT(wait_until(*conn_, "select count(*) = 2 from pg_stat_activity where datname = current_database() "
-                                 "and application_name = 'pgflow-worker-reporter'"),
-              IsOk());
+  ASSERT_THAT(
+      wait_until(*conn_,
+                 "select count(*) = 2 from pg_stat_activity where datname = current_database() "
+                 "and application_name = 'pgflow-worker-reporter'"),
+      IsOk());
   const int done_before = std::stoi(sql(done_elements));
   EXPECT_LE(done_before, kHoldFrom);
-  EXPECT_EQ(sql("select count(*) from pgflow.step_tasks where run_id = $1::uuid and step_slug = 'each'", {big}),
-            std::to_string(kElements));
+  EXPECT_EQ(
+      sql("select count(*) from pgflow.step_tasks where run_id = $1::uuid and step_slug = 'each'",
+          {big}),
+      std::to_string(kElements));
 
   // No map worker now, thousands of map messages waiting: runs that need no map still finish.
   std::vector<std::string> small;
@@ -203,20 +213,27 @@ TEST_F(WorkerProcessTest, KillingAMapStepsWorkersLeavesTheOtherStepsRunning) {
   ChildWorker map_d(url, -1, "each");
   ASSERT_TRUE(map_c.spawned() && map_d.spawned());
   sql("update pgflow.step_tasks set queued_at = now() - interval '2 hours', "
-      "started_at = now() - interval '1 hour' where run_id = '" + big + "' and status = 'started' "
-      "and last_worker_id = any(string_to_array('" + killed_workers + "', ',')::uuid[]) returning 1");
+      "started_at = now() - interval '1 hour' where run_id = '" +
+      big +
+      "' and status = 'started' "
+      "and last_worker_id = any(string_to_array('" +
+      killed_workers + "', ',')::uuid[]) returning 1");
   PGFLOW_ASSERT_OK_AND_ASSIGN(json done, wait_for_run(*conn_, big, std::chrono::seconds(240)));
   EXPECT_EQ(done["run"]["status"], "completed");
   json expected = json::array();
   for (int i = 0; i < kElements; ++i) expected.push_back(2 * i);
   EXPECT_EQ(done["run"]["output"]["each"], expected);
   EXPECT_EQ(done["run"]["output"]["summary"], kElements);
-  EXPECT_EQ(sql("select count(*) from pgflow.step_tasks where run_id = $1::uuid and step_slug = 'each' "
-                "and status = 'completed'", {big}),
-            std::to_string(kElements));
-  EXPECT_EQ(sql("select string_agg(distinct queue_name, ',' order by queue_name) from pgflow.step_tasks "
-                "where run_id = $1::uuid", {big}),
-            "wsplit__each,wsplit__plan,wsplit__summary");
+  EXPECT_EQ(
+      sql("select count(*) from pgflow.step_tasks where run_id = $1::uuid and step_slug = 'each' "
+          "and status = 'completed'",
+          {big}),
+      std::to_string(kElements));
+  EXPECT_EQ(
+      sql("select string_agg(distinct queue_name, ',' order by queue_name) from pgflow.step_tasks "
+          "where run_id = $1::uuid",
+          {big}),
+      "wsplit__each,wsplit__plan,wsplit__summary");
 }
 
 // A cluster of its own, so restarting it disturbs no other test.
@@ -235,9 +252,9 @@ class OwnCluster {
 
  private:
   int run(const char* command) const {
-    std::string cmd = absl::StrCat(PGFLOW_SOURCE_DIR, "/scripts/pgcluster ", command, " ", dir_,
-                                   std::string_view(command) == "start" ? " --fast" : "",
-                                   " >/dev/null");
+    std::string cmd =
+        absl::StrCat(PGFLOW_SOURCE_DIR, "/scripts/pgcluster ", command, " ", dir_,
+                     std::string_view(command) == "start" ? " --fast" : "", " >/dev/null");
     return std::system(cmd.c_str());
   }
   std::string dir_;
@@ -261,9 +278,10 @@ TEST(WorkerRestartTest, APostgresRestartMidRunLosesNothing) {
   {
     PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection conn, pg::Connection::open(url));
     PGFLOW_ASSERT_OK_AND_ASSIGN(run_id, start_run(conn, "wRestart", 5));
-    ASSERT_THAT(wait_until(conn, "select status = 'started' from pgflow.step_tasks where run_id = $1::uuid",
-                           {run_id}),
-                IsOk());
+    ASSERT_THAT(
+        wait_until(conn, "select status = 'started' from pgflow.step_tasks where run_id = $1::uuid",
+                   {run_id}),
+        IsOk());
   }
   // The server goes away while the handler works; its result is computed during the outage.
   ASSERT_TRUE(cluster.stop());
@@ -318,8 +336,9 @@ TEST(WorkerRestartTest, StopsWithinTheGracePeriodWhileTheDatabaseIsDown) {
   // (results are reported for at least 1 s of it), plus the 5 s the worker gives its last
   // heartbeat call (marking itself stopped), plus 10 s of slack for a loaded or instrumented
   // machine. A stop that waits for the database instead would not end before it comes back.
-  EXPECT_LT(stop_took, std::max<std::chrono::milliseconds>(config.stop_grace_period, std::chrono::seconds(1)) +
-                           std::chrono::seconds(5) + std::chrono::seconds(10));
+  EXPECT_LT(stop_took,
+            std::max<std::chrono::milliseconds>(config.stop_grace_period, std::chrono::seconds(1)) +
+                std::chrono::seconds(5) + std::chrono::seconds(10));
   EXPECT_TRUE(ran.load());
 }
 
@@ -336,7 +355,8 @@ TEST(WorkerRestartTest, AWorkerAndAClientStartedWhileTheDatabaseIsDownStartOnceI
   LogRecorder logs;
   std::optional<absl::StatusOr<EdgeWorker>> worker;
   std::optional<absl::StatusOr<Client>> client;
-  std::thread worker_starter([&] { worker.emplace(EdgeWorker::start(flow, test_worker_config(url, &logs))); });
+  std::thread worker_starter(
+      [&] { worker.emplace(EdgeWorker::start(flow, test_worker_config(url, &logs))); });
   const bool retried = logs.wait_for_text("database unreachable at startup; retrying");
   std::thread client_starter([&] { client.emplace(Client::connect({.connection_string = url})); });
   EXPECT_TRUE(cluster.start());
@@ -348,7 +368,8 @@ TEST(WorkerRestartTest, AWorkerAndAClientStartedWhileTheDatabaseIsDownStartOnceI
   ASSERT_THAT(*client, IsOk());
 
   PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id, (*client)->start_run(flow, 21));
-  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState run, (*client)->wait_for_run(run_id, std::chrono::seconds(60)));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState run,
+                              (*client)->wait_for_run(run_id, std::chrono::seconds(60)));
   EXPECT_EQ(run.output, json({{"twice", 42}}));
   (*worker)->stop();
   EXPECT_THAT((*worker)->wait(), IsOk());
@@ -374,10 +395,12 @@ TEST(WorkerRestartTest, StartupRetriesOnlyWhileTheDatabaseIsUnreachableAndOnlyUn
   LogRecorder once_logs;
   WorkerConfig once = test_worker_config(url, &once_logs);
   once.startup_timeout = std::chrono::milliseconds(0);
-  EXPECT_THAT(EdgeWorker::start(flow, once), StatusIs(absl::StatusCode::kUnavailable, HasSubstr("cannot connect")));
-  EXPECT_FALSE(once_logs.contains("retrying"));
-  EXPECT_THAT(Client::connect({.connection_string = url, .connect_timeout = std::chrono::milliseconds(0)}),
+  EXPECT_THAT(EdgeWorker::start(flow, once),
               StatusIs(absl::StatusCode::kUnavailable, HasSubstr("cannot connect")));
+  EXPECT_FALSE(once_logs.contains("retrying"));
+  EXPECT_THAT(
+      Client::connect({.connection_string = url, .connect_timeout = std::chrono::milliseconds(0)}),
+      StatusIs(absl::StatusCode::kUnavailable, HasSubstr("cannot connect")));
 
   // Unreachable past a short timeout: the last error, saying how long it was retried.
   LogRecorder short_logs;
@@ -385,10 +408,13 @@ TEST(WorkerRestartTest, StartupRetriesOnlyWhileTheDatabaseIsUnreachableAndOnlyUn
   brief.startup_timeout = std::chrono::milliseconds(300);
   EXPECT_THAT(EdgeWorker::start(flow, brief),
               StatusIs(absl::StatusCode::kUnavailable,
-                       AllOf(HasSubstr("cannot connect"), HasSubstr("unreachable for the startup_timeout of 300 ms"))));
+                       AllOf(HasSubstr("cannot connect"),
+                             HasSubstr("unreachable for the startup_timeout of 300 ms"))));
   EXPECT_TRUE(short_logs.contains("database unreachable at startup; retrying"));
-  EXPECT_THAT(Client::connect({.connection_string = url, .connect_timeout = std::chrono::milliseconds(300)}),
-              StatusIs(absl::StatusCode::kUnavailable, HasSubstr("unreachable for the connect_timeout of 300 ms")));
+  EXPECT_THAT(Client::connect(
+                  {.connection_string = url, .connect_timeout = std::chrono::milliseconds(300)}),
+              StatusIs(absl::StatusCode::kUnavailable,
+                       HasSubstr("unreachable for the connect_timeout of 300 ms")));
 }
 
 }  // namespace

@@ -3,11 +3,11 @@
 #include "pgflow/worker.h"
 
 #include <atomic>
-#include <stdexcept>
 #include <chrono>
 #include <map>
 #include <mutex>
 #include <set>
+#include <stdexcept>
 #include <thread>
 
 #include "absl/cleanup/cleanup.h"
@@ -26,8 +26,6 @@ namespace pgflow {
 namespace {
 
 using ::nlohmann::json;
-using ::testing::AllOf;
-using ::testing::HasSubstr;
 using pgflow::testing::IsOk;
 using pgflow::testing::LogRecorder;
 using pgflow::testing::query_text;
@@ -38,11 +36,12 @@ using pgflow::testing::TestDatabase;
 using pgflow::testing::wait_for;
 using pgflow::testing::wait_for_run;
 using pgflow::testing::wait_until;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
 namespace wf = pgflow::testing::worker_flows;
 
 class WorkerTest : public pgflow::testing::DatabaseTest {
  protected:
-
   WorkerConfig config() { return test_worker_config(db_->url(), &logs_); }
 
   // The run's state once it ended; fails the test if it does not end.
@@ -105,16 +104,18 @@ TEST_F(WorkerTest, AMapOverAnEmptyArrayCompletesWithoutTasks) {
   EXPECT_EQ(run["run"]["status"], "completed");
   EXPECT_EQ(step(run, "half")["output"], json::array());
   EXPECT_EQ(run["run"]["output"], json({{"sum", 0}}));
-  EXPECT_EQ(sql("select count(*) from pgflow.step_tasks where run_id = $1::uuid and step_slug <> 'sum'",
-                {run_id}),
-            "0");
+  EXPECT_EQ(
+      sql("select count(*) from pgflow.step_tasks where run_id = $1::uuid and step_slug <> 'sum'",
+          {run_id}),
+      "0");
 }
 
 TEST_F(WorkerTest, SkipAndSkipCascadeConditions) {
   PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(wf::conditional, config()));
-  PGFLOW_ASSERT_OK_AND_ASSIGN(std::string plain, start_run(*conn_, "wConditional", json{{"vip", false}}));
-  PGFLOW_ASSERT_OK_AND_ASSIGN(std::string vip,
-                              start_run(*conn_, "wConditional", json{{"vip", true}, {"audit", true}}));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(std::string plain,
+                              start_run(*conn_, "wConditional", json{{"vip", false}}));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(
+      std::string vip, start_run(*conn_, "wConditional", json{{"vip", true}, {"audit", true}}));
   json run = run_to_end(plain);
   EXPECT_EQ(run["run"]["status"], "completed");
   EXPECT_EQ(step(run, "vip")["skip_reason"], "condition_unmet");
@@ -140,7 +141,8 @@ TEST_F(WorkerTest, RetriesAFailingHandlerUntilItSucceeds) {
   json run = run_to_end(run_id);
   EXPECT_EQ(run["run"]["status"], "completed");
   EXPECT_EQ(run["run"]["output"], json({{"flaky", 40}}));
-  EXPECT_EQ(sql("select attempts_count::text || '/' || status from pgflow.step_tasks where run_id = $1::uuid",
+  EXPECT_EQ(sql("select attempts_count::text || '/' || status from pgflow.step_tasks where run_id "
+                "= $1::uuid",
                 {run_id}),
             "3/completed");
   worker.stop();
@@ -154,9 +156,12 @@ TEST_F(WorkerTest, RetriesAFailingHandlerUntilItSucceeds) {
 }
 
 TEST_F(WorkerTest, ExhaustedRetriesFollowWhenExhausted) {
-  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker fail_worker, EdgeWorker::start(wf::exhaust_fail, config()));
-  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker skip_worker, EdgeWorker::start(wf::exhaust_skip, config()));
-  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker cascade_worker, EdgeWorker::start(wf::exhaust_cascade, config()));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker fail_worker,
+                              EdgeWorker::start(wf::exhaust_fail, config()));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker skip_worker,
+                              EdgeWorker::start(wf::exhaust_skip, config()));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker cascade_worker,
+                              EdgeWorker::start(wf::exhaust_cascade, config()));
   PGFLOW_ASSERT_OK_AND_ASSIGN(std::string failed, start_run(*conn_, "wExhaustFail", 1));
   PGFLOW_ASSERT_OK_AND_ASSIGN(std::string skipped, start_run(*conn_, "wExhaustSkip", 1));
   PGFLOW_ASSERT_OK_AND_ASSIGN(std::string cascaded, start_run(*conn_, "wExhaustCascade", 5));
@@ -169,7 +174,7 @@ TEST_F(WorkerTest, ExhaustedRetriesFollowWhenExhausted) {
   EXPECT_EQ(s["run"]["status"], "completed");
   EXPECT_EQ(step(s, "boom")["skip_reason"], "handler_failed");
   EXPECT_EQ(step(s, "boom")["error_message"], "thrown");  // an exception's what()
-  EXPECT_EQ(s["run"]["output"], json({{"after", 0}}));     // ran without the skipped input
+  EXPECT_EQ(s["run"]["output"], json({{"after", 0}}));    // ran without the skipped input
 
   json c = run_to_end(cascaded);
   EXPECT_EQ(c["run"]["status"], "completed");
@@ -183,7 +188,8 @@ TEST_F(WorkerTest, StartDelayHoldsTheFirstMessage) {
   json run = run_to_end(run_id);
   EXPECT_EQ(run["run"]["output"], json({{"later", 3}}));
   EXPECT_EQ(sql("select started_at >= queued_at + interval '1 second' from pgflow.step_tasks "
-                "where run_id = $1::uuid", {run_id}),
+                "where run_id = $1::uuid",
+                {run_id}),
             "t");
 }
 
@@ -199,12 +205,14 @@ TEST_F(WorkerTest, ASlowHandlerPastItsTimeoutRunsOnceAndItsResultCounts) {
   });
   WorkerConfig c = config();
   PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(slow, c));
-  ASSERT_EQ(sql("update pgflow.steps set opt_timeout = 1 where flow_slug = 'wSlow' returning 't'"), "t");
+  ASSERT_EQ(sql("update pgflow.steps set opt_timeout = 1 where flow_slug = 'wSlow' returning 't'"),
+            "t");
   PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id, start_run(*conn_, "wSlow", 1));
   json run = run_to_end(run_id);
   EXPECT_EQ(run["run"]["status"], "completed");
   EXPECT_EQ(calls.load(), 1);
-  EXPECT_EQ(sql("select attempts_count from pgflow.step_tasks where run_id = $1::uuid", {run_id}), "1");
+  EXPECT_EQ(sql("select attempts_count from pgflow.step_tasks where run_id = $1::uuid", {run_id}),
+            "1");
   EXPECT_TRUE(deferred.load());  // while it ran, its message was read and deferred
 }
 
@@ -234,7 +242,8 @@ TEST_F(WorkerTest, SeveralWorkersCompleteEveryTaskExactlyOnce) {
     for (int i = 0; i < 90; ++i) EXPECT_EQ(seen.count(i), 1u) << "element " << i;
   }
   EXPECT_EQ(sql("select count(*) from pgflow.step_tasks where run_id = $1::uuid "
-                "and status = 'completed' and attempts_count = 1", {run_id}),
+                "and status = 'completed' and attempts_count = 1",
+                {run_id}),
             "90");
 }
 
@@ -253,12 +262,14 @@ TEST_F(WorkerTest, AFatalClaimStopsTheWorkerWithoutTouchingTasks) {
   EXPECT_THAT(why, StatusIs(absl::StatusCode::kFailedPrecondition,
                             AllOf(HasSubstr("wsequential"), HasSubstr(bogus),
                                   HasSubstr("resume_worker_function"))));
-  EXPECT_EQ(sql("select status || '/' || attempts_count from pgflow.step_tasks where run_id = $1::uuid",
-                {run_id}),
-            "queued/0");
+  EXPECT_EQ(
+      sql("select status || '/' || attempts_count from pgflow.step_tasks where run_id = $1::uuid",
+          {run_id}),
+      "queued/0");
   EXPECT_EQ(sql("select count(*) from pgmq.q_wsequential where vt <= clock_timestamp()"), "2");
   EXPECT_EQ(sql("select count(*) from pgmq.a_wsequential"), "0");
-  EXPECT_EQ(sql("select paused_at is not null from pgflow.worker_functions where function_name = 'wSequential-worker'"),
+  EXPECT_EQ(sql("select paused_at is not null from pgflow.worker_functions where function_name = "
+                "'wSequential-worker'"),
             "t");
   int errors = 0;
   for (const auto& e : logs_.entries()) {
@@ -278,13 +289,16 @@ TEST_F(WorkerTest, AFatalClaimStopsTheWorkerWithoutTouchingTasks) {
 
 TEST_F(WorkerTest, ForeignMessagesAreArchivedWithAWarning) {
   PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(wf::sequential, config()));
-  const std::string foreign = sql("select pgmq.send('wsequential', '{\"hello\": \"world\"}')::text");
-  ASSERT_THAT(wait_until(*conn_, "select count(*) = 1 from pgmq.a_wsequential where msg_id = $1::bigint",
-                         {foreign}),
-              IsOk());
+  const std::string foreign =
+      sql("select pgmq.send('wsequential', '{\"hello\": \"world\"}')::text");
+  ASSERT_THAT(
+      wait_until(*conn_, "select count(*) = 1 from pgmq.a_wsequential where msg_id = $1::bigint",
+                 {foreign}),
+      IsOk());
   bool warned = false;
   for (const auto& e : logs_.entries()) {
-    if (e.level == LogLevel::kWarn && e.text().find("msg_id=" + foreign) != std::string::npos) warned = true;
+    if (e.level == LogLevel::kWarn && e.text().find("msg_id=" + foreign) != std::string::npos)
+      warned = true;
   }
   EXPECT_TRUE(warned);
   // The worker carries on.
@@ -308,9 +322,10 @@ TEST_F(WorkerTest, RefusesADatabaseWithoutQueueIdentity) {
 TEST_F(WorkerTest, RefusesADatabaseOlderThanItsProtocol) {
   PGFLOW_ASSERT_OK_AND_ASSIGN(TestDatabase old, TestDatabase::empty());
   ASSERT_THAT(migrate(old.url(), {.target_version = 3}), IsOk());  // protocol 2: no step queues
-  EXPECT_THAT(EdgeWorker::start(wf::sequential, test_worker_config(old.url(), &logs_)),
-              StatusIs(absl::StatusCode::kFailedPrecondition,
-                       AllOf(HasSubstr("speaks worker protocol 2"), HasSubstr("upgrade the database"))));
+  EXPECT_THAT(
+      EdgeWorker::start(wf::sequential, test_worker_config(old.url(), &logs_)),
+      StatusIs(absl::StatusCode::kFailedPrecondition,
+               AllOf(HasSubstr("speaks worker protocol 2"), HasSubstr("upgrade the database"))));
   PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection old_conn, pg::Connection::open(old.url()));
   absl::StatusOr<std::string> flows = query_text(old_conn, "select count(*) from pgflow.flows");
   ASSERT_THAT(flows, IsOk());
@@ -323,7 +338,8 @@ TEST_F(WorkerTest, AMismatchedFlowIsRefusedOutsideLocalDevelopment) {
   PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker w, EdgeWorker::start(other, config()));
   w.stop();
   ASSERT_THAT(w.wait(), IsOk());
-  ASSERT_THAT(conn_->exec("alter database " + pg::quote_identifier(db_->name()) + " set pgflow.local = off"),
+  ASSERT_THAT(conn_->exec("alter database " + pg::quote_identifier(db_->name()) +
+                          " set pgflow.local = off"),
               IsOk());
   EXPECT_THAT(EdgeWorker::start(wf::sequential, config()),
               StatusIs(absl::StatusCode::kFailedPrecondition,
@@ -346,10 +362,15 @@ TEST_F(WorkerTest, LocalDevelopmentRecompilesAChangedFlow) {
 // an advisory lock any login could hold, turning recovery off silently). A session that holds
 // it for several intervals is named in a warning.
 TEST_F(WorkerTest, StallRecoveryHeldElsewhereIsReportedWithItsHolder) {
-  PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection holder, pg::Connection::open(db_->url(), "stall-lock-holder"));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection holder,
+                              pg::Connection::open(db_->url(), "stall-lock-holder"));
   ASSERT_THAT(holder.exec("begin").status(), IsOk());
-  ASSERT_THAT(holder.exec("select 1 from pgflow.locks where lock_name = 'stall_recovery' for update").status(), IsOk());
-  const std::string holder_pid = std::string(holder.exec("select pg_backend_pid()::text")->scalar());
+  ASSERT_THAT(
+      holder.exec("select 1 from pgflow.locks where lock_name = 'stall_recovery' for update")
+          .status(),
+      IsOk());
+  const std::string holder_pid =
+      std::string(holder.exec("select pg_backend_pid()::text")->scalar());
 
   WorkerConfig c = config();
   c.stall_recovery_interval = std::chrono::milliseconds(100);
@@ -357,7 +378,8 @@ TEST_F(WorkerTest, StallRecoveryHeldElsewhereIsReportedWithItsHolder) {
   ASSERT_TRUE(logs_.wait_for_text("stall recovery has been skipped"));
   bool named = false;
   for (const auto& e : logs_.entries()) {
-    if (e.level == LogLevel::kWarn && e.message.find("stall recovery has been skipped") != std::string::npos) {
+    if (e.level == LogLevel::kWarn &&
+        e.message.find("stall recovery has been skipped") != std::string::npos) {
       EXPECT_THAT(e.text(), AllOf(HasSubstr("pid " + holder_pid), HasSubstr("stall-lock-holder")));
       named = true;
     }
@@ -365,8 +387,9 @@ TEST_F(WorkerTest, StallRecoveryHeldElsewhereIsReportedWithItsHolder) {
   EXPECT_TRUE(named);
   // Once the holder lets go, a pass runs and records when it ended.
   ASSERT_THAT(holder.exec("rollback").status(), IsOk());
-  EXPECT_THAT(wait_until(*conn_, "select last_completed_at is not null from pgflow.locks "
-                                 "where lock_name = 'stall_recovery'"),
+  EXPECT_THAT(wait_until(*conn_,
+                         "select last_completed_at is not null from pgflow.locks "
+                         "where lock_name = 'stall_recovery'"),
               IsOk());
   EXPECT_TRUE(worker.running());
 }
@@ -376,17 +399,22 @@ TEST_F(WorkerTest, StallRecoveryHeldElsewhereIsReportedWithItsHolder) {
 TEST_F(WorkerTest, AStrangersAdvisoryLockDoesNotStopStallRecovery) {
   ASSERT_THAT(conn_->exec("drop role if exists stall_stranger").status(), IsOk());
   ASSERT_THAT(conn_->exec("create role stall_stranger login").status(), IsOk());
-  auto drop_role = absl::MakeCleanup([this] { (void)conn_->exec("drop role if exists stall_stranger"); });
+  auto drop_role =
+      absl::MakeCleanup([this] { (void)conn_->exec("drop role if exists stall_stranger"); });
   std::string stranger_url = db_->url();
   stranger_url.replace(stranger_url.find("postgres@"), 9, "stall_stranger@");
   {
     PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection stranger, pg::Connection::open(stranger_url));
-    ASSERT_THAT(stranger.exec("select pg_advisory_lock(1, hashtext('pgflow.requeue_stalled_tasks'))").status(), IsOk());
+    ASSERT_THAT(
+        stranger.exec("select pg_advisory_lock(1, hashtext('pgflow.requeue_stalled_tasks'))")
+            .status(),
+        IsOk());
     WorkerConfig c = config();
     c.stall_recovery_interval = std::chrono::milliseconds(100);
     PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(wf::sequential, c));
-    EXPECT_THAT(wait_until(*conn_, "select last_completed_at is not null from pgflow.locks "
-                                   "where lock_name = 'stall_recovery'"),
+    EXPECT_THAT(wait_until(*conn_,
+                           "select last_completed_at is not null from pgflow.locks "
+                           "where lock_name = 'stall_recovery'"),
                 IsOk());
     worker.stop();
     EXPECT_THAT(worker.wait(), IsOk());
@@ -405,9 +433,12 @@ TEST_F(WorkerTest, ADeprecatedWorkerDrainsAndStops) {
   });
   PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(flow, config()));
   PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id, start_run(*conn_, "wDrain", 1));
-  ASSERT_THAT(wait_until(*conn_, "select status = 'started' from pgflow.step_tasks where run_id = $1::uuid", {run_id}),
-              IsOk());
-  ASSERT_EQ(sql("update pgflow.workers set deprecated_at = now() where worker_id = $1::uuid returning 't'",
+  ASSERT_THAT(
+      wait_until(*conn_, "select status = 'started' from pgflow.step_tasks where run_id = $1::uuid",
+                 {run_id}),
+      IsOk());
+  ASSERT_EQ(sql("update pgflow.workers set deprecated_at = now() where worker_id = $1::uuid "
+                "returning 't'",
                 {worker.worker_id()}),
             "t");
   EXPECT_THAT(worker.wait(), IsOk());
@@ -426,16 +457,18 @@ TEST_F(WorkerTest, ADeprecatedWorkerDrainsAndStops) {
 TEST_F(WorkerTest, UsesAtMostFourConnections) {
   // A root map gets no run input from the claim, so `total` loads it lazily: every one of the
   // worker's connections (poller, reporter, heartbeat, inputs) gets used.
-  auto flow = Flow<"wConnections", std::vector<int>>()
-                  .map<"square">([](int x) { return x * x; })
-                  .step<"total">(pgflow::after<"square">, [](const std::vector<int>& sq, Context& ctx) {
-                    absl::StatusOr<std::vector<int>> input = ctx.flow_input<std::vector<int>>();
-                    return static_cast<int>(sq.size() + (input.ok() ? input->size() : 100));
-                  });
+  auto flow =
+      Flow<"wConnections", std::vector<int>>()
+          .map<"square">([](int x) { return x * x; })
+          .step<"total">(pgflow::after<"square">, [](const std::vector<int>& sq, Context& ctx) {
+            absl::StatusOr<std::vector<int>> input = ctx.flow_input<std::vector<int>>();
+            return static_cast<int>(sq.size() + (input.ok() ? input->size() : 100));
+          });
   PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(flow, config()));
   PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id, start_run(*conn_, "wConnections", json{1, 2}));
   EXPECT_EQ(run_to_end(run_id)["run"]["output"], json({{"total", 4}}));
-  ASSERT_THAT(wait_until(*conn_, "select (" + worker_connections() + ") = 4"), IsOk());  // heartbeat too
+  ASSERT_THAT(wait_until(*conn_, "select (" + worker_connections() + ") = 4"),
+              IsOk());  // heartbeat too
   // Another run reuses them.
   PGFLOW_ASSERT_OK_AND_ASSIGN(std::string again, start_run(*conn_, "wConnections", json{3}));
   EXPECT_EQ(run_to_end(again)["run"]["output"], json({{"total", 2}}));
@@ -452,11 +485,14 @@ TEST_F(WorkerTest, AnIdleWorkerReadsOncePerWakeUp) {
   c.metrics = [&reads](const WorkerMetric& m) {
     if (m.kind == WorkerMetric::Kind::kClaimLatency) ++reads;
   };
-  auto reads_reach = [&reads](int n) { return wait_for([&reads, n] { return reads.load() >= n; }); };
+  auto reads_reach = [&reads](int n) {
+    return wait_for([&reads, n] { return reads.load() >= n; });
+  };
   PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(wf::sequential, c));
   ASSERT_TRUE(reads_reach(1));  // the read at start found nothing
   const std::string channel =
-      "pgflow_queue:" + sql("select queue_name from pgflow.steps where flow_slug = 'wSequential' limit 1");
+      "pgflow_queue:" +
+      sql("select queue_name from pgflow.steps where flow_slug = 'wSequential' limit 1");
   for (int n = 2; n <= 4; ++n) {
     ASSERT_THAT(conn_->exec("select pg_notify($1, '')", {channel}), IsOk());
     ASSERT_TRUE(reads_reach(n)) << "wake-up " << n - 1 << " did not lead to a read";
@@ -486,11 +522,10 @@ TEST_F(WorkerTest, AThrowingHandBuiltHandlerFailsTheAttemptInsteadOfTheProcess) 
   FlowDefinition def;
   def.slug = "wHandBuilt";
   def.options.max_attempts = 1;
-  def.steps.push_back(StepDefinition{
-      .slug = "boom",
-      .handler = [](const json&, Context&) -> absl::StatusOr<json> {
-        throw std::runtime_error("hand-built handler threw");
-      }});
+  def.steps.push_back(
+      StepDefinition{.slug = "boom", .handler = [](const json&, Context&) -> absl::StatusOr<json> {
+                       throw std::runtime_error("hand-built handler threw");
+                     }});
   PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(def, config()));
   PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id, start_run(*conn_, "wHandBuilt", 1));
   json run = run_to_end(run_id);
@@ -502,13 +537,16 @@ TEST_F(WorkerTest, AThrowingHandBuiltHandlerFailsTheAttemptInsteadOfTheProcess) 
 TEST_F(WorkerTest, OutputsWithInvalidUtf8FailTheAttemptNotTheWorker) {
   // jsonb holds UTF-8 only: the attempt fails naming the problem rather than storing other text
   // (docs/errors.md, "Hostile input"; tests/integration/hostile_input_test.cc has every case).
-  auto bytes = Flow<"wBytes", int>({.max_attempts = 1}).step<"raw">([](int) { return std::string("ok \xff\xfe end"); });
+  auto bytes = Flow<"wBytes", int>({.max_attempts = 1}).step<"raw">([](int) {
+    return std::string("ok \xff\xfe end");
+  });
   PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(bytes, config()));
   PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id, start_run(*conn_, "wBytes", 1));
   json run = run_to_end(run_id);
   EXPECT_EQ(run["run"]["status"], "failed");
   EXPECT_EQ(step(run, "raw")["error_message"],
-            "flow \"wBytes\", step \"raw\": cannot convert the handler's result to JSON: the result holds a "
+            "flow \"wBytes\", step \"raw\": cannot convert the handler's result to JSON: the "
+            "result holds a "
             "string that is not valid UTF-8 (byte 0xff at byte 3) at the top level");
   EXPECT_TRUE(worker.running());
 }

@@ -14,7 +14,9 @@ using Clock = std::chrono::steady_clock;
 // The next time of one kind of fault.
 class Timer {
  public:
-  Timer(std::chrono::milliseconds every, std::mt19937_64& random) : every_(every), random_(random) { schedule(Clock::now()); }
+  Timer(std::chrono::milliseconds every, std::mt19937_64& random) : every_(every), random_(random) {
+    schedule(Clock::now());
+  }
   // True (and the next one scheduled) when the fault is due.
   bool due(Clock::time_point now) {
     if (every_.count() <= 0 || now < next_) return false;
@@ -32,12 +34,14 @@ class Timer {
   Clock::time_point next_;
 };
 
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
 
 }  // namespace
 
-absl::Status run_chaos(const ChaosPlan& plan, WorkerPool& workers, const Cluster& cluster, TcpProxy& proxy,
-                       const std::atomic<bool>& interrupted, ChaosCounts& counts) {
+absl::Status run_chaos(const ChaosPlan& plan, WorkerPool& workers, const Cluster& cluster,
+                       TcpProxy& proxy, const std::atomic<bool>& interrupted, ChaosCounts& counts) {
   std::mt19937_64 random(plan.seed);
   Timer kill(plan.kill_every, random);
   Timer restart(plan.restart_every, random);
@@ -57,10 +61,12 @@ absl::Status run_chaos(const ChaosPlan& plan, WorkerPool& workers, const Cluster
       counts.witness_warm_rss = rss_kib(workers.slots()[kWitnessSlot].pid);
     }
     if (kill.due(now)) {
-      const int slot = slots == 1 ? 0 : 1 + static_cast<int>(random() % static_cast<std::uint64_t>(slots - 1));
+      const int slot =
+          slots == 1 ? 0 : 1 + static_cast<int>(random() % static_cast<std::uint64_t>(slots - 1));
       const pid_t victim = workers.kill_and_respawn(slot);
       ++counts.kills;
-      std::fprintf(stderr, "[%7.1f s] SIGKILL worker %d (pid %d)\n", seconds_since(start), slot, victim);
+      std::fprintf(stderr, "[%7.1f s] SIGKILL worker %d (pid %d)\n", seconds_since(start), slot,
+                   victim);
     }
     if (cut.due(now)) {
       const int live = proxy.cut();
@@ -73,8 +79,8 @@ absl::Status run_chaos(const ChaosPlan& plan, WorkerPool& workers, const Cluster
       if (absl::Status s = cluster.restart_immediate(); !s.ok()) return s;
       ++counts.restarts;
       counts.restart_seconds_max = std::max(counts.restart_seconds_max, seconds_since(began));
-      std::fprintf(stderr, "[%7.1f s] PostgreSQL restarted (immediate) in %.1f s\n", seconds_since(start),
-                   seconds_since(began));
+      std::fprintf(stderr, "[%7.1f s] PostgreSQL restarted (immediate) in %.1f s\n",
+                   seconds_since(start), seconds_since(began));
     }
   }
   return absl::OkStatus();

@@ -34,9 +34,10 @@ struct ChaosCounts {
   int restarts = 0;
   int cuts = 0;
   int connections_cut = 0;
-  double restart_seconds_max = 0;                 // the longest pg_ctl restart
-  std::vector<std::string> unexpected_exits;      // workers that exited by themselves
-  std::optional<std::int64_t> witness_warm_rss;   // the witness's VmRSS after a minute (or a quarter)
+  double restart_seconds_max = 0;             // the longest pg_ctl restart
+  std::vector<std::string> unexpected_exits;  // workers that exited by themselves
+  std::optional<std::int64_t>
+      witness_warm_rss;  // the witness's VmRSS after a minute (or a quarter)
 };
 
 // Slot 0 is the witness: never killed (unless it is the only worker), so its memory at the
@@ -45,8 +46,8 @@ inline constexpr int kWitnessSlot = 0;
 
 // Runs for plan.duration (or until `interrupted`), injecting faults. A failed restart is an
 // error (the soak cannot go on); everything else is counted.
-absl::Status run_chaos(const ChaosPlan& plan, WorkerPool& workers, const Cluster& cluster, TcpProxy& proxy,
-                       const std::atomic<bool>& interrupted, ChaosCounts& counts);
+absl::Status run_chaos(const ChaosPlan& plan, WorkerPool& workers, const Cluster& cluster,
+                       TcpProxy& proxy, const std::atomic<bool>& interrupted, ChaosCounts& counts);
 
 }  // namespace pgflow::soak
 

@@ -19,7 +19,8 @@ namespace pgflow::soak {
 absl::StatusOr<ExecutionWriter> ExecutionWriter::open(const std::string& dir) {
   const std::string path = absl::StrCat(dir, "/executions.", getpid(), ".log");
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) return absl::InternalError(absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
+  if (fd < 0)
+    return absl::InternalError(absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
   return ExecutionWriter(fd);
 }
 
@@ -29,9 +30,9 @@ ExecutionWriter::~ExecutionWriter() {
 
 void ExecutionWriter::record(const pgflow::Context& ctx, char event) const {
   const auto now = std::chrono::system_clock::now().time_since_epoch();
-  const std::string line =
-      absl::StrFormat("%c %s %s %d %d %d %d\n", event, ctx.run_id(), ctx.step_slug(), ctx.task_index(),
-                      ctx.attempt(), getpid(), std::chrono::duration_cast<std::chrono::microseconds>(now).count());
+  const std::string line = absl::StrFormat(
+      "%c %s %s %d %d %d %d\n", event, ctx.run_id(), ctx.step_slug(), ctx.task_index(),
+      ctx.attempt(), getpid(), std::chrono::duration_cast<std::chrono::microseconds>(now).count());
   // A short write of a few dozen bytes to a local file does not happen; a failed one would
   // show up as a task completed without an execution (the driver checks).
   [[maybe_unused]] const ssize_t written = ::write(fd_, line.data(), line.size());
@@ -57,9 +58,11 @@ absl::StatusOr<ExecutionsByTask> read_executions(const std::string& dir) {
       char event = 0;
       TaskKey key;
       Execution e;
-      if (!(fields >> event >> key.run_id >> key.step >> key.task_index >> e.attempt >> e.pid >> e.unix_us) ||
+      if (!(fields >> event >> key.run_id >> key.step >> key.task_index >> e.attempt >> e.pid >>
+            e.unix_us) ||
           (event != 'S' && event != 'F')) {
-        return absl::DataLossError(absl::StrCat(entry.path().string(), ":", number, ": malformed line: ", line));
+        return absl::DataLossError(
+            absl::StrCat(entry.path().string(), ":", number, ": malformed line: ", line));
       }
       if (event == 'S') {
         by_task[key].push_back(e);
@@ -69,7 +72,8 @@ absl::StatusOr<ExecutionsByTask> read_executions(const std::string& dir) {
     }
   }
   for (auto& [key, list] : by_task) {
-    std::sort(list.begin(), list.end(), [](const Execution& a, const Execution& b) { return a.unix_us < b.unix_us; });
+    std::sort(list.begin(), list.end(),
+              [](const Execution& a, const Execution& b) { return a.unix_us < b.unix_us; });
   }
   for (const Failure& f : failures) {
     auto it = by_task.find(f.key);
@@ -99,9 +103,9 @@ DuplicateStats count_duplicates(const ExecutionsByTask& executions, const std::s
         ++stats.unexplained;
         if (stats.unexplained_samples.size() < 10) {
           stats.unexplained_samples.push_back(absl::StrFormat(
-              "%s/%s[%d]: attempt %d in pid %d, then attempt %d in pid %d %.3f s later", key.run_id, key.step,
-              key.task_index, previous.attempt, previous.pid, list[i].attempt, list[i].pid,
-              static_cast<double>(list[i].unix_us - previous.unix_us) / 1e6));
+              "%s/%s[%d]: attempt %d in pid %d, then attempt %d in pid %d %.3f s later", key.run_id,
+              key.step, key.task_index, previous.attempt, previous.pid, list[i].attempt,
+              list[i].pid, static_cast<double>(list[i].unix_us - previous.unix_us) / 1e6));
         }
       }
     }

@@ -64,13 +64,13 @@ using ExecutionsByTask = std::map<TaskKey, std::vector<Execution>>;
 absl::StatusOr<ExecutionsByTask> read_executions(const std::string& dir);
 
 struct DuplicateStats {
-  std::int64_t executions = 0;        // handler starts
-  std::int64_t failed = 0;            // of which returned an error (then retried: not duplicates)
-  std::int64_t tasks = 0;             // distinct tasks executed
-  std::int64_t duplicates = 0;        // executions beyond the first not explained by a failure
-  std::int64_t after_kill = 0;        // ... whose previous execution ran in a SIGKILLed worker
-  std::int64_t unexplained = 0;       // ... whose previous execution's worker was not killed
-  int max_per_task = 0;               // most executions of one task
+  std::int64_t executions = 0;   // handler starts
+  std::int64_t failed = 0;       // of which returned an error (then retried: not duplicates)
+  std::int64_t tasks = 0;        // distinct tasks executed
+  std::int64_t duplicates = 0;   // executions beyond the first not explained by a failure
+  std::int64_t after_kill = 0;   // ... whose previous execution ran in a SIGKILLed worker
+  std::int64_t unexplained = 0;  // ... whose previous execution's worker was not killed
+  int max_per_task = 0;          // most executions of one task
   std::vector<std::string> unexplained_samples;  // a few, for the summary
 };
 

@@ -32,23 +32,29 @@
 #include "producer.h"
 #include "proxy.h"
 #include "summary.h"
-#include "watchdog.h"
 #include "verify.h"
+#include "watchdog.h"
 #include "worker_logs.h"
 #include "workers.h"
 
-ABSL_FLAG(absl::Duration, duration, absl::Minutes(10), "how long runs are produced and faults injected");
-ABSL_FLAG(int, workers, 4, "worker processes (worker 0, the witness, is never killed when there are 2 or more)");
+ABSL_FLAG(absl::Duration, duration, absl::Minutes(10),
+          "how long runs are produced and faults injected");
+ABSL_FLAG(int, workers, 4,
+          "worker processes (worker 0, the witness, is never killed when there are 2 or more)");
 ABSL_FLAG(int, max_concurrent, 4, "handler threads per worker");
 ABSL_FLAG(double, rate, 10, "runs started per second");
 ABSL_FLAG(uint64_t, seed, 0, "seed of the inputs and the fault schedule (0: random, printed)");
-ABSL_FLAG(absl::Duration, kill_every, absl::Seconds(10), "mean interval between worker SIGKILLs (0: none)");
+ABSL_FLAG(absl::Duration, kill_every, absl::Seconds(10),
+          "mean interval between worker SIGKILLs (0: none)");
 ABSL_FLAG(absl::Duration, restart_every, absl::Seconds(60),
           "mean interval between immediate PostgreSQL restarts (0: none)");
-ABSL_FLAG(absl::Duration, cut_every, absl::Seconds(20), "mean interval between proxy connection cuts (0: none)");
-ABSL_FLAG(absl::Duration, drain_timeout, absl::Minutes(5), "how long runs may take to finish after the faults stop");
+ABSL_FLAG(absl::Duration, cut_every, absl::Seconds(20),
+          "mean interval between proxy connection cuts (0: none)");
+ABSL_FLAG(absl::Duration, drain_timeout, absl::Minutes(5),
+          "how long runs may take to finish after the faults stop");
 ABSL_FLAG(bool, unsafe_async_commit, false,
-          "leave synchronous_commit off (a check of the checks: immediate restarts then lose acknowledged "
+          "leave synchronous_commit off (a check of the checks: immediate restarts then lose "
+          "acknowledged "
           "commits, and the soak must report lost runs)");
 ABSL_FLAG(bool, keep, false, "keep the soak's directory (logs) even when it passes");
 ABSL_FLAG(std::string, worker_bin, PGFLOW_SOAK_WORKER_BIN, "the pgflow_soak_worker program");
@@ -66,7 +72,9 @@ void on_signal(int) { g_interrupted = true; }
 
 std::chrono::milliseconds ms(absl::Duration d) { return absl::ToChronoMilliseconds(d); }
 
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 // Everything the soak creates on disk, removed at the end: the cluster always (also when
 // the soak fails or cannot run), the folder with the logs only when the soak passed.
@@ -100,10 +108,11 @@ struct Settings {
 
   std::string describe() const {
     return absl::StrFormat(
-        "duration %.0f s, %d workers x %d handler threads, %.1f runs/s, kill every %.0f s, restart every %.0f s, "
+        "duration %.0f s, %d workers x %d handler threads, %.1f runs/s, kill every %.0f s, restart "
+        "every %.0f s, "
         "cut every %.0f s, seed %u",
-        duration.count() / 1e3, workers, max_concurrent, rate, kill_every.count() / 1e3, restart_every.count() / 1e3,
-        cut_every.count() / 1e3, seed);
+        duration.count() / 1e3, workers, max_concurrent, rate, kill_every.count() / 1e3,
+        restart_every.count() / 1e3, cut_every.count() / 1e3, seed);
   }
 };
 
@@ -139,19 +148,27 @@ int main(int argc, char** argv) {
   std::vector<char*> argv_underscored;
   for (std::string& a : args) {
     if (a.starts_with("--")) {
-      const auto name_end = a.begin() + static_cast<std::ptrdiff_t>(std::min(a.find('='), a.size()));
+      const auto name_end =
+          a.begin() + static_cast<std::ptrdiff_t>(std::min(a.find('='), a.size()));
       std::replace(a.begin() + 2, name_end, '-', '_');
     }
     argv_underscored.push_back(a.data());
   }
   absl::ParseCommandLine(argc, argv_underscored.data());
-  Settings settings{ms(absl::GetFlag(FLAGS_duration)),      absl::GetFlag(FLAGS_workers),
-                    absl::GetFlag(FLAGS_max_concurrent),    absl::GetFlag(FLAGS_rate),
-                    absl::GetFlag(FLAGS_seed),              ms(absl::GetFlag(FLAGS_kill_every)),
-                    ms(absl::GetFlag(FLAGS_restart_every)), ms(absl::GetFlag(FLAGS_cut_every)),
+  Settings settings{ms(absl::GetFlag(FLAGS_duration)),
+                    absl::GetFlag(FLAGS_workers),
+                    absl::GetFlag(FLAGS_max_concurrent),
+                    absl::GetFlag(FLAGS_rate),
+                    absl::GetFlag(FLAGS_seed),
+                    ms(absl::GetFlag(FLAGS_kill_every)),
+                    ms(absl::GetFlag(FLAGS_restart_every)),
+                    ms(absl::GetFlag(FLAGS_cut_every)),
                     ms(absl::GetFlag(FLAGS_drain_timeout))};
-  if (settings.workers < 1 || settings.max_concurrent < 1 || settings.rate <= 0 || settings.duration.count() <= 0) {
-    std::fprintf(stderr, "pgflow_soak: --workers, --max_concurrent, --rate and --duration must be positive\n");
+  if (settings.workers < 1 || settings.max_concurrent < 1 || settings.rate <= 0 ||
+      settings.duration.count() <= 0) {
+    std::fprintf(
+        stderr,
+        "pgflow_soak: --workers, --max_concurrent, --rate and --duration must be positive\n");
     return 2;
   }
   if (settings.seed == 0) settings.seed = std::random_device{}() | 1;
@@ -167,7 +184,8 @@ int main(int argc, char** argv) {
   // Declared before the workspace, so destroyed after it: the cluster is gone by then.
   Watchdog watchdog(absl::GetFlag(FLAGS_source_dir), std::string(dir_template) + "/cluster");
   Workspace ws(absl::GetFlag(FLAGS_source_dir), dir_template);
-  std::fprintf(stderr, "pgflow_soak: %s\npgflow_soak: working in %s\n", settings.describe().c_str(), ws.dir().c_str());
+  std::fprintf(stderr, "pgflow_soak: %s\npgflow_soak: working in %s\n", settings.describe().c_str(),
+               ws.dir().c_str());
 
   // ---- set-up: cluster, schema, proxy, workers, producer ----
   if (absl::Status s = ws.cluster().start(!absl::GetFlag(FLAGS_unsafe_async_commit)); !s.ok()) {
@@ -178,14 +196,16 @@ int main(int argc, char** argv) {
   }
   absl::StatusOr<std::unique_ptr<TcpProxy>> proxy = TcpProxy::start(ws.cluster().port());
   if (!proxy.ok()) return cannot_run(ws, "starting the proxy", proxy.status());
-  std::fprintf(stderr, "pgflow_soak: server %s, workers through the proxy on port %d\n", ws.cluster().url().c_str(),
-               (*proxy)->port());
-  WorkerPool workers({.binary = absl::GetFlag(FLAGS_worker_bin),
-                      .url = absl::StrFormat("postgresql://postgres@127.0.0.1:%d/postgres", (*proxy)->port()),
-                      .dir = ws.dir(),
-                      .slots = settings.workers,
-                      .max_concurrent = settings.max_concurrent});
-  if (absl::Status s = workers.spawn_all(); !s.ok()) return cannot_run(ws, "starting the workers", s);
+  std::fprintf(stderr, "pgflow_soak: server %s, workers through the proxy on port %d\n",
+               ws.cluster().url().c_str(), (*proxy)->port());
+  WorkerPool workers(
+      {.binary = absl::GetFlag(FLAGS_worker_bin),
+       .url = absl::StrFormat("postgresql://postgres@127.0.0.1:%d/postgres", (*proxy)->port()),
+       .dir = ws.dir(),
+       .slots = settings.workers,
+       .max_concurrent = settings.max_concurrent});
+  if (absl::Status s = workers.spawn_all(); !s.ok())
+    return cannot_run(ws, "starting the workers", s);
   // The first worker compiles the flow; the producer starts once every worker is up.
   if (absl::Status s = wait_for_workers(workers, std::chrono::seconds(120)); !s.ok()) {
     return cannot_run(ws, "waiting for the workers", s);
@@ -200,21 +220,24 @@ int main(int argc, char** argv) {
   // ---- the soak ----
   const auto soak_start = Clock::now();
   auto producer = std::make_unique<Producer>(*client, settings.rate, settings.seed);
-  const ChaosPlan plan{settings.duration, settings.kill_every, settings.restart_every, settings.cut_every,
-                       settings.seed ^ 0x9e3779b97f4a7c15ULL};
+  const ChaosPlan plan{settings.duration, settings.kill_every, settings.restart_every,
+                       settings.cut_every, settings.seed ^ 0x9e3779b97f4a7c15ULL};
   absl::Status chaos = run_chaos(plan, workers, ws.cluster(), **proxy, g_interrupted, report.chaos);
   producer->stop();
   report.soak_seconds = seconds_since(soak_start);
   if (!chaos.ok()) return cannot_run(ws, "injecting faults", chaos);
   report.producer = producer->counts();
-  std::fprintf(stderr, "pgflow_soak: faults stopped after %.0f s; %lld runs started; waiting for them to finish\n",
-               report.soak_seconds, static_cast<long long>(report.producer.started));
+  std::fprintf(
+      stderr,
+      "pgflow_soak: faults stopped after %.0f s; %lld runs started; waiting for them to finish\n",
+      report.soak_seconds, static_cast<long long>(report.producer.started));
 
   // ---- drain: every run finishes (workers that exit meanwhile are still replaced) ----
   const auto drain_start = Clock::now();
   const auto drain_deadline = drain_start + settings.drain_timeout;
   while (!g_interrupted && Clock::now() < drain_deadline) {
-    for (std::string& exit : workers.poll()) report.chaos.unexpected_exits.push_back(std::move(exit));
+    for (std::string& exit : workers.poll())
+      report.chaos.unexpected_exits.push_back(std::move(exit));
     absl::StatusOr<std::int64_t> left = unfinished_runs(ws.cluster().url());
     if (left.ok() && *left == 0) {
       report.drained = true;
@@ -245,6 +268,8 @@ int main(int argc, char** argv) {
   const bool passed = failures(report).empty() && !g_interrupted;
   const bool keep = !passed || absl::GetFlag(FLAGS_keep);
   ws.finish(keep);
-  if (keep) std::printf("  logs        %s (worker-<n>.log, executions.<pid>.log, server.log)\n", ws.dir().c_str());
+  if (keep)
+    std::printf("  logs        %s (worker-<n>.log, executions.<pid>.log, server.log)\n",
+                ws.dir().c_str());
   return passed ? 0 : 1;
 }

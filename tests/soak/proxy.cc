@@ -67,7 +67,8 @@ absl::StatusOr<std::unique_ptr<TcpProxy>> TcpProxy::start(int upstream_port) {
     const int one = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     const sockaddr_in addr = loopback(port);
-    if (bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0 && listen(fd, 128) == 0) {
+    if (bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0 &&
+        listen(fd, 128) == 0) {
       return std::unique_ptr<TcpProxy>(new TcpProxy(fd, port, upstream_port));
     }
     close(fd);
@@ -76,7 +77,10 @@ absl::StatusOr<std::unique_ptr<TcpProxy>> TcpProxy::start(int upstream_port) {
 }
 
 TcpProxy::TcpProxy(int listen_fd, int port, int upstream_port)
-    : listen_fd_(listen_fd), port_(port), upstream_port_(upstream_port), acceptor_([this] { accept_loop(); }) {}
+    : listen_fd_(listen_fd),
+      port_(port),
+      upstream_port_(upstream_port),
+      acceptor_([this] { accept_loop(); }) {}
 
 TcpProxy::~TcpProxy() {
   stopping_ = true;

@@ -30,8 +30,8 @@ namespace pgflow::soak {
 inline constexpr char kFlowSlug[] = "soak";
 
 struct SoakInput {
-  int n = 0;               // elements of the map
-  std::int64_t base = 0;   // first element
+  int n = 0;              // elements of the map
+  std::int64_t base = 0;  // first element
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SoakInput, n, base)
 
@@ -55,8 +55,10 @@ inline nlohmann::json expected_output(const SoakInput& input) {
 
 // Sleeps 1..max_ms milliseconds, varying with the task (not with time: outputs stay exact).
 inline void simulate_work(const pgflow::Context& ctx, int max_ms) {
-  const std::size_t h = std::hash<std::string>{}(ctx.run_id()) ^ static_cast<std::size_t>(ctx.task_index() * 7919);
-  std::this_thread::sleep_for(std::chrono::milliseconds(1 + static_cast<int>(h % static_cast<std::size_t>(max_ms))));
+  const std::size_t h =
+      std::hash<std::string>{}(ctx.run_id()) ^ static_cast<std::size_t>(ctx.task_index() * 7919);
+  std::this_thread::sleep_for(
+      std::chrono::milliseconds(1 + static_cast<int>(h % static_cast<std::size_t>(max_ms))));
 }
 
 // Timeout 3 s (the minimum): a killed worker's tasks are requeued by stall recovery 33 s after
@@ -71,11 +73,12 @@ inline auto soak_flow(Recorder record) {
         for (int i = 0; i < in.n; ++i) numbers.push_back(in.base + i);
         return numbers;
       })
-      .map<"squares">(pgflow::over<"numbers">, [record](const std::int64_t& x, pgflow::Context& ctx) {
-        record(ctx, 'S');
-        simulate_work(ctx, 40);
-        return x * x;
-      })
+      .map<"squares">(pgflow::over<"numbers">,
+                      [record](const std::int64_t& x, pgflow::Context& ctx) {
+                        record(ctx, 'S');
+                        simulate_work(ctx, 40);
+                        return x * x;
+                      })
       .step<"label">([record](const SoakInput& in, pgflow::Context& ctx) {
         record(ctx, 'S');
         simulate_work(ctx, 10);

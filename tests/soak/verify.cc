@@ -36,8 +36,9 @@ std::string describe_run(pg::Connection& conn, const std::string& run_id, const 
   if (!steps.ok()) return absl::StrCat(out, " (steps unreadable: ", steps.status().ToString(), ")");
   for (int i = 0; i < steps->rows(); ++i) {
     const std::string error = text(*steps, i, 7);
-    absl::StrAppend(&out, "\n    ", text(*steps, i, 0), " ", text(*steps, i, 1), " task ", text(*steps, i, 2), " ",
-                    text(*steps, i, 3), " attempts=", text(*steps, i, 4), " requeued=", text(*steps, i, 5),
+    absl::StrAppend(&out, "\n    ", text(*steps, i, 0), " ", text(*steps, i, 1), " task ",
+                    text(*steps, i, 2), " ", text(*steps, i, 3), " attempts=", text(*steps, i, 4),
+                    " requeued=", text(*steps, i, 5),
                     text(*steps, i, 6) == "t" ? " permanently-stalled" : "",
                     error.empty() ? "" : absl::StrCat(" error=\"", error, "\""));
   }
@@ -49,14 +50,15 @@ std::string describe_run(pg::Connection& conn, const std::string& run_id, const 
 absl::StatusOr<std::int64_t> unfinished_runs(const std::string& url) {
   absl::StatusOr<pg::Connection> conn = pg::Connection::open(url, "pgflow-soak");
   if (!conn.ok()) return conn.status();
-  absl::StatusOr<pg::Result> left =
-      conn->exec("select count(*) from pgflow.runs where flow_slug = $1 and status = 'started'", {kFlowSlug});
+  absl::StatusOr<pg::Result> left = conn->exec(
+      "select count(*) from pgflow.runs where flow_slug = $1 and status = 'started'", {kFlowSlug});
   if (!left.ok()) return left.status();
   return integer(*left, 0, 0);
 }
 
 absl::StatusOr<Verification> verify(const std::string& url, const std::vector<StartedRun>& runs,
-                                    const std::vector<StartedRun>& abandoned, const ExecutionsByTask& executions) {
+                                    const std::vector<StartedRun>& abandoned,
+                                    const ExecutionsByTask& executions) {
   absl::StatusOr<pg::Connection> conn = pg::Connection::open(url, "pgflow-soak");
   if (!conn.ok()) return conn.status();
   Verification v;
@@ -74,7 +76,8 @@ absl::StatusOr<Verification> verify(const std::string& url, const std::vector<St
       {kFlowSlug});
   if (!rows.ok()) return rows.status();
   for (int i = 0; i < rows->rows(); ++i) {
-    in_db[std::string(rows->text(i, 0))] = {std::string(rows->text(i, 1)), std::string(rows->text(i, 2)),
+    in_db[std::string(rows->text(i, 0))] = {std::string(rows->text(i, 1)),
+                                            std::string(rows->text(i, 2)),
                                             std::string(rows->text(i, 3))};
   }
   auto problem = [&](const std::string& run_id, const std::string& what) {
@@ -102,8 +105,9 @@ absl::StatusOr<Verification> verify(const std::string& url, const std::vector<St
     } else if (nlohmann::json::parse(db.output, nullptr, false) != expected_output(run.input) ||
                nlohmann::json::parse(db.input, nullptr, false) != nlohmann::json(run.input)) {
       ++v.wrong_output;
-      problem(run.run_id, absl::StrCat("completed with output ", db.output, ", expected ",
-                                       expected_output(run.input).dump(), " (input ", db.input, ")"));
+      problem(run.run_id,
+              absl::StrCat("completed with output ", db.output, ", expected ",
+                           expected_output(run.input).dump(), " (input ", db.input, ")"));
     } else {
       ++v.completed_ok;
     }
@@ -127,19 +131,21 @@ absl::StatusOr<Verification> verify(const std::string& url, const std::vector<St
     v.requeued += integer(*tasks, i, 5);
     v.permanently_stalled += integer(*tasks, i, 6);
     auto it = executions.find(key);
-    const std::int64_t ran = it == executions.end() ? 0 : static_cast<std::int64_t>(it->second.size());
+    const std::int64_t ran =
+        it == executions.end() ? 0 : static_cast<std::int64_t>(it->second.size());
     if (tasks->text(i, 3) == "completed" && ran == 0) {
       ++v.completed_without_execution;
       if (v.cross_check_samples.size() < 10) {
-        v.cross_check_samples.push_back(
-            absl::StrCat(key.run_id, "/", key.step, "[", key.task_index, "]: completed, no execution recorded"));
+        v.cross_check_samples.push_back(absl::StrCat(key.run_id, "/", key.step, "[", key.task_index,
+                                                     "]: completed, no execution recorded"));
       }
     }
     if (ran > attempts) {
       v.executions_beyond_attempts += ran - attempts;
       if (v.cross_check_samples.size() < 10) {
-        v.cross_check_samples.push_back(absl::StrCat(key.run_id, "/", key.step, "[", key.task_index, "]: ", ran,
-                                                     " executions, ", attempts, " attempts"));
+        v.cross_check_samples.push_back(absl::StrCat(key.run_id, "/", key.step, "[", key.task_index,
+                                                     "]: ", ran, " executions, ", attempts,
+                                                     " attempts"));
       }
     }
   }

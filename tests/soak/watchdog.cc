@@ -34,8 +34,10 @@ Watchdog::Watchdog(const std::string& source_dir, const std::string& cluster_dir
     _exit(0);
   }
   close(ends[0]);
-  if (pid > 0) pipe_ = ends[1];
-  else close(ends[1]);
+  if (pid > 0)
+    pipe_ = ends[1];
+  else
+    close(ends[1]);
 }
 
 Watchdog::~Watchdog() {

@@ -27,11 +27,14 @@ pgflow::LogSink timestamped_stderr() {
   return [](const pgflow::LogRecord& record) {
     const auto now = std::chrono::system_clock::now();
     const std::time_t secs = std::chrono::system_clock::to_time_t(now);
-    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+    const auto ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() %
+        1000;
     std::tm tm{};
     gmtime_r(&secs, &tm);
-    const std::string line = absl::StrFormat("%02d:%02d:%02d.%03d pid=%d %s\n", tm.tm_hour, tm.tm_min, tm.tm_sec,
-                                             ms, getpid(), pgflow::to_log_line(record));
+    const std::string line =
+        absl::StrFormat("%02d:%02d:%02d.%03d pid=%d %s\n", tm.tm_hour, tm.tm_min, tm.tm_sec, ms,
+                        getpid(), pgflow::to_log_line(record));
     [[maybe_unused]] const ssize_t written = ::write(2, line.data(), line.size());
   };
 }
@@ -84,7 +87,8 @@ int main(int argc, char** argv) {
   const bool stopped_by_itself = !worker->running();
   worker->stop();
   absl::Status why = worker->wait();
-  if (stopped_by_itself) return fail(absl::StrCat("the worker stopped by itself: ", why.ToString()));
+  if (stopped_by_itself)
+    return fail(absl::StrCat("the worker stopped by itself: ", why.ToString()));
   if (!why.ok()) return fail(absl::StrCat("stop: ", why.ToString()));
   return 0;
 }

@@ -40,7 +40,8 @@ std::optional<std::int64_t> rss_kib(pid_t pid) {
   return std::nullopt;
 }
 
-WorkerPool::WorkerPool(Options options) : options_(std::move(options)), slots_(static_cast<size_t>(options_.slots)) {}
+WorkerPool::WorkerPool(Options options)
+    : options_(std::move(options)), slots_(static_cast<size_t>(options_.slots)) {}
 
 WorkerPool::~WorkerPool() {
   for (Slot& s : slots_) {
@@ -61,7 +62,8 @@ absl::Status WorkerPool::spawn_all() {
 absl::Status WorkerPool::spawn(int slot) {
   const std::string log_path = absl::StrCat(options_.dir, "/worker-", slot, ".log");
   const int log = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (log < 0) return absl::InternalError(absl::StrCat("cannot open ", log_path, ": ", std::strerror(errno)));
+  if (log < 0)
+    return absl::InternalError(absl::StrCat("cannot open ", log_path, ": ", std::strerror(errno)));
   // Everything the child needs is built before fork: after it, only async-signal-safe calls.
   const std::string concurrency = std::to_string(options_.max_concurrent);
   std::vector<std::string> args = {options_.binary, options_.url, options_.dir, concurrency};
@@ -99,7 +101,8 @@ pid_t WorkerPool::kill_and_respawn(int slot) {
   s.pid = -1;
   ++respawns_;
   if (absl::Status spawned = spawn(slot); !spawned.ok()) {
-    std::fprintf(stderr, "pgflow_soak: respawning worker %d: %s\n", slot, spawned.ToString().c_str());
+    std::fprintf(stderr, "pgflow_soak: respawning worker %d: %s\n", slot,
+                 spawned.ToString().c_str());
   }
   return victim;
 }
@@ -136,16 +139,18 @@ std::vector<std::string> WorkerPool::stop_all(std::chrono::seconds grace) {
     if (s.pid <= 0) continue;
     int status = 0;
     pid_t done = 0;
-    while ((done = waitpid(s.pid, &status, WNOHANG)) == 0 && std::chrono::steady_clock::now() < deadline) {
+    while ((done = waitpid(s.pid, &status, WNOHANG)) == 0 &&
+           std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     if (done == 0) {
       kill(s.pid, SIGKILL);
       waitpid(s.pid, &status, 0);
-      problems.push_back(absl::StrCat("worker ", i, " (pid ", s.pid, ") did not stop within ", grace.count(),
-                                      " s of SIGTERM (killed)"));
+      problems.push_back(absl::StrCat("worker ", i, " (pid ", s.pid, ") did not stop within ",
+                                      grace.count(), " s of SIGTERM (killed)"));
     } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-      problems.push_back(absl::StrCat("worker ", i, " (pid ", s.pid, ") stopped with ", describe_exit(status)));
+      problems.push_back(
+          absl::StrCat("worker ", i, " (pid ", s.pid, ") stopped with ", describe_exit(status)));
     }
     s.pid = -1;
   }

@@ -26,9 +26,9 @@ std::optional<std::int64_t> rss_kib(pid_t pid);
 class WorkerPool {
  public:
   struct Options {
-    std::string binary;      // pgflow_soak_worker
-    std::string url;         // what workers connect to (the proxy)
-    std::string dir;         // execution logs, ready markers and worker logs
+    std::string binary;  // pgflow_soak_worker
+    std::string url;     // what workers connect to (the proxy)
+    std::string dir;     // execution logs, ready markers and worker logs
     int slots = 4;
     int max_concurrent = 4;  // handler threads per worker
   };

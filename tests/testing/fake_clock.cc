@@ -20,7 +20,9 @@ bool FakeClock::sleep_until(Time until, const std::stop_token& wake) const {
   std::stop_callback on_wake(wake, [this] { absl::MutexLock lock(&mu_); });
   absl::MutexLock lock(&mu_);
   ++sleepers_;
-  auto done = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return wake.stop_requested() || now_ >= until; };
+  auto done = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return wake.stop_requested() || now_ >= until;
+  };
   mu_.Await(absl::Condition(&done));
   --sleepers_;
   return !wake.stop_requested();

@@ -10,7 +10,8 @@ namespace {
 using internal::Clock;
 
 // Sleeps on the fake clock until `until`, `stop` or `wake`.
-void sleep_until(const FakeClock& clock, Clock::Time until, const std::stop_token& stop, const std::stop_token& wake) {
+void sleep_until(const FakeClock& clock, Clock::Time until, const std::stop_token& stop,
+                 const std::stop_token& wake) {
   std::stop_source either;
   std::stop_callback on_stop(stop, [&either] { either.request_stop(); });
   std::stop_callback on_wake(wake, [&either] { either.request_stop(); });
@@ -30,10 +31,14 @@ class FakeStore final : public internal::Store {
 
   absl::StatusOr<int> worker_protocol() override { return 5; }
   absl::StatusOr<internal::DeployOutcome> deploy(const internal::Deployment& d) override {
-    return internal::DeployOutcome{.status = "verified", .activation = "active", .flow_alias = d.flow_alias,
+    return internal::DeployOutcome{.status = "verified",
+                                   .activation = "active",
+                                   .flow_alias = d.flow_alias,
                                    .active_flow_slug = d.flow_slug};
   }
-  absl::Status register_worker(const internal::Registration&, bool) override { return absl::OkStatus(); }
+  absl::Status register_worker(const internal::Registration&, bool) override {
+    return absl::OkStatus();
+  }
 
   absl::StatusOr<std::vector<internal::ClaimedMessage>> claim(const internal::ClaimRequest& request,
                                                               const std::stop_token&) override {
@@ -59,12 +64,12 @@ class FakeStore final : public internal::Store {
     db_.work_announced_ = false;
   }
 
-  absl::StatusOr<std::vector<internal::ReportedTask>> complete_tasks(const std::vector<internal::TaskResult>& results,
-                                                                     const std::stop_token& stop) override {
+  absl::StatusOr<std::vector<internal::ReportedTask>> complete_tasks(
+      const std::vector<internal::TaskResult>& results, const std::stop_token& stop) override {
     return report(results, stop);
   }
-  absl::StatusOr<std::vector<internal::ReportedTask>> fail_tasks(const std::vector<internal::TaskResult>& results,
-                                                                 const std::stop_token& stop) override {
+  absl::StatusOr<std::vector<internal::ReportedTask>> fail_tasks(
+      const std::vector<internal::TaskResult>& results, const std::stop_token& stop) override {
     return report(results, stop);
   }
 
@@ -78,7 +83,8 @@ class FakeStore final : public internal::Store {
     ++db_.stall_recovery_passes_;
     return db_.stall_recovery_;
   }
-  absl::StatusOr<std::string> stall_recovery_holders(std::chrono::milliseconds, const std::stop_token&) override {
+  absl::StatusOr<std::string> stall_recovery_holders(std::chrono::milliseconds,
+                                                     const std::stop_token&) override {
     absl::MutexLock lock(&db_.mu_);
     return db_.stall_recovery_holders_;
   }
@@ -95,8 +101,8 @@ class FakeStore final : public internal::Store {
     absl::MutexLock lock(&db_.mu_);
     return std::exchange(db_.stop_announced_, false);
   }
-  absl::StatusOr<std::vector<std::uint64_t>> unwanted_tasks(const std::vector<internal::TaskRef>& tasks,
-                                                            const std::string&) override {
+  absl::StatusOr<std::vector<std::uint64_t>> unwanted_tasks(
+      const std::vector<internal::TaskRef>& tasks, const std::string&) override {
     absl::MutexLock lock(&db_.mu_);
     std::vector<std::uint64_t> ids;
     for (const internal::TaskRef& t : tasks) {
@@ -110,19 +116,22 @@ class FakeStore final : public internal::Store {
     return absl::OkStatus();
   }
 
-  absl::StatusOr<nlohmann::json> run_input(const std::string& run_id, const std::stop_token&) override {
+  absl::StatusOr<nlohmann::json> run_input(const std::string& run_id,
+                                           const std::stop_token&) override {
     return nlohmann::json{{"run", run_id}};
   }
   void disconnect() override {}
 
  private:
   // Records the results (waiting while the database is down: until it is up, or `stop`).
-  absl::StatusOr<std::vector<internal::ReportedTask>> report(const std::vector<internal::TaskResult>& results,
-                                                             const std::stop_token& stop) {
+  absl::StatusOr<std::vector<internal::ReportedTask>> report(
+      const std::vector<internal::TaskResult>& results, const std::stop_token& stop) {
     absl::Mutex& mu = db_.mu_;
     std::stop_callback wake(stop, [&mu] { absl::MutexLock lock(&mu); });
     absl::MutexLock lock(&mu);
-    auto up_or_stopped = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(db_.mu_) { return !db_.down_ || stop.stop_requested(); };
+    auto up_or_stopped = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(db_.mu_) {
+      return !db_.down_ || stop.stop_requested();
+    };
     mu.Await(absl::Condition(&up_or_stopped));
     if (db_.down_) return absl::CancelledError("stopped while retrying: report");
     std::vector<internal::ReportedTask> out;
@@ -224,11 +233,13 @@ bool FakeDatabase::wait_for_heartbeats(int n) const {
 }
 
 bool FakeDatabase::wait_for_stall_recovery_passes(int n) const {
-  return wait_real(mu_, [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return stall_recovery_passes_ >= n; });
+  return wait_real(mu_,
+                   [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return stall_recovery_passes_ >= n; });
 }
 
 internal::StoreFactory fake_stores(FakeDatabase& db) {
-  return [&db](internal::StoreRole role, const std::string&, const Logger&) -> std::unique_ptr<internal::Store> {
+  return [&db](internal::StoreRole role, const std::string&,
+               const Logger&) -> std::unique_ptr<internal::Store> {
     return std::make_unique<FakeStore>(db, role);
   };
 }

@@ -29,14 +29,16 @@ class FakeDatabase {
   void add_task(const std::string& run_id, const std::string& step, int timeout_seconds = 60,
                 nlohmann::json input = nlohmann::json::object()) ABSL_LOCKS_EXCLUDED(mu_);
   // A message the next claim finds unsupported (a fatal claim).
-  void add_fatal_message(const std::string& message_id, const std::string& reason) ABSL_LOCKS_EXCLUDED(mu_);
+  void add_fatal_message(const std::string& message_id, const std::string& reason)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // The database ends run `run_id`'s tasks and announces it (the worker stops their handlers).
   void cancel_run(const std::string& run_id) ABSL_LOCKS_EXCLUDED(mu_);
   // Down: results cannot be reported (calls wait until up again or their stop).
   void set_down(bool down) ABSL_LOCKS_EXCLUDED(mu_);
   void set_deprecated(bool deprecated) ABSL_LOCKS_EXCLUDED(mu_);
   // What the next stall recovery passes return (nullopt: skipped, another session holds the lock).
-  void set_stall_recovery(std::optional<int> requeued, std::string holders = "") ABSL_LOCKS_EXCLUDED(mu_);
+  void set_stall_recovery(std::optional<int> requeued, std::string holders = "")
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   std::vector<internal::TaskResult> reported() const ABSL_LOCKS_EXCLUDED(mu_);
   std::vector<internal::ClaimRequest> claims() const ABSL_LOCKS_EXCLUDED(mu_);

@@ -1,11 +1,12 @@
 #include "testing/pg_fixture.h"
 
+#include <unistd.h>
+
 #include <atomic>
 #include <cstdlib>
 #include <fstream>
 #include <random>
 #include <sstream>
-#include <unistd.h>
 
 #include "absl/strings/str_cat.h"
 #include "internal/status_macros.h"
@@ -52,8 +53,8 @@ absl::StatusOr<std::string> cluster_url() {
 
 absl::StatusOr<TestDatabase> TestDatabase::from_template() {
   const char* tmpl = std::getenv("PGFLOW_TEST_TEMPLATE");
-  return create(absl::StrCat(" template ",
-                             pg::quote_identifier(tmpl ? tmpl : "pgflow_test_template")));
+  return create(
+      absl::StrCat(" template ", pg::quote_identifier(tmpl ? tmpl : "pgflow_test_template")));
 }
 
 absl::StatusOr<TestDatabase> TestDatabase::empty() { return create(" template template0"); }

@@ -28,13 +28,15 @@ inline auto split_flow(int hold_from) {
           })
           .map<"each">(pgflow::over<"plan">,
                        [hold_from](int x, pgflow::Context& ctx) {
-                         while (hold_from >= 0 && x >= hold_from && !ctx.stop_token().stop_requested()) {
+                         while (hold_from >= 0 && x >= hold_from &&
+                                !ctx.stop_token().stop_requested()) {
                            std::this_thread::sleep_for(std::chrono::milliseconds(20));
                          }
                          return x * 2;
                        })
-          .step<"summary">(pgflow::after<"plan">,
-                           [](const std::vector<int>& items) { return static_cast<int>(items.size()); }));
+          .step<"summary">(pgflow::after<"plan">, [](const std::vector<int>& items) {
+            return static_cast<int>(items.size());
+          }));
 }
 
 }  // namespace pgflow::testing

@@ -44,13 +44,13 @@ MATCHER_P(IsOkAndHolds, value_matcher, "") {
 }  // namespace pgflow::testing
 
 // Fails the test (not a skip) with the status when `expr` is not OK; else yields its value.
-#define PGFLOW_ASSERT_OK_AND_ASSIGN(lhs, expr)                                       \
+#define PGFLOW_ASSERT_OK_AND_ASSIGN(lhs, expr) \
   PGFLOW_ASSERT_OK_AND_ASSIGN_IMPL_(PGFLOW_TEST_CONCAT_(statusor_, __LINE__), lhs, expr)
 #define PGFLOW_TEST_CONCAT_INNER_(a, b) a##b
 #define PGFLOW_TEST_CONCAT_(a, b) PGFLOW_TEST_CONCAT_INNER_(a, b)
 #define PGFLOW_ASSERT_OK_AND_ASSIGN_IMPL_(tmp, lhs, expr) \
-  auto tmp = (expr);                                       \
-  ASSERT_TRUE(tmp.ok()) << tmp.status().ToString();        \
+  auto tmp = (expr);                                      \
+  ASSERT_TRUE(tmp.ok()) << tmp.status().ToString();       \
   lhs = std::move(tmp).value()
 
 #endif  // PGFLOW_TESTS_TESTING_STATUS_MATCHERS_H_

@@ -19,11 +19,10 @@ namespace pgflow::testing::worker_flows {
 using nlohmann::literals::operator""_json;
 
 // a -> b -> c
-inline const auto sequential =
-    pgflow::Flow<"wSequential", int>()
-        .step<"a">([](int x) { return x + 1; })
-        .step<"b">(pgflow::after<"a">, [](int a) { return a * 2; })
-        .step<"c">(pgflow::after<"b">, [](int b) { return b + 3; });
+inline const auto sequential = pgflow::Flow<"wSequential", int>()
+                                   .step<"a">([](int x) { return x + 1; })
+                                   .step<"b">(pgflow::after<"a">, [](int a) { return a * 2; })
+                                   .step<"c">(pgflow::after<"b">, [](int b) { return b + 3; });
 
 // left, right -> join (and join reads the run input lazily through its Context)
 inline const auto fan_in =
@@ -36,15 +35,14 @@ inline const auto fan_in =
         });
 
 // root map -> dependent map -> single step
-inline const auto maps =
-    pgflow::Flow<"wMaps", std::vector<int>>()
-        .map<"square">([](int x) { return x * x; })
-        .map<"half">(pgflow::over<"square">, [](int x) { return x / 2; })
-        .step<"sum">(pgflow::after<"half">, [](const std::vector<int>& v) {
-          int sum = 0;
-          for (int x : v) sum += x;
-          return sum;
-        });
+inline const auto maps = pgflow::Flow<"wMaps", std::vector<int>>()
+                             .map<"square">([](int x) { return x * x; })
+                             .map<"half">(pgflow::over<"square">, [](int x) { return x / 2; })
+                             .step<"sum">(pgflow::after<"half">, [](const std::vector<int>& v) {
+                               int sum = 0;
+                               for (int x : v) sum += x;
+                               return sum;
+                             });
 
 // conditions: skip (dependents run without it) and skip-cascade (dependents skipped too)
 inline const auto conditional =
@@ -75,8 +73,10 @@ inline const auto exhaust_fail =
         .step<"after">(pgflow::after<"boom">, [](int b) { return b; });
 inline const auto exhaust_skip =
     pgflow::Flow<"wExhaustSkip", int>({.max_attempts = 1})
-        .step<"boom">(pgflow::when_exhausted_skip, [](int) -> int { throw std::runtime_error("thrown"); })
-        .step<"after">(pgflow::after<"boom">, [](std::optional<int> b) { return b.has_value() ? 1 : 0; });
+        .step<"boom">(pgflow::when_exhausted_skip,
+                      [](int) -> int { throw std::runtime_error("thrown"); })
+        .step<"after">(pgflow::after<"boom">,
+                       [](std::optional<int> b) { return b.has_value() ? 1 : 0; });
 inline const auto exhaust_cascade =
     pgflow::Flow<"wExhaustCascade", int>({.max_attempts = 1})
         .step<"boom">(pgflow::when_exhausted_skip_cascade,

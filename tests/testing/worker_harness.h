@@ -46,8 +46,9 @@ WorkerConfig test_worker_config(const std::string& url, LogRecorder* logs = null
 
 // Polls pgflow.runs until the run is completed or failed (or `timeout` passes) and returns
 // get_run_with_states(run_id).
-absl::StatusOr<nlohmann::json> wait_for_run(pg::Connection& conn, const std::string& run_id,
-                                            std::chrono::seconds timeout = std::chrono::seconds(60));
+absl::StatusOr<nlohmann::json> wait_for_run(
+    pg::Connection& conn, const std::string& run_id,
+    std::chrono::seconds timeout = std::chrono::seconds(60));
 
 // Runs a query and returns the first column of the first row as text ("" when no row).
 absl::StatusOr<std::string> query_text(pg::Connection& conn, const std::string& sql,
@@ -59,7 +60,8 @@ absl::StatusOr<std::string> start_run(pg::Connection& conn, const std::string& f
 
 // Polls `condition` every `poll` until it holds (true) or `timeout` passes (false). The
 // timeout only keeps a broken build from hanging; a passing test never relies on it.
-bool wait_for(const std::function<bool()>& condition, std::chrono::seconds timeout = std::chrono::seconds(60),
+bool wait_for(const std::function<bool()>& condition,
+              std::chrono::seconds timeout = std::chrono::seconds(60),
               std::chrono::milliseconds poll = std::chrono::milliseconds(5));
 
 // Polls `sql` (a boolean query) until it returns true or `timeout` passes.

@@ -18,10 +18,10 @@
 namespace pgflow {
 namespace {
 
-using ::testing::AllOf;
-using ::testing::HasSubstr;
 using pgflow::testing::IsOk;
 using pgflow::testing::StatusIs;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
 
 struct Signup {
   std::string email;
@@ -31,7 +31,9 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Signup, email)
 inline const auto greet_v2 =
     Flow<"greetUserV2", Signup>({.max_attempts = 2})
         .step<"greet">([](const Signup& s) { return "hello " + s.email; })
-        .array<"letters">(after<"greet">, [](const std::string& g) { return std::vector<char>(g.begin(), g.end()); })
+        .array<"letters">(
+            after<"greet">,
+            [](const std::string& g) { return std::vector<char>(g.begin(), g.end()); })
         .map<"upper">(over<"letters">, [](char c) { return static_cast<char>(c & ~0x20); });
 inline const auto deployed = define_deployed_flow(greet_v2, {.alias = "greetUser"});
 inline const auto routed = define_deployed_flow(with_step_queues(greet_v2), {.alias = "greetUser"});
@@ -45,7 +47,8 @@ using Routed = std::remove_cvref_t<decltype(routed)>;
 static_assert(std::is_same_v<Deployed, DeployedFlow<Plain>>);
 static_assert(std::is_same_v<Deployed::flow_type, Plain>);
 static_assert(std::is_same_v<Routed::flow_type, RoutedPlain>);
-static_assert(std::is_same_v<FlowInput<Deployed>, Signup> && std::is_same_v<FlowInput<Routed>, Signup>);
+static_assert(std::is_same_v<FlowInput<Deployed>, Signup> &&
+              std::is_same_v<FlowInput<Routed>, Signup>);
 static_assert(std::is_same_v<FlowOutput<Deployed>, FlowOutput<Plain>>);
 static_assert(std::is_same_v<FlowOutput<Routed>, FlowOutput<Plain>>);
 static_assert(std::is_same_v<StepOutput<Deployed, "letters">, std::vector<char>>);
@@ -60,13 +63,15 @@ TEST(DeployedFlowTest, AddsTheAliasAndKeepsEverythingElse) {
   EXPECT_EQ(deployed.alias(), "greetUser");
   EXPECT_EQ(deployed.definition().alias, "greetUser");
   EXPECT_EQ(alias_of(deployed.definition()), "greetUser");
-  EXPECT_EQ(deployed.definition().slug, "greetUserV2") << "the concrete slug is the version's identity";
+  EXPECT_EQ(deployed.definition().slug, "greetUserV2")
+      << "the concrete slug is the version's identity";
   EXPECT_EQ(shape_of(deployed), shape_of(greet_v2)) << "the alias is not part of the shape";
   EXPECT_EQ(deployed.definition().options.max_attempts, 2);
   EXPECT_EQ(deployed.definition().queue_mode, QueueMode::kFlow);
   ASSERT_EQ(deployed.definition().steps.size(), 3u);
   EXPECT_TRUE(deployed.definition().steps[2].handler) << "handlers come along";
-  EXPECT_EQ(&deployed.flow().definition(), &greet_v2.definition()) << "the wrapped flow is kept as it was";
+  EXPECT_EQ(&deployed.flow().definition(), &greet_v2.definition())
+      << "the wrapped flow is kept as it was";
   EXPECT_FALSE(greet_v2.definition().alias) << "and not changed";
 }
 
@@ -75,7 +80,8 @@ TEST(DeployedFlowTest, AStepQueuedFlowKeepsItsQueueModeAndRoutes) {
   EXPECT_EQ(routed.definition().queue_mode, QueueMode::kStep);
   PGFLOW_ASSERT_OK_AND_ASSIGN(std::vector<StepRoute> routes, routes_of(routed.definition()));
   ASSERT_EQ(routes.size(), 3u);
-  EXPECT_EQ(routes[0].queue_name, "greetuserv2__greet") << "queues are named after the concrete slug, never the alias";
+  EXPECT_EQ(routes[0].queue_name, "greetuserv2__greet")
+      << "queues are named after the concrete slug, never the alias";
   EXPECT_EQ(routes[2].queue_name, "greetuserv2__upper");
 }
 
@@ -112,15 +118,17 @@ TEST(DeployedFlowTest, ARunTimeAliasIsKeptAliveByEveryCopy) {
 
 TEST(DeployedFlowTest, AWorkerRefusesAnInvalidRunTimeAliasBeforeConnecting) {
   const auto bad = define_deployed_flow(greet_v2, {.alias = runtime("")});
-  auto worker = EdgeWorker::start(bad, {.connection_string = "postgresql://nobody@127.0.0.1:1/never"});
+  auto worker =
+      EdgeWorker::start(bad, {.connection_string = "postgresql://nobody@127.0.0.1:1/never"});
   EXPECT_THAT(worker.status(), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("alias")));
 }
 
 TEST(DeployedFlowTest, AStepWorkerOfADeployedFlowSelectsItsStep) {
-  auto worker = EdgeWorker::start(routed, {.connection_string = "postgresql://nobody@127.0.0.1:1/never",
-                                           .step = "shipping"});
-  EXPECT_THAT(worker.status(), StatusIs(absl::StatusCode::kInvalidArgument,
-                                        HasSubstr("step \"shipping\" is not a step of flow \"greetUserV2\"")));
+  auto worker = EdgeWorker::start(
+      routed, {.connection_string = "postgresql://nobody@127.0.0.1:1/never", .step = "shipping"});
+  EXPECT_THAT(worker.status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("step \"shipping\" is not a step of flow \"greetUserV2\"")));
 }
 
 }  // namespace

@@ -56,10 +56,12 @@ TEST(SqlStateMapping, AMissingQueueTableIsNotAMissingSchema) {
               ::testing::AllOf(::testing::HasSubstr("a PGMQ queue table is missing"),
                                ::testing::HasSubstr("pgmq.create"),
                                ::testing::Not(::testing::HasSubstr("pgflow migrate"))));
-  EXPECT_THAT(std::string(database_error("42P01", "relation \"pgmq.a_orders\" does not exist").message()),
-              ::testing::HasSubstr("a PGMQ queue table is missing"));
-  EXPECT_THAT(std::string(database_error("42P01", "relation \"pgflow.flows\" does not exist").message()),
-              ::testing::HasSubstr("pgflow migrate"));
+  EXPECT_THAT(
+      std::string(database_error("42P01", "relation \"pgmq.a_orders\" does not exist").message()),
+      ::testing::HasSubstr("a PGMQ queue table is missing"));
+  EXPECT_THAT(
+      std::string(database_error("42P01", "relation \"pgflow.flows\" does not exist").message()),
+      ::testing::HasSubstr("pgflow migrate"));
 }
 
 TEST(SqlStateMapping, TransientErrorsAreRetryable) {

@@ -78,7 +78,8 @@ TEST(FlowContext, FailedLoadIsNotCached) {
 
 TEST(FlowContext, KnownFlowInputNeedsNoProvider) {
   int calls = 0;
-  Context ctx({.flow_input = nlohmann::json{1, 2, 3}, .flow_input_provider = [&]() -> absl::StatusOr<nlohmann::json> {
+  Context ctx({.flow_input = nlohmann::json{1, 2, 3},
+               .flow_input_provider = [&]() -> absl::StatusOr<nlohmann::json> {
                  ++calls;
                  return nullptr;
                }});
@@ -88,7 +89,8 @@ TEST(FlowContext, KnownFlowInputNeedsNoProvider) {
 
 TEST(FlowContext, NoInputAndNoProviderIsAnError) {
   Context ctx({.step_slug = "s"});
-  EXPECT_THAT(ctx.flow_input(), StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("not available")));
+  EXPECT_THAT(ctx.flow_input(),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("not available")));
 }
 
 TEST(FlowContext, TypedFlowInputConversionError) {

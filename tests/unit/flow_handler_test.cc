@@ -30,16 +30,20 @@ namespace flows = pgflow::testing::flows;
 
 // Calls step `slug` of `flow` with `input` and a Context whose run input is `run_input`.
 template <typename F>
-absl::StatusOr<nlohmann::json> call(const F& flow, std::string_view slug, const nlohmann::json& input,
+absl::StatusOr<nlohmann::json> call(const F& flow, std::string_view slug,
+                                    const nlohmann::json& input,
                                     std::optional<nlohmann::json> run_input = std::nullopt) {
   const StepDefinition* step = flow.definition().find(slug);
   if (step == nullptr) return absl::NotFoundError("no such step");
-  Context ctx({.flow_slug = flow.definition().slug, .step_slug = std::string(slug), .flow_input = run_input});
+  Context ctx({.flow_slug = flow.definition().slug,
+               .step_slug = std::string(slug),
+               .flow_input = run_input});
   return step->handler(input, ctx);
 }
 
 TEST(FlowHandler, RootStepReadsTheRunInputFromTheContext) {
-  auto out = call(flows::onboarding, "profile", nlohmann::json::object(), R"({"email": "vip@example.com"})"_json);
+  auto out = call(flows::onboarding, "profile", nlohmann::json::object(),
+                  R"({"email": "vip@example.com"})"_json);
   ASSERT_THAT(out, IsOk());
   EXPECT_EQ(*out, R"({"id": "vip@example.com", "vip": true})"_json);
 }
@@ -62,8 +66,9 @@ TEST(FlowHandler, RunInputLoadFailureIsReturned) {
   Context ctx({.flow_input_provider = []() -> absl::StatusOr<nlohmann::json> {
     return absl::UnavailableError("connection lost");
   }});
-  EXPECT_THAT(flows::onboarding.definition().find("profile")->handler(nlohmann::json::object(), ctx),
-              StatusIs(absl::StatusCode::kUnavailable, HasSubstr("connection lost")));
+  EXPECT_THAT(
+      flows::onboarding.definition().find("profile")->handler(nlohmann::json::object(), ctx),
+      StatusIs(absl::StatusCode::kUnavailable, HasSubstr("connection lost")));
 }
 
 TEST(FlowHandler, RunInputConversionErrorNamesFlowAndStep) {
@@ -84,7 +89,8 @@ TEST(FlowHandler, SkippedOptionalDependencyArrivesAsNullopt) {
   ASSERT_THAT(skipped, IsOk());
   EXPECT_EQ(*skipped, R"({"count": 3, "gift": false})"_json);
 
-  auto present = call(flows::onboarding, "report", R"({"notifyAll": [], "gift": {"what": "mug"}})"_json);
+  auto present =
+      call(flows::onboarding, "report", R"({"notifyAll": [], "gift": {"what": "mug"}})"_json);
   ASSERT_THAT(present, IsOk());
   EXPECT_EQ(*present, R"({"count": 0, "gift": true})"_json);
 }
@@ -136,7 +142,9 @@ TEST(FlowHandler, MapElementConversionErrorNamesIndex) {
 }
 
 struct Throws {};
-[[noreturn]] void to_json(nlohmann::json&, const Throws&) { throw std::runtime_error("cannot encode Throws"); }
+[[noreturn]] void to_json(nlohmann::json&, const Throws&) {
+  throw std::runtime_error("cannot encode Throws");
+}
 void from_json(const nlohmann::json&, Throws&) {}
 
 const auto results =
@@ -145,7 +153,8 @@ const auto results =
         .step<"statusOk">([](int) { return absl::OkStatus(); })
         .step<"statusError">([](int) { return absl::FailedPreconditionError("not ready yet"); })
         .step<"statusOrValue">([](int x) -> absl::StatusOr<int> { return x * 10; })
-        .step<"statusOrError">([](int) -> absl::StatusOr<int> { return absl::NotFoundError("no such user"); })
+        .step<"statusOrError">(
+            [](int) -> absl::StatusOr<int> { return absl::NotFoundError("no such user"); })
         .step<"throwsStd">([](int) -> int { throw std::invalid_argument("bad input 7"); })
         .step<"throwsOther">([](int) -> int { throw 42; })
         .step<"zero">([](int) { return 0; })
@@ -154,7 +163,9 @@ const auto results =
         .step<"emptyArray">([](int) { return std::vector<int>{}; })
         .step<"json">([](int) { return nlohmann::json(nullptr); })
         .step<"badOutput">([](int) { return Throws{}; })
-        .step<"withContext">([](int, Context& ctx) { return ctx.step_slug() + "#" + std::to_string(ctx.attempt()); });
+        .step<"withContext">([](int, Context& ctx) {
+          return ctx.step_slug() + "#" + std::to_string(ctx.attempt());
+        });
 
 TEST(FlowHandler, ResultKinds) {
   const nlohmann::json in = nlohmann::json::object();
@@ -163,7 +174,8 @@ TEST(FlowHandler, ResultKinds) {
   EXPECT_THAT(call(results, "statusError", in, 1),
               StatusIs(absl::StatusCode::kFailedPrecondition, "not ready yet"));
   EXPECT_EQ(call(results, "statusOrValue", in, 4).value(), 40);
-  EXPECT_THAT(call(results, "statusOrError", in, 1), StatusIs(absl::StatusCode::kNotFound, "no such user"));
+  EXPECT_THAT(call(results, "statusOrError", in, 1),
+              StatusIs(absl::StatusCode::kNotFound, "no such user"));
   EXPECT_EQ(call(results, "json", in, 1).value(), nullptr);
   EXPECT_EQ(call(results, "withContext", in, 1).value(), "withContext#1");
 }
@@ -178,7 +190,8 @@ TEST(FlowHandler, FalsyOutputsAreStoredAsThemselves) {
 
 TEST(FlowHandler, ExceptionsBecomeStatuses) {
   const nlohmann::json in = nlohmann::json::object();
-  EXPECT_THAT(call(results, "throwsStd", in, 1), StatusIs(absl::StatusCode::kUnknown, "bad input 7"));
+  EXPECT_THAT(call(results, "throwsStd", in, 1),
+              StatusIs(absl::StatusCode::kUnknown, "bad input 7"));
   EXPECT_THAT(call(results, "throwsOther", in, 1),
               StatusIs(absl::StatusCode::kUnknown, HasSubstr("not a std::exception")));
 }
@@ -192,7 +205,8 @@ TEST(FlowHandler, OutputConversionErrorNamesFlowAndStep) {
 
 TEST(FlowHandler, MoveOnlyHandlersAndCheapCopies) {
   auto owned = std::make_unique<int>(5);
-  const auto flow = Flow<"moveOnly", int>().step<"add">([p = std::move(owned)](int x) { return x + *p; });
+  const auto flow =
+      Flow<"moveOnly", int>().step<"add">([p = std::move(owned)](int x) { return x + *p; });
   StepHandler copy = flow.definition().find("add")->handler;  // shares the handler
   Context ctx({.flow_input = 1});
   EXPECT_EQ(copy(nlohmann::json::object(), ctx).value(), 6);
@@ -201,7 +215,8 @@ TEST(FlowHandler, MoveOnlyHandlersAndCheapCopies) {
   // shared_ptr the capture holds).
   auto token = std::make_shared<int>(7);
   const std::weak_ptr<int> watch = token;
-  const auto counted = Flow<"counted", int>().step<"add">([t = std::move(token)](int x) { return x + *t; });
+  const auto counted =
+      Flow<"counted", int>().step<"add">([t = std::move(token)](int x) { return x + *t; });
   const long stored = watch.use_count();
   StepHandler a = counted.definition().find("add")->handler;
   StepHandler b = a;

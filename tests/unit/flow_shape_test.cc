@@ -16,7 +16,9 @@ namespace flows = pgflow::testing::flows;
 
 // Parsing into ordered_json keeps the key order as written, so comparing dumps compares
 // key order too.
-std::string canonical(const char* expected) { return nlohmann::ordered_json::parse(expected).dump(); }
+std::string canonical(const char* expected) {
+  return nlohmann::ordered_json::parse(expected).dump();
+}
 
 TEST(FlowShape, ArchitectureSketch) {
   EXPECT_EQ(shape_of(flows::onboarding).dump(), canonical(R"({
@@ -115,8 +117,9 @@ TEST(FlowShape, EmptyFlow) { EXPECT_EQ(shape_of(flows::empty).dump(), R"({"steps
 
 TEST(FlowShape, RuntimeOptionValuesAppearAsGiven) {
   const int configured = 45;
-  const auto flow = Flow<"runtimeOptions", int>({.timeout = runtime(configured)})
-                        .step<"only">({.start_delay = runtime(configured / 3)}, [](int x) { return x; });
+  const auto flow =
+      Flow<"runtimeOptions", int>({.timeout = runtime(configured)})
+          .step<"only">({.start_delay = runtime(configured / 3)}, [](int x) { return x; });
   const nlohmann::ordered_json shape = shape_of(flow);
   EXPECT_EQ(shape["options"].dump(), R"({"timeout":45})");
   EXPECT_EQ(shape["steps"][0]["options"].dump(), R"({"startDelay":15})");
@@ -125,8 +128,10 @@ TEST(FlowShape, RuntimeOptionValuesAppearAsGiven) {
 TEST(FlowShape, DurationOptionsAreWholeSeconds) {
   using namespace std::chrono_literals;
   const std::chrono::seconds configured = std::chrono::minutes(2);
-  const auto flow = Flow<"durationOptions", int>({.base_delay = 2s, .timeout = std::chrono::minutes(1)})
-                        .step<"only">({.timeout = runtime(configured), .start_delay = 0s}, [](int x) { return x; });
+  const auto flow =
+      Flow<"durationOptions", int>({.base_delay = 2s, .timeout = std::chrono::minutes(1)})
+          .step<"only">({.timeout = runtime(configured), .start_delay = 0s},
+                        [](int x) { return x; });
   const nlohmann::ordered_json shape = shape_of(flow);
   EXPECT_EQ(shape["options"].dump(), R"({"baseDelay":2,"timeout":60})");
   EXPECT_EQ(shape["steps"][0]["options"].dump(), R"({"timeout":120,"startDelay":0})");

@@ -28,7 +28,8 @@ std::vector<std::string> split_tabs(const std::string& line) {
   std::string::size_type start = 0;
   while (true) {
     const auto tab = line.find('\t', start);
-    fields.push_back(line.substr(start, tab == std::string::npos ? std::string::npos : tab - start));
+    fields.push_back(
+        line.substr(start, tab == std::string::npos ? std::string::npos : tab - start));
     if (tab == std::string::npos) return fields;
     start = tab + 1;
   }
@@ -68,7 +69,8 @@ SlugProblem problem_named(const std::string& reason) {
   };
   const std::string name = reason.substr(0, reason.find(':'));
   const auto it = kByName.find(name);
-  EXPECT_NE(it, kByName.end()) << "reason of an invalid slug must start with a rule name: " << reason;
+  EXPECT_NE(it, kByName.end()) << "reason of an invalid slug must start with a rule name: "
+                               << reason;
   return it == kByName.end() ? SlugProblem::kNone : it->second;
 }
 
@@ -76,7 +78,8 @@ TEST(FlowSlug, SharedTableAgreesWithTheValidator) {
   const std::vector<SlugCase> cases = load_cases();
   ASSERT_GE(cases.size(), 20u);
   for (const SlugCase& c : cases) {
-    SCOPED_TRACE("slug_cases.tsv line " + std::to_string(c.line) + ": \"" + c.slug + "\" (" + c.reason + ")");
+    SCOPED_TRACE("slug_cases.tsv line " + std::to_string(c.line) + ": \"" + c.slug + "\" (" +
+                 c.reason + ")");
     if (c.valid) {
       EXPECT_EQ(slug_error(c.slug), nullptr) << slug_error(c.slug);
       EXPECT_EQ(slug_problem(c.slug), SlugProblem::kNone);
@@ -98,9 +101,10 @@ TEST(FlowSlug, TableCoversEveryRule) {
     }
   }
   EXPECT_GE(valid, 5);
-  for (SlugProblem p : {SlugProblem::kEmpty, SlugProblem::kTooLong, SlugProblem::kInvalidCharacter,
-                        SlugProblem::kLeadingDigit, SlugProblem::kLeadingUnderscore,
-                        SlugProblem::kTrailingUnderscore, SlugProblem::kDoubleUnderscore, SlugProblem::kReserved}) {
+  for (SlugProblem p :
+       {SlugProblem::kEmpty, SlugProblem::kTooLong, SlugProblem::kInvalidCharacter,
+        SlugProblem::kLeadingDigit, SlugProblem::kLeadingUnderscore,
+        SlugProblem::kTrailingUnderscore, SlugProblem::kDoubleUnderscore, SlugProblem::kReserved}) {
     EXPECT_GT(seen[p], 0) << "no case for rule " << static_cast<int>(p);
   }
 }
@@ -115,8 +119,9 @@ static_assert(slug_problem("x__y") == SlugProblem::kDoubleUnderscore);
 static_assert(slug_problem("run") == SlugProblem::kReserved);
 static_assert(slug_problem("Run") == SlugProblem::kNone);
 static_assert(slug_problem("a-b") == SlugProblem::kInvalidCharacter);
-static_assert(flow_slug_error("abcdefghijabcdefghijabcdefghijabcdefghijabcdefg") == nullptr);   // 47
-static_assert(flow_slug_error("abcdefghijabcdefghijabcdefghijabcdefghijabcdefgh") != nullptr);  // 48
+static_assert(flow_slug_error("abcdefghijabcdefghijabcdefghijabcdefghijabcdefg") == nullptr);  // 47
+static_assert(flow_slug_error("abcdefghijabcdefghijabcdefghijabcdefghijabcdefgh") !=
+              nullptr);  // 48
 static_assert(equal_ignoring_case("fetchUser", "FETCHUSER"));
 static_assert(!equal_ignoring_case("fetch", "fetch2"));
 

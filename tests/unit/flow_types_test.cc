@@ -23,7 +23,8 @@ using Onboarding = decltype(flows::onboarding);
 static_assert(std::is_same_v<FlowInput<Onboarding>, flows::Signup>);
 static_assert(std::is_same_v<StepOutput<Onboarding, "profile">, flows::Profile>);
 static_assert(std::is_same_v<StepOutput<Onboarding, "friends">, std::vector<flows::Friend>>);
-static_assert(std::is_same_v<StepOutput<Onboarding, "notifyAll">, std::vector<std::string>>);  // map: vector
+static_assert(
+    std::is_same_v<StepOutput<Onboarding, "notifyAll">, std::vector<std::string>>);  // map: vector
 static_assert(std::is_same_v<StepOutput<Onboarding, "report">, flows::Sent>);
 static_assert(std::is_same_v<StepOutput<decltype(flows::maps), "double">, std::vector<int>>);
 static_assert(std::is_same_v<FlowInput<decltype(flows::maps)>, std::vector<int>>);
@@ -51,14 +52,18 @@ static_assert(step_slugs<decltype(flows::empty)>.empty());
 
 // ---- skip modes ----
 template <typename F, detail::FixedString S>
-constexpr detail::SkipTraits skip_of = detail::FlowTypeAccess::step_named<std::remove_cvref_t<F>, S>::skip;
+constexpr detail::SkipTraits skip_of =
+    detail::FlowTypeAccess::step_named<std::remove_cvref_t<F>, S>::skip;
 
 const auto modes =
     Flow<"modes", nlohmann::json>()
         .step<"plain">([](const nlohmann::json&) { return 1; })
-        .step<"cond">(when({{"a", 1}}), [](const nlohmann::json&) { return 1; })  // default unmet: skip
-        .step<"condFail">(when({{"a", 1}}), when_unmet_fail, [](const nlohmann::json&) { return 1; })
-        .step<"condCascade">(unless({{"a", 1}}), when_unmet_skip_cascade, [](const nlohmann::json&) { return 1; })
+        .step<"cond">(when({{"a", 1}}),
+                      [](const nlohmann::json&) { return 1; })  // default unmet: skip
+        .step<"condFail">(when({{"a", 1}}), when_unmet_fail,
+                          [](const nlohmann::json&) { return 1; })
+        .step<"condCascade">(unless({{"a", 1}}), when_unmet_skip_cascade,
+                             [](const nlohmann::json&) { return 1; })
         .step<"exhSkip">(when_exhausted_skip, [](const nlohmann::json&) { return 1; })
         .step<"exhCascade">(when_exhausted_skip_cascade, [](const nlohmann::json&) { return 1; })
         .step<"failThenSkip">(when({{"a", 1}}), when_unmet_fail, when_exhausted_skip,
@@ -68,10 +73,10 @@ const auto modes =
         .step<"cascadeOrSkip">(when({{"a", 1}}), when_unmet_skip_cascade, when_exhausted_skip,
                                [](const nlohmann::json&) { return 1; })
         .step<"belowCascade">(after<"condCascade">, [](int x) { return x; })
-        .step<"all">(after<"plain", "cond", "condFail", "condCascade", "exhSkip", "exhCascade", "failThenSkip",
-                           "cascadeOrSkip", "belowCascade">,
-                     [](int, std::optional<int>, int, int, std::optional<int>, int, std::optional<int>,
-                        std::optional<int>, int) { return 0; });
+        .step<"all">(after<"plain", "cond", "condFail", "condCascade", "exhSkip", "exhCascade",
+                           "failThenSkip", "cascadeOrSkip", "belowCascade">,
+                     [](int, std::optional<int>, int, int, std::optional<int>, int,
+                        std::optional<int>, std::optional<int>, int) { return 0; });
 
 static_assert(!skip_of<decltype(modes), "plain">.arrives_optional);
 static_assert(!skip_of<decltype(modes), "plain">.may_be_absent);
@@ -104,22 +109,27 @@ TEST(FlowTypes, ModesReachTheShape) {
 // ---- FlowOutput: leaf steps, optional when they may be skipped ----
 using OnboardingOutput = FlowOutput<Onboarding>;
 static_assert(OnboardingOutput::size == 1);  // only "report" is a leaf
-static_assert(std::is_same_v<std::remove_cvref_t<decltype(std::declval<OnboardingOutput>().get<"report">())>,
-                             flows::Sent>);
+static_assert(
+    std::is_same_v<std::remove_cvref_t<decltype(std::declval<OnboardingOutput>().get<"report">())>,
+                   flows::Sent>);
 
-const auto leaves = Flow<"leaves", int>()
-                        .step<"root">([](int x) { return x; })
-                        .step<"cascader">(after<"root">, when_exhausted_skip_cascade, [](int x) { return x; })
-                        .step<"under">(after<"cascader">, [](int x) { return std::to_string(x); })
-                        .step<"maybe">(after<"root">, when_exhausted_skip, [](int x) { return x > 0; })
-                        .step<"solid">(after<"root">, [](int x) { return x * 2; });
+const auto leaves =
+    Flow<"leaves", int>()
+        .step<"root">([](int x) { return x; })
+        .step<"cascader">(after<"root">, when_exhausted_skip_cascade, [](int x) { return x; })
+        .step<"under">(after<"cascader">, [](int x) { return std::to_string(x); })
+        .step<"maybe">(after<"root">, when_exhausted_skip, [](int x) { return x > 0; })
+        .step<"solid">(after<"root">, [](int x) { return x * 2; });
 using LeavesOutput = FlowOutput<decltype(leaves)>;
 static_assert(LeavesOutput::size == 3);
-static_assert(std::is_same_v<std::remove_cvref_t<decltype(std::declval<LeavesOutput>().get<"under">())>,
-                             std::optional<std::string>>);
-static_assert(std::is_same_v<std::remove_cvref_t<decltype(std::declval<LeavesOutput>().get<"maybe">())>,
-                             std::optional<bool>>);
-static_assert(std::is_same_v<std::remove_cvref_t<decltype(std::declval<LeavesOutput>().get<"solid">())>, int>);
+static_assert(
+    std::is_same_v<std::remove_cvref_t<decltype(std::declval<LeavesOutput>().get<"under">())>,
+                   std::optional<std::string>>);
+static_assert(
+    std::is_same_v<std::remove_cvref_t<decltype(std::declval<LeavesOutput>().get<"maybe">())>,
+                   std::optional<bool>>);
+static_assert(std::is_same_v<
+              std::remove_cvref_t<decltype(std::declval<LeavesOutput>().get<"solid">())>, int>);
 
 TEST(FlowTypes, FlowOutputReadsARunOutput) {
   const LeavesOutput full = R"({"under": "4", "maybe": true, "solid": 8})"_json;
@@ -151,12 +161,15 @@ const auto shapes =
         .step<"byValue">(after<"functor">, [](int n) { return n; })
         .step<"rvalue">(after<"functor">, [](int&& n) { return n; })
         .step<"withCtx">(after<"pointer", "generic">,
-                         [](const std::vector<int>& a, const std::vector<int>& b, Context&) { return a.size() + b.size(); })
+                         [](const std::vector<int>& a, const std::vector<int>& b, Context&) {
+                           return a.size() + b.size();
+                         })
         .array<"jsonArray">(after<"functor">, [](int n) { return nlohmann::json::array({n}); })
         .map<"overJson">(over<"jsonArray">, [](const nlohmann::json& e) { return e; });
 static_assert(std::is_same_v<StepOutput<decltype(shapes), "generic">, std::vector<int>>);
 static_assert(std::is_same_v<StepOutput<decltype(shapes), "withCtx">, std::size_t>);
-static_assert(std::is_same_v<StepOutput<decltype(shapes), "overJson">, std::vector<nlohmann::json>>);
+static_assert(
+    std::is_same_v<StepOutput<decltype(shapes), "overJson">, std::vector<nlohmann::json>>);
 
 TEST(FlowTypes, HandlerShapesRun) {
   Context ctx({.flow_input = nlohmann::json({1, 2, 3})});
@@ -164,7 +177,10 @@ TEST(FlowTypes, HandlerShapesRun) {
   EXPECT_EQ(shapes.definition().find("pointer")->handler(4, ctx).value(), 5);
   EXPECT_EQ(shapes.definition().find("generic")->handler(4, ctx).value(), 12);
   EXPECT_EQ(shapes.definition().find("rvalue")->handler(R"({"functor": 9})"_json, ctx).value(), 9);
-  EXPECT_EQ(shapes.definition().find("withCtx")->handler(R"({"pointer": [1], "generic": [2, 3]})"_json, ctx).value(),
+  EXPECT_EQ(shapes.definition()
+                .find("withCtx")
+                ->handler(R"({"pointer": [1], "generic": [2, 3]})"_json, ctx)
+                .value(),
             3);
 }
 

@@ -44,33 +44,42 @@ TEST(FlowValidate, TypedTestFlowsAreValid) {
 }
 
 TEST(FlowValidate, PatternsMustBeObjects) {
-  const auto flow = Flow<"patterns", nlohmann::json>()
-                        .step<"a">(when(nlohmann::json::array({1, 2})), [](const nlohmann::json&) { return 1; })
-                        .step<"b">(unless("text"), [](const nlohmann::json&) { return 1; });
-  EXPECT_THAT(validate(flow),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       AllOf(HasSubstr("flow \"patterns\", step \"a\", field \"if_pattern\": must be a JSON "
-                                       "object, got array"),
-                             HasSubstr("flow \"patterns\", step \"b\", field \"if_not_pattern\": must be a "
-                                       "JSON object, got string"))));
+  const auto flow =
+      Flow<"patterns", nlohmann::json>()
+          .step<"a">(when(nlohmann::json::array({1, 2})), [](const nlohmann::json&) { return 1; })
+          .step<"b">(unless("text"), [](const nlohmann::json&) { return 1; });
+  EXPECT_THAT(
+      validate(flow),
+      StatusIs(
+          absl::StatusCode::kInvalidArgument,
+          AllOf(HasSubstr("flow \"patterns\", step \"a\", field \"if_pattern\": must be a JSON "
+                          "object, got array"),
+                HasSubstr("flow \"patterns\", step \"b\", field \"if_not_pattern\": must be a "
+                          "JSON object, got string"))));
 }
 
 TEST(FlowValidate, RuntimeOptionValuesAreRangeChecked) {
-  const auto flow = Flow<"ranges", int>({.max_attempts = runtime(0), .base_delay = runtime(0), .timeout = runtime(2)})
-                        .step<"s">({.max_attempts = runtime(-1),
-                                    .base_delay = runtime(0),
-                                    .timeout = runtime(1),
-                                    .start_delay = runtime(-5)},
-                                   [](int x) { return x; });
+  const auto flow =
+      Flow<"ranges", int>(
+          {.max_attempts = runtime(0), .base_delay = runtime(0), .timeout = runtime(2)})
+          .step<"s">({.max_attempts = runtime(-1),
+                      .base_delay = runtime(0),
+                      .timeout = runtime(1),
+                      .start_delay = runtime(-5)},
+                     [](int x) { return x; });
   absl::Status status = validate(flow);
-  EXPECT_THAT(status, StatusIs(absl::StatusCode::kInvalidArgument,
-                               AllOf(HasSubstr("flow \"ranges\", field \"max_attempts\": must be at least 1, got 0"),
-                                     HasSubstr("flow \"ranges\", field \"base_delay\": must be at least 1 second"),
-                                     HasSubstr("flow \"ranges\", field \"timeout\": must be at least 3 seconds, got 2"),
-                                     HasSubstr("step \"s\", field \"max_attempts\": must be at least 1, got -1"),
-                                     HasSubstr("step \"s\", field \"base_delay\""),
-                                     HasSubstr("step \"s\", field \"timeout\": must be at least 3 seconds, got 1"),
-                                     HasSubstr("step \"s\", field \"start_delay\": must be at least 0 seconds, got -5"))));
+  EXPECT_THAT(
+      status,
+      StatusIs(
+          absl::StatusCode::kInvalidArgument,
+          AllOf(
+              HasSubstr("flow \"ranges\", field \"max_attempts\": must be at least 1, got 0"),
+              HasSubstr("flow \"ranges\", field \"base_delay\": must be at least 1 second"),
+              HasSubstr("flow \"ranges\", field \"timeout\": must be at least 3 seconds, got 2"),
+              HasSubstr("step \"s\", field \"max_attempts\": must be at least 1, got -1"),
+              HasSubstr("step \"s\", field \"base_delay\""),
+              HasSubstr("step \"s\", field \"timeout\": must be at least 3 seconds, got 1"),
+              HasSubstr("step \"s\", field \"start_delay\": must be at least 0 seconds, got -5"))));
 }
 
 TEST(FlowValidate, BoundaryValuesAreValid) {
@@ -79,7 +88,10 @@ TEST(FlowValidate, BoundaryValuesAreValid) {
   using std::chrono::seconds;
   def.options = {.max_attempts = 1, .base_delay = seconds(1), .timeout = seconds(3)};
   def.steps = {step("s")};
-  def.steps[0].options = {.max_attempts = 1, .base_delay = seconds(1), .timeout = seconds(3), .start_delay = seconds(0)};
+  def.steps[0].options = {.max_attempts = 1,
+                          .base_delay = seconds(1),
+                          .timeout = seconds(3),
+                          .start_delay = seconds(0)};
   EXPECT_THAT(validate(def), IsOk());
 }
 
@@ -87,13 +99,16 @@ TEST(FlowValidate, HandBuiltSlugRules) {
   FlowDefinition def;
   def.slug = "bad-flow";
   def.steps = {step("ok"), step("2fast"), step("OK"), step("ok"), step("x__y")};
-  EXPECT_THAT(validate(def),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       AllOf(HasSubstr("flow \"bad-flow\", field \"slug\": a slug can contain only ASCII"),
-                             HasSubstr("step \"2fast\", field \"slug\": a slug must start with a letter"),
-                             HasSubstr("step \"OK\", field \"slug\": differs from step \"ok\" only in letter case"),
-                             HasSubstr("step \"ok\", field \"slug\": another step already has this slug"),
-                             HasSubstr("step \"x__y\", field \"slug\": a slug cannot contain '__'"))));
+  EXPECT_THAT(
+      validate(def),
+      StatusIs(
+          absl::StatusCode::kInvalidArgument,
+          AllOf(HasSubstr("flow \"bad-flow\", field \"slug\": a slug can contain only ASCII"),
+                HasSubstr("step \"2fast\", field \"slug\": a slug must start with a letter"),
+                HasSubstr(
+                    "step \"OK\", field \"slug\": differs from step \"ok\" only in letter case"),
+                HasSubstr("step \"ok\", field \"slug\": another step already has this slug"),
+                HasSubstr("step \"x__y\", field \"slug\": a slug cannot contain '__'"))));
 }
 
 TEST(FlowValidate, FlowSlugQueueLengthLimit) {
@@ -111,21 +126,24 @@ TEST(FlowValidate, HandBuiltDependencyRules) {
   def.steps = {step("a", {"later"}), step("b", {"a", "a"}), step("later"), step("m", {"a", "b"})};
   def.steps[3].type = StepType::kMap;
   def.steps[2].handler = nullptr;
-  EXPECT_THAT(validate(def),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       AllOf(HasSubstr("step \"a\", field \"dependencies\": \"later\" is not a step defined "
-                                       "before this one"),
-                             HasSubstr("step \"b\", field \"dependencies\": \"a\" is listed twice"),
-                             HasSubstr("step \"m\", field \"dependencies\": a map step has at most one "
-                                       "dependency"),
-                             HasSubstr("step \"later\", field \"handler\": is not set"))));
+  EXPECT_THAT(
+      validate(def),
+      StatusIs(
+          absl::StatusCode::kInvalidArgument,
+          AllOf(HasSubstr("step \"a\", field \"dependencies\": \"later\" is not a step defined "
+                          "before this one"),
+                HasSubstr("step \"b\", field \"dependencies\": \"a\" is listed twice"),
+                HasSubstr("step \"m\", field \"dependencies\": a map step has at most one "
+                          "dependency"),
+                HasSubstr("step \"later\", field \"handler\": is not set"))));
 }
 
 TEST(FlowValidate, SelfDependencyIsNotEarlier) {
   FlowDefinition def;
   def.slug = "selfish";
   def.steps = {step("me", {"me"})};
-  EXPECT_THAT(validate(def), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("\"me\" is not a step defined")));
+  EXPECT_THAT(validate(def), StatusIs(absl::StatusCode::kInvalidArgument,
+                                      HasSubstr("\"me\" is not a step defined")));
   def.steps = {step("me")};
   EXPECT_THAT(validate(def), IsOk());  // without the self-dependency it is valid
 }

@@ -18,7 +18,9 @@ struct Captured {
 TEST(Logger, FiltersByLevelAndCarriesFields) {
   std::vector<Captured> seen;
   Logger log(
-      [&](const LogRecord& r) { seen.push_back({r.level, std::string(r.message), r.fields}); },
+      [&](const LogRecord& r) {
+        seen.push_back({r.level, std::string(r.message), r.fields});
+      },
       LogLevel::kInfo, {{"worker_id", "w1"}});
   log.debug("hidden");
   log.info("started", {{"queue", "orders"}});
@@ -64,14 +66,17 @@ TEST(LogLine, AValueCannotStartALineOrPoseAsAField) {
 }
 
 TEST(LogLine, ControlCharactersAreEscapedInValuesAndMessages) {
-  EXPECT_EQ(line_of(LogLevel::kDebug, "two\nlines\r", {{"v", std::string("a\tb\x01" "c\x7f")}}),
+  EXPECT_EQ(line_of(LogLevel::kDebug, "two\nlines\r",
+                    {{"v", std::string("a\tb\x01"
+                                       "c\x7f")}}),
             R"(debug two\nlines\r v="a\tb\x01c\x7f")");
 }
 
 TEST(LogLine, BytesThatAreNotUtf8AreEscapedWellFormedUtf8IsKept) {
   // A lone lead byte, a truncated sequence, an overlong form; "é" and "€" stay as they are.
-  EXPECT_EQ(line_of(LogLevel::kWarn, "m\xff", {{"v", "\xc3\xa9\xe2\x82\xac \xc3"}, {"w", "\xc0\xaf"}}),
-            "warn m\\xff v=\"\xc3\xa9\xe2\x82\xac \\xc3\" w=\"\\xc0\\xaf\"");
+  EXPECT_EQ(
+      line_of(LogLevel::kWarn, "m\xff", {{"v", "\xc3\xa9\xe2\x82\xac \xc3"}, {"w", "\xc0\xaf"}}),
+      "warn m\\xff v=\"\xc3\xa9\xe2\x82\xac \\xc3\" w=\"\\xc0\\xaf\"");
   // A value that is only non-ASCII but well formed needs no quotes.
   EXPECT_EQ(line_of(LogLevel::kWarn, "m", {{"v", "\xc3\xa9"}}), "warn m v=\xc3\xa9");
 }
@@ -80,7 +85,8 @@ TEST(LogLine, TheStderrSinkWritesOneLinePerRecord) {
   std::vector<LogField> fields = {{"error", "x\ny"}};
   ::testing::internal::CaptureStderr();
   stderr_log_sink()(LogRecord{LogLevel::kError, "failed", fields});
-  EXPECT_EQ(::testing::internal::GetCapturedStderr(), R"(error failed error="x\ny")" "\n");
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), R"(error failed error="x\ny")"
+                                                      "\n");
 }
 
 TEST(Logger, LevelNames) {

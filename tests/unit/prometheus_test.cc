@@ -24,11 +24,11 @@ namespace pgflow {
 namespace {
 
 using Kind = WorkerMetric::Kind;
-using ::testing::HasSubstr;
-using ::testing::StartsWith;
 using pgflow::testing::http_get;
 using pgflow::testing::sample;
 using pgflow::testing::StatusIs;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
 
 // One collected series: a counter's value, or a histogram's count and sum.
 struct Series {

@@ -13,8 +13,8 @@
 namespace pgflow {
 namespace {
 
-using ::testing::HasSubstr;
 using pgflow::testing::StatusIs;
+using ::testing::HasSubstr;
 
 nlohmann::json run_json() {
   return nlohmann::json::parse(R"({
@@ -37,16 +37,19 @@ TEST(RunState, ParsesTypedStatusesReasonsAndTimes) {
   EXPECT_TRUE(run.finished());
   EXPECT_FALSE(run.cancelled());
   EXPECT_EQ(run.flow_alias, "greet");
-  const absl::Time started = absl::FromCivil(absl::CivilSecond(2026, 12, 1, 14, 16, 38), absl::UTCTimeZone()) +
-                             absl::Milliseconds(500);
+  const absl::Time started =
+      absl::FromCivil(absl::CivilSecond(2026, 12, 1, 14, 16, 38), absl::UTCTimeZone()) +
+      absl::Milliseconds(500);
   EXPECT_EQ(run.started_at, started);
   ASSERT_TRUE(run.completed_at.has_value());
-  EXPECT_EQ(*run.completed_at - run.started_at, absl::Milliseconds(500)) << "the +01:00 offset is applied";
+  EXPECT_EQ(*run.completed_at - run.started_at, absl::Milliseconds(500))
+      << "the +01:00 offset is applied";
   EXPECT_FALSE(run.failed_at.has_value());
 
   ASSERT_EQ(run.steps.size(), 2u);
   EXPECT_EQ(run.steps[0].status, StepStatus::kCompleted);
-  EXPECT_EQ(*run.steps[0].started_at - run.started_at, absl::Microseconds(1)) << "microseconds are kept";
+  EXPECT_EQ(*run.steps[0].started_at - run.started_at, absl::Microseconds(1))
+      << "microseconds are kept";
   EXPECT_EQ(run.step("b")->status, StepStatus::kSkipped);
   EXPECT_EQ(run.step("b")->skip_reason, SkipReason::kDependencySkipped);
   EXPECT_EQ(*run.step("b")->skipped_at, started - absl::Milliseconds(500));
@@ -72,9 +75,11 @@ TEST(RunState, BadTimestampIsAnErrorNamingIt) {
 }
 
 TEST(RunState, TimestampsAsPostgreSqlWritesThemInJson) {
-  const absl::Time noon = absl::FromCivil(absl::CivilSecond(2026, 12, 1, 12, 0, 0), absl::UTCTimeZone());
+  const absl::Time noon =
+      absl::FromCivil(absl::CivilSecond(2026, 12, 1, 12, 0, 0), absl::UTCTimeZone());
   EXPECT_EQ(*internal::parse_timestamp("2026-12-01T12:00:00+00:00"), noon);
-  EXPECT_EQ(*internal::parse_timestamp("2026-12-01T17:30:00.25+05:30"), noon + absl::Milliseconds(250));
+  EXPECT_EQ(*internal::parse_timestamp("2026-12-01T17:30:00.25+05:30"),
+            noon + absl::Milliseconds(250));
   EXPECT_EQ(*internal::parse_timestamp("2026-12-01T08:00:00-04:00"), noon);
   EXPECT_EQ(*internal::parse_timestamp("infinity"), absl::InfiniteFuture());
   EXPECT_EQ(*internal::parse_timestamp("-infinity"), absl::InfinitePast());
@@ -89,15 +94,17 @@ TEST(RunState, ToStringGivesTheDatabasesWords) {
   EXPECT_EQ(to_string(SkipReason::kConditionUnmet), "condition_unmet");
   EXPECT_EQ(to_string(SkipReason::kHandlerFailed), "handler_failed");
   std::ostringstream os;
-  os << RunStatus::kCompleted << " " << StepStatus::kStarted << " " << SkipReason::kDependencySkipped;
+  os << RunStatus::kCompleted << " " << StepStatus::kStarted << " "
+     << SkipReason::kDependencySkipped;
   EXPECT_EQ(os.str(), "completed started dependency_skipped");
 }
 
 TEST(RunState, OutputAsSaysWhyThereIsNone) {
   PGFLOW_ASSERT_OK_AND_ASSIGN(RunState run, internal::run_state_from_json(run_json()));
   EXPECT_EQ(*run.output_as<nlohmann::json>(), nlohmann::json({{"b", 2}}));
-  EXPECT_THAT(run.step("b")->output_as<int>().status(),
-              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("step b has no output (skipped)")));
+  EXPECT_THAT(
+      run.step("b")->output_as<int>().status(),
+      StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("step b has no output (skipped)")));
   EXPECT_THAT(run.output_as<std::string>().status(),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("does not convert")));
 }

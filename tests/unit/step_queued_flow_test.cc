@@ -25,12 +25,12 @@
 namespace pgflow {
 namespace {
 
+using pgflow::testing::IsOk;
+using pgflow::testing::StatusIs;
 using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::Field;
 using ::testing::HasSubstr;
-using pgflow::testing::IsOk;
-using pgflow::testing::StatusIs;
 
 struct Order {
   int id = 0;
@@ -71,7 +71,8 @@ TEST(StepQueuedFlowTest, KeepsTheShapeAndOnlyChangesTheQueueMode) {
   EXPECT_EQ(routed.definition().slug, "orderFlow");
   ASSERT_EQ(routed.definition().steps.size(), 4u);
   EXPECT_TRUE(routed.definition().steps[3].handler) << "handlers come along";
-  EXPECT_EQ(&routed.flow().definition(), &plain.definition()) << "the wrapped flow is kept as it was";
+  EXPECT_EQ(&routed.flow().definition(), &plain.definition())
+      << "the wrapped flow is kept as it was";
   EXPECT_EQ(to_string(QueueMode::kStep), "step");
   EXPECT_EQ(to_string(QueueMode::kFlow), "flow");
 }
@@ -111,10 +112,12 @@ TEST(StepQueuedFlowTest, RoutesFollowTheCaseTableSharedWithSql) {
     absl::StatusOr<std::vector<StepRoute>> routes = routes_of(def);
     if (f[3].empty()) {
       ++rejected;
-      EXPECT_THAT(routes.status(), StatusIs(absl::StatusCode::kInvalidArgument,
-                                            AllOf(HasSubstr(f[0]), HasSubstr(f[1]), HasSubstr("47"))))
+      EXPECT_THAT(routes.status(),
+                  StatusIs(absl::StatusCode::kInvalidArgument,
+                           AllOf(HasSubstr(f[0]), HasSubstr(f[1]), HasSubstr("47"))))
           << f[4];
-      EXPECT_THAT(validate(def), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("cannot use step queues")));
+      EXPECT_THAT(validate(def), StatusIs(absl::StatusCode::kInvalidArgument,
+                                          HasSubstr("cannot use step queues")));
     } else {
       ASSERT_THAT(routes, IsOk()) << f[4];
       EXPECT_EQ(routes->back().queue_name, f[3]) << f[4];
@@ -143,10 +146,11 @@ WorkerConfig offline_config() {
 
 TEST(StepWorkerConfigTest, AStepQueuedFlowNeedsAStepAndSaysHow) {
   auto worker = EdgeWorker::start(routed, offline_config());
-  EXPECT_THAT(worker.status(), StatusIs(absl::StatusCode::kInvalidArgument,
-                                        AllOf(HasSubstr("one queue per step"), HasSubstr("only_step"),
-                                              HasSubstr("WorkerConfig::step"),
-                                              HasSubstr("validate, ship, notify, report"))));
+  EXPECT_THAT(worker.status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("one queue per step"), HasSubstr("only_step"),
+                             HasSubstr("WorkerConfig::step"),
+                             HasSubstr("validate, ship, notify, report"))));
 }
 
 TEST(StepWorkerConfigTest, AWorkerThatDoesNotStartLogsWhyAsWellAsReturningIt) {
@@ -188,8 +192,9 @@ TEST(StepWorkerConfigTest, OnlyStepAndADifferentConfigStepConflict) {
   WorkerConfig config = offline_config();
   config.step = "notify";
   auto worker = EdgeWorker::start(routed, only_step<"ship">, config);
-  EXPECT_THAT(worker.status(), StatusIs(absl::StatusCode::kInvalidArgument,
-                                        HasSubstr("step is \"notify\" but only_step selects \"ship\"")));
+  EXPECT_THAT(worker.status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("step is \"notify\" but only_step selects \"ship\"")));
 }
 
 }  // namespace

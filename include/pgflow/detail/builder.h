@@ -27,40 +27,44 @@ namespace pgflow::detail {
 template <typename Derived>
 class StepMethods {
  public:
-#define PGFLOW_DETAIL_STEP_METHOD(name, kind)                                                        \
-  template <FixedString S, typename... A>                                                            \
-  [[nodiscard]] auto name(A&&... a) const {                                                          \
-    return self().template add_step<S, kind>(std::forward<A>(a)...);                                 \
-  }                                                                                                  \
-  template <FixedString S, typename H>                                                               \
-  [[nodiscard]] auto name(StepOptions o, H&& h) const {                                              \
-    return self().template add_step<S, kind>(std::move(o), std::forward<H>(h));                      \
-  }                                                                                                  \
-  template <FixedString S, typename M1, typename H>                                                  \
-  [[nodiscard]] auto name(M1&& m1, StepOptions o, H&& h) const {                                     \
-    return self().template add_step<S, kind>(std::forward<M1>(m1), std::move(o), std::forward<H>(h)); \
-  }                                                                                                  \
-  template <FixedString S, typename M1, typename M2, typename H>                                     \
-  [[nodiscard]] auto name(M1&& m1, M2&& m2, StepOptions o, H&& h) const {                            \
-    return self().template add_step<S, kind>(std::forward<M1>(m1), std::forward<M2>(m2), std::move(o), \
-                                             std::forward<H>(h));                                    \
-  }                                                                                                  \
-  template <FixedString S, typename M1, typename M2, typename M3, typename H>                        \
-  [[nodiscard]] auto name(M1&& m1, M2&& m2, M3&& m3, StepOptions o, H&& h) const {                   \
-    return self().template add_step<S, kind>(std::forward<M1>(m1), std::forward<M2>(m2),             \
-                                             std::forward<M3>(m3), std::move(o), std::forward<H>(h)); \
-  }                                                                                                  \
-  template <FixedString S, typename M1, typename M2, typename M3, typename M4, typename H>            \
-  [[nodiscard]] auto name(M1&& m1, M2&& m2, M3&& m3, M4&& m4, StepOptions o, H&& h) const {          \
-    return self().template add_step<S, kind>(std::forward<M1>(m1), std::forward<M2>(m2),             \
-                                             std::forward<M3>(m3), std::forward<M4>(m4), std::move(o), \
-                                             std::forward<H>(h));                                    \
-  }                                                                                                  \
-  template <FixedString S, typename M1, typename M2, typename M3, typename M4, typename M5, typename H> \
-  [[nodiscard]] auto name(M1&& m1, M2&& m2, M3&& m3, M4&& m4, M5&& m5, StepOptions o, H&& h) const { \
-    return self().template add_step<S, kind>(std::forward<M1>(m1), std::forward<M2>(m2),             \
-                                             std::forward<M3>(m3), std::forward<M4>(m4),             \
-                                             std::forward<M5>(m5), std::move(o), std::forward<H>(h)); \
+#define PGFLOW_DETAIL_STEP_METHOD(name, kind)                                                   \
+  template <FixedString S, typename... A>                                                       \
+  [[nodiscard]] auto name(A&&... a) const {                                                     \
+    return self().template add_step<S, kind>(std::forward<A>(a)...);                            \
+  }                                                                                             \
+  template <FixedString S, typename H>                                                          \
+  [[nodiscard]] auto name(StepOptions o, H&& h) const {                                         \
+    return self().template add_step<S, kind>(std::move(o), std::forward<H>(h));                 \
+  }                                                                                             \
+  template <FixedString S, typename M1, typename H>                                             \
+  [[nodiscard]] auto name(M1&& m1, StepOptions o, H&& h) const {                                \
+    return self().template add_step<S, kind>(std::forward<M1>(m1), std::move(o),                \
+                                             std::forward<H>(h));                               \
+  }                                                                                             \
+  template <FixedString S, typename M1, typename M2, typename H>                                \
+  [[nodiscard]] auto name(M1&& m1, M2&& m2, StepOptions o, H&& h) const {                       \
+    return self().template add_step<S, kind>(std::forward<M1>(m1), std::forward<M2>(m2),        \
+                                             std::move(o), std::forward<H>(h));                 \
+  }                                                                                             \
+  template <FixedString S, typename M1, typename M2, typename M3, typename H>                   \
+  [[nodiscard]] auto name(M1&& m1, M2&& m2, M3&& m3, StepOptions o, H&& h) const {              \
+    return self().template add_step<S, kind>(std::forward<M1>(m1), std::forward<M2>(m2),        \
+                                             std::forward<M3>(m3), std::move(o),                \
+                                             std::forward<H>(h));                               \
+  }                                                                                             \
+  template <FixedString S, typename M1, typename M2, typename M3, typename M4, typename H>      \
+  [[nodiscard]] auto name(M1&& m1, M2&& m2, M3&& m3, M4&& m4, StepOptions o, H&& h) const {     \
+    return self().template add_step<S, kind>(std::forward<M1>(m1), std::forward<M2>(m2),        \
+                                             std::forward<M3>(m3), std::forward<M4>(m4),        \
+                                             std::move(o), std::forward<H>(h));                 \
+  }                                                                                             \
+  template <FixedString S, typename M1, typename M2, typename M3, typename M4, typename M5,     \
+            typename H>                                                                         \
+  [[nodiscard]] auto name(M1&& m1, M2&& m2, M3&& m3, M4&& m4, M5&& m5, StepOptions o, H&& h)    \
+      const {                                                                                   \
+    return self().template add_step<S, kind>(                                                   \
+        std::forward<M1>(m1), std::forward<M2>(m2), std::forward<M3>(m3), std::forward<M4>(m4), \
+        std::forward<M5>(m5), std::move(o), std::forward<H>(h));                                \
   }
 
   // A single-task step.
@@ -83,7 +87,9 @@ class InvalidFlow : public StepMethods<InvalidFlow> {
   // a program containing an InvalidFlow never compiles, so these never run.
   using input_type = nlohmann::json;
   const FlowDefinition& definition() const { return *shared_definition(); }
-  std::shared_ptr<const FlowDefinition> shared_definition() const { return std::make_shared<const FlowDefinition>(); }
+  std::shared_ptr<const FlowDefinition> shared_definition() const {
+    return std::make_shared<const FlowDefinition>();
+  }
 
  private:
   friend class StepMethods<InvalidFlow>;
@@ -95,16 +101,21 @@ class InvalidFlow : public StepMethods<InvalidFlow> {
 
 // The runtime half of adding a step, kept out of the templates (src/flow/builder.cc) so that
 // each step costs the compiler only its types and its handler.
-StepDefinition new_step(std::string_view slug, StepType type, std::span<const std::string_view> dependencies,
-                        WhenMode when_unmet, WhenMode when_exhausted);
+StepDefinition new_step(std::string_view slug, StepType type,
+                        std::span<const std::string_view> dependencies, WhenMode when_unmet,
+                        WhenMode when_exhausted);
 std::shared_ptr<const FlowDefinition> append_step(const FlowDefinition& flow, StepDefinition step,
                                                   StepHandler handler);
 std::shared_ptr<const FlowDefinition> new_flow(std::string_view slug, const FlowOptions& options);
 void apply_step_arg(StepDefinition& step, IfPattern&& arg);
 void apply_step_arg(StepDefinition& step, IfNotPattern&& arg);
 void apply_step_arg(StepDefinition& step, const StepOptions& options);
-inline void apply_step_arg(StepDefinition& step, const IfPattern& arg) { apply_step_arg(step, IfPattern(arg)); }
-inline void apply_step_arg(StepDefinition& step, const IfNotPattern& arg) { apply_step_arg(step, IfNotPattern(arg)); }
+inline void apply_step_arg(StepDefinition& step, const IfPattern& arg) {
+  apply_step_arg(step, IfPattern(arg));
+}
+inline void apply_step_arg(StepDefinition& step, const IfNotPattern& arg) {
+  apply_step_arg(step, IfNotPattern(arg));
+}
 inline void apply_step_arg(StepDefinition&, const auto& /*type-level argument or the handler*/) {}
 
 // The last of its arguments (a step's handler), without building a tuple: a comma fold over
@@ -127,13 +138,12 @@ decltype(auto) last_arg(A&&... a) {
 template <StepKind Kind, typename Input, typename Deps, typename... Steps>
 struct ReaderOf;
 template <StepKind Kind, typename Input, typename... Steps>
-  requires(Kind != StepKind::kMap)
-struct ReaderOf<Kind, Input, SlugList<>, Steps...> {
+requires(Kind != StepKind::kMap) struct ReaderOf<Kind, Input, SlugList<>, Steps...> {
   using type = RootInputReader<Input>;
 };
 template <StepKind Kind, typename Input, FixedString... Ds, typename... Steps>
-  requires(Kind != StepKind::kMap && sizeof...(Ds) > 0)
-struct ReaderOf<Kind, Input, SlugList<Ds...>, Steps...> {
+requires(Kind != StepKind::kMap &&
+         sizeof...(Ds) > 0) struct ReaderOf<Kind, Input, SlugList<Ds...>, Steps...> {
   using type = DepsReader<DepSpec<Ds, typename StepNamed<Ds, Steps...>::output_type,
                                   StepNamed<Ds, Steps...>::skip.arrives_optional>...>;
 };
@@ -143,7 +153,8 @@ struct ReaderOf<StepKind::kMap, Input, SlugList<>, Steps...> {
 };
 template <typename Input, FixedString D, typename... Steps>
 struct ReaderOf<StepKind::kMap, Input, SlugList<D>, Steps...> {
-  using type = ElementReader<typename ElementOf<typename StepNamed<D, Steps...>::output_type>::type>;
+  using type =
+      ElementReader<typename ElementOf<typename StepNamed<D, Steps...>::output_type>::type>;
 };
 
 // The array a map step iterates: the flow input (root map) or its source step's output.

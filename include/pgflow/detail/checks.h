@@ -17,11 +17,14 @@ template <FixedString Slug>
 constexpr bool check_flow_slug() {
   constexpr SlugProblem p = slug_problem(Slug.view());
   static_assert(p != SlugProblem::kEmpty,
-                "pgflow: the flow slug cannot be empty; name the flow, e.g. pgflow::Flow<\"onboardUser\", Input>");
+                "pgflow: the flow slug cannot be empty; name the flow, e.g. "
+                "pgflow::Flow<\"onboardUser\", Input>");
   static_assert(p != SlugProblem::kTooLong,
-                "pgflow: a flow slug can be at most 47 characters long (it names the flow's queue); shorten it");
+                "pgflow: a flow slug can be at most 47 characters long (it names the flow's "
+                "queue); shorten it");
   static_assert(p != SlugProblem::kInvalidCharacter,
-                "pgflow: a flow slug can contain only ASCII letters, digits and single underscores; rename it (camelCase works)");
+                "pgflow: a flow slug can contain only ASCII letters, digits and single "
+                "underscores; rename it (camelCase works)");
   static_assert(p != SlugProblem::kLeadingDigit,
                 "pgflow: a flow slug must start with a letter, not a digit; rename it");
   static_assert(p != SlugProblem::kLeadingUnderscore,
@@ -29,24 +32,28 @@ constexpr bool check_flow_slug() {
   static_assert(p != SlugProblem::kTrailingUnderscore,
                 "pgflow: a flow slug cannot end with '_'; remove the trailing underscore");
   static_assert(p != SlugProblem::kDoubleUnderscore,
-                "pgflow: a flow slug cannot contain '__' (reserved for generated queue names); use one underscore or camelCase");
+                "pgflow: a flow slug cannot contain '__' (reserved for generated queue names); use "
+                "one underscore or camelCase");
   static_assert(p != SlugProblem::kReserved,
                 "pgflow: 'run' is reserved and cannot be a flow slug; choose another name");
   // Checked separately so the message names the queue-name limit.
   static_assert(p != SlugProblem::kNone || Slug.size() <= kMaxFlowSlugLength,
-                "pgflow: a flow slug can be at most 47 characters long, because lower(flow_slug) names the flow's PGMQ queue; shorten it");
+                "pgflow: a flow slug can be at most 47 characters long, because lower(flow_slug) "
+                "names the flow's PGMQ queue; shorten it");
   return p == SlugProblem::kNone && Slug.size() <= kMaxFlowSlugLength;
 }
 
 template <FixedString Slug>
 constexpr bool check_step_slug() {
   constexpr SlugProblem p = slug_problem(Slug.view());
-  static_assert(p != SlugProblem::kEmpty,
-                "pgflow: a step slug cannot be empty; name the step, e.g. .step<\"fetchUser\">(...)");
+  static_assert(
+      p != SlugProblem::kEmpty,
+      "pgflow: a step slug cannot be empty; name the step, e.g. .step<\"fetchUser\">(...)");
   static_assert(p != SlugProblem::kTooLong,
                 "pgflow: a step slug can be at most 128 characters long; shorten it");
   static_assert(p != SlugProblem::kInvalidCharacter,
-                "pgflow: a step slug can contain only ASCII letters, digits and single underscores; rename it (camelCase works)");
+                "pgflow: a step slug can contain only ASCII letters, digits and single "
+                "underscores; rename it (camelCase works)");
   static_assert(p != SlugProblem::kLeadingDigit,
                 "pgflow: a step slug must start with a letter, not a digit; rename it");
   static_assert(p != SlugProblem::kLeadingUnderscore,
@@ -54,7 +61,8 @@ constexpr bool check_step_slug() {
   static_assert(p != SlugProblem::kTrailingUnderscore,
                 "pgflow: a step slug cannot end with '_'; remove the trailing underscore");
   static_assert(p != SlugProblem::kDoubleUnderscore,
-                "pgflow: a step slug cannot contain '__' (reserved for generated queue names); use one underscore or camelCase");
+                "pgflow: a step slug cannot contain '__' (reserved for generated queue names); use "
+                "one underscore or camelCase");
   static_assert(p != SlugProblem::kReserved,
                 "pgflow: 'run' is reserved and cannot be a step slug; choose another name");
   return p == SlugProblem::kNone;
@@ -64,47 +72,62 @@ template <FixedString Slug, typename... Steps>
 constexpr bool check_unique_slug() {
   constexpr bool duplicate = has_step<Slug, Steps...>;
   constexpr bool alias = !duplicate && has_case_alias<Slug, Steps...>;
-  static_assert(!duplicate,
-                "pgflow: this flow already has a step with this slug; give every step a unique slug");
+  static_assert(
+      !duplicate,
+      "pgflow: this flow already has a step with this slug; give every step a unique slug");
   static_assert(!alias,
-                "pgflow: this step slug differs from an earlier step's slug only in letter case (like fetch and Fetch); slugs must differ in more than case, rename one");
+                "pgflow: this step slug differs from an earlier step's slug only in letter case "
+                "(like fetch and Fetch); slugs must differ in more than case, rename one");
   return !duplicate && !alias;
 }
 
 template <StepKind Kind, typename Args>
 constexpr bool check_step_args() {
-  static_assert(Args::all_known,
-                "pgflow: unexpected step argument; a step takes, in any order, pgflow::after<...> (.map: pgflow::over<...>), pgflow::when(pattern), pgflow::unless(pattern), a pgflow::when_unmet_* and a pgflow::when_exhausted_* mode and step options {...}, then the handler last");
+  static_assert(
+      Args::all_known,
+      "pgflow: unexpected step argument; a step takes, in any order, pgflow::after<...> (.map: "
+      "pgflow::over<...>), pgflow::when(pattern), pgflow::unless(pattern), a pgflow::when_unmet_* "
+      "and a pgflow::when_exhausted_* mode and step options {...}, then the handler last");
   static_assert(!Args::all_known || Args::no_repeats,
-                "pgflow: a step argument kind is repeated; give at most one after<...>, when(...), unless(...), when_unmet_*, when_exhausted_* and options {...} (list all dependencies in one after<...>)");
+                "pgflow: a step argument kind is repeated; give at most one after<...>, when(...), "
+                "unless(...), when_unmet_*, when_exhausted_* and options {...} (list all "
+                "dependencies in one after<...>)");
   constexpr bool shape_ok = Args::all_known && Args::no_repeats;
   constexpr bool map_with_after = shape_ok && Kind == StepKind::kMap && Args::afters > 0;
   constexpr bool step_with_over = shape_ok && Kind != StepKind::kMap && Args::overs > 0;
   static_assert(!map_with_after,
-                "pgflow: a .map() step names its source array with pgflow::over<\"slug\">, not after<...>; a map step has at most one dependency, its source");
+                "pgflow: a .map() step names its source array with pgflow::over<\"slug\">, not "
+                "after<...>; a map step has at most one dependency, its source");
   static_assert(!step_with_over,
-                "pgflow: over<...> is only for .map() steps; use pgflow::after<...> to depend on other steps");
+                "pgflow: over<...> is only for .map() steps; use pgflow::after<...> to depend on "
+                "other steps");
   constexpr bool empty_after = shape_ok && Args::afters > 0 && Args::deps::size == 0;
-  static_assert(!empty_after, "pgflow: after<> needs at least one step slug; leave it out for a root step");
+  static_assert(!empty_after,
+                "pgflow: after<> needs at least one step slug; leave it out for a root step");
   constexpr bool bad_over = shape_ok && Args::overs > 0 && Args::deps::size != 1;
-  static_assert(!bad_over,
-                "pgflow: over<...> takes exactly one slug, the step whose array output the map iterates");
+  static_assert(
+      !bad_over,
+      "pgflow: over<...> takes exactly one slug, the step whose array output the map iterates");
   constexpr bool duplicate_dep = shape_ok && Args::deps::has_duplicates();
-  static_assert(!duplicate_dep, "pgflow: a dependency is listed twice in after<...>; list each step once");
+  static_assert(!duplicate_dep,
+                "pgflow: a dependency is listed twice in after<...>; list each step once");
   constexpr bool unmet_without_condition = shape_ok && Args::unmets > 0 && !Args::has_condition;
   static_assert(!unmet_without_condition,
-                "pgflow: when_unmet_* needs a condition; add pgflow::when(pattern) or pgflow::unless(pattern), or remove the when_unmet mode");
-  return shape_ok && !map_with_after && !step_with_over && !empty_after && !bad_over && !duplicate_dep &&
-         !unmet_without_condition;
+                "pgflow: when_unmet_* needs a condition; add pgflow::when(pattern) or "
+                "pgflow::unless(pattern), or remove the when_unmet mode");
+  return shape_ok && !map_with_after && !step_with_over && !empty_after && !bad_over &&
+         !duplicate_dep && !unmet_without_condition;
 }
 
 template <StepKind Kind, typename Deps, typename... Steps>
 constexpr bool check_dependencies_known() {
   constexpr bool known = AllKnown<Deps, Steps...>::value;
   static_assert(known || Kind == StepKind::kMap,
-                "pgflow: after<...> names a step that this flow does not define before this one; declare that step first (a step can only depend on earlier steps)");
+                "pgflow: after<...> names a step that this flow does not define before this one; "
+                "declare that step first (a step can only depend on earlier steps)");
   static_assert(known || Kind != StepKind::kMap,
-                "pgflow: over<...> names a step that this flow does not define before this one; declare the source step first");
+                "pgflow: over<...> names a step that this flow does not define before this one; "
+                "declare the source step first");
   return known;
 }
 
@@ -112,9 +135,13 @@ template <bool RootMap, typename Source>
 constexpr bool check_map_source() {
   constexpr bool array = ArrayLike<Source>;
   static_assert(array || !RootMap,
-                "pgflow: a root .map() step iterates the flow input, but the flow's input type is not an array; make the input an array type (std::vector<T>, ...) or give the map a source with pgflow::over<\"slug\">");
-  static_assert(array || RootMap,
-                "pgflow: .map() iterates its source step's output, but that output type is not an array (std::vector<T>, std::array, nlohmann::json, ...); return an array from the source step");
+                "pgflow: a root .map() step iterates the flow input, but the flow's input type is "
+                "not an array; make the input an array type (std::vector<T>, ...) or give the map "
+                "a source with pgflow::over<\"slug\">");
+  static_assert(
+      array || RootMap,
+      "pgflow: .map() iterates its source step's output, but that output type is not an array "
+      "(std::vector<T>, std::array, nlohmann::json, ...); return an array from the source step");
   return array;
 }
 
@@ -135,13 +162,22 @@ constexpr bool check_handler() {
   constexpr bool needs_optional = !callable && HasOptionalArgs && StrippedCall::callable;
   constexpr bool mutable_handler = !callable && !needs_optional && Call::callable_if_mutable;
   static_assert(!needs_optional,
-                "pgflow: a dependency in after<...> is skipped with mode skip (when_unmet or when_exhausted), so the handler must take it as std::optional<T>; a skipped dependency arrives as std::nullopt");
-  static_assert(!mutable_handler,
-                "pgflow: the handler must be callable as const (not a mutable lambda): handlers run concurrently on the worker's thread pool; keep shared state outside and thread-safe");
+                "pgflow: a dependency in after<...> is skipped with mode skip (when_unmet or "
+                "when_exhausted), so the handler must take it as std::optional<T>; a skipped "
+                "dependency arrives as std::nullopt");
+  static_assert(
+      !mutable_handler,
+      "pgflow: the handler must be callable as const (not a mutable lambda): handlers run "
+      "concurrently on the worker's thread pool; keep shared state outside and thread-safe");
   static_assert(callable || needs_optional || mutable_handler,
-                "pgflow: the handler cannot be called with this step's input; a root step takes the flow input, a dependent step takes its dependencies' outputs in after<...> order (std::optional<T> for skip-mode ones), a map step takes one array element; a trailing pgflow::Context& is optional");
-  static_assert(!callable || !TakesOptionalForValue,
-                "pgflow: the handler takes std::optional<T> for a dependency that always has a value (it is not skippable, or skips with skip-cascade, which skips this step too); take it as T");
+                "pgflow: the handler cannot be called with this step's input; a root step takes "
+                "the flow input, a dependent step takes its dependencies' outputs in after<...> "
+                "order (std::optional<T> for skip-mode ones), a map step takes one array element; "
+                "a trailing pgflow::Context& is optional");
+  static_assert(
+      !callable || !TakesOptionalForValue,
+      "pgflow: the handler takes std::optional<T> for a dependency that always has a value (it is "
+      "not skippable, or skips with skip-cascade, which skips this step too); take it as T");
   return callable && !TakesOptionalForValue;
 }
 
@@ -151,10 +187,13 @@ template <StepKind Kind, typename Output, typename Returned>
 constexpr bool check_output() {
   constexpr bool json = JsonConvertible<Output>;
   static_assert(json,
-                "pgflow: the handler's result type has no JSON conversion; give it nlohmann to_json and from_json (e.g. NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE), or return void, absl::Status or absl::StatusOr<T> of a JSON type");
+                "pgflow: the handler's result type has no JSON conversion; give it nlohmann "
+                "to_json and from_json (e.g. NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE), or return void, "
+                "absl::Status or absl::StatusOr<T> of a JSON type");
   constexpr bool array_ok = Kind != StepKind::kArray || !json || ArrayLike<Output>;
   static_assert(array_ok,
-                "pgflow: an .array() step must return an array (std::vector<T>, std::array, nlohmann::json, ...); use .step() for other results");
+                "pgflow: an .array() step must return an array (std::vector<T>, std::array, "
+                "nlohmann::json, ...); use .step() for other results");
   return json && array_ok;
 }
 

@@ -36,13 +36,15 @@ class OutputRecord {
   template <FixedString Slug>
   const auto& get() const {
     static_assert(index_of<Slug>() < size,
-                  "pgflow: FlowOutput has no leaf step with this slug; only steps that no other step depends on are part of the run output");
+                  "pgflow: FlowOutput has no leaf step with this slug; only steps that no other "
+                  "step depends on are part of the run output");
     return std::get<index_of<Slug>()>(values_);
   }
   template <FixedString Slug>
   auto& get() {
     static_assert(index_of<Slug>() < size,
-                  "pgflow: FlowOutput has no leaf step with this slug; only steps that no other step depends on are part of the run output");
+                  "pgflow: FlowOutput has no leaf step with this slug; only steps that no other "
+                  "step depends on are part of the run output");
     return std::get<index_of<Slug>()>(values_);
   }
 
@@ -104,10 +106,10 @@ class OutputRecord {
 template <typename... Steps>
 struct FlowOutputOf {
   template <typename Step>
-  using FieldIfLeaf =
-      std::conditional_t<is_leaf<Step::slug, Steps...>,
-                         TypeList<OutputField<Step::slug, typename Step::output_type, Step::skip.may_be_absent>>,
-                         TypeList<>>;
+  using FieldIfLeaf = std::conditional_t<
+      is_leaf<Step::slug, Steps...>,
+      TypeList<OutputField<Step::slug, typename Step::output_type, Step::skip.may_be_absent>>,
+      TypeList<>>;
   template <typename List>
   struct ToRecord;
   template <typename... Fields>

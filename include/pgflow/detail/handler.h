@@ -40,15 +40,16 @@ absl::Status dependency_conversion_error(std::string_view flow, std::string_view
 absl::Status input_not_object_error(std::string_view flow, std::string_view step,
                                     std::string_view json_type);
 // kInvalidArgument: a map element does not convert to the handler's parameter type.
-absl::Status element_conversion_error(std::string_view flow, std::string_view step,
-                                      int task_index, std::string_view reason);
+absl::Status element_conversion_error(std::string_view flow, std::string_view step, int task_index,
+                                      std::string_view reason);
 // kInvalidArgument: the handler's result does not convert to JSON.
 absl::Status output_conversion_error(std::string_view flow, std::string_view step,
                                      std::string_view reason);
 // kInvalidArgument (output_conversion_error) when `output` cannot be stored as jsonb: NaN or an
 // infinity, a string or key with a NUL character or invalid UTF-8, nesting deeper than 1000
 // levels (docs/errors.md, "Hostile input"); OK otherwise. Never recurses.
-absl::Status check_output(std::string_view flow, std::string_view step, const nlohmann::json& output);
+absl::Status check_output(std::string_view flow, std::string_view step,
+                          const nlohmann::json& output);
 
 // Thrown by readers and by to_output; caught by the StepHandler that to_step_handler builds.
 struct InputError {
@@ -72,7 +73,8 @@ struct StepNames {
 template <typename Input>
 struct RootInputReader {
   using args = TypeList<Input>;
-  static std::tuple<Input> read(const StepNames& names, const nlohmann::json& /*input*/, Context& ctx) {
+  static std::tuple<Input> read(const StepNames& names, const nlohmann::json& /*input*/,
+                                Context& ctx) {
     absl::StatusOr<nlohmann::json> run_input = ctx.flow_input();
     if (!run_input.ok()) throw InputError{run_input.status()};
     try {
@@ -87,11 +89,13 @@ struct RootInputReader {
 template <typename Element>
 struct ElementReader {
   using args = TypeList<Element>;
-  static std::tuple<Element> read(const StepNames& names, const nlohmann::json& input, Context& ctx) {
+  static std::tuple<Element> read(const StepNames& names, const nlohmann::json& input,
+                                  Context& ctx) {
     try {
       return std::tuple<Element>{input.template get<Element>()};
     } catch (const std::exception& e) {
-      throw InputError{element_conversion_error(names.flow, names.step, ctx.task_index(), e.what())};
+      throw InputError{
+          element_conversion_error(names.flow, names.step, ctx.task_index(), e.what())};
     }
   }
 };
@@ -108,9 +112,8 @@ struct DepSpec {
 
 // Shared by every dependency of the same type (the slug is a run-time value).
 template <typename Output, bool Optional>
-std::conditional_t<Optional, std::optional<Output>, Output> read_dependency(const StepNames& names,
-                                                                            std::string_view slug,
-                                                                            const nlohmann::json& input) {
+std::conditional_t<Optional, std::optional<Output>, Output> read_dependency(
+    const StepNames& names, std::string_view slug, const nlohmann::json& input) {
   const auto it = input.find(slug);
   if (it == input.end()) {
     if constexpr (Optional) {
@@ -130,12 +133,14 @@ std::conditional_t<Optional, std::optional<Output>, Output> read_dependency(cons
 template <typename... Specs>
 struct DepsReader {
   using args = TypeList<typename Specs::arg...>;
-  static std::tuple<typename Specs::arg...> read(const StepNames& names, const nlohmann::json& input,
-                                                 Context& /*ctx*/) {
-    if (!input.is_object()) throw InputError{input_not_object_error(names.flow, names.step, input.type_name())};
+  static std::tuple<typename Specs::arg...> read(const StepNames& names,
+                                                 const nlohmann::json& input, Context& /*ctx*/) {
+    if (!input.is_object())
+      throw InputError{input_not_object_error(names.flow, names.step, input.type_name())};
     // Braced initialisation: dependencies are read (and errors reported) in after<...> order.
     return std::tuple<typename Specs::arg...>{
-        read_dependency<typename Specs::output, Specs::optional>(names, Specs::slug.view(), input)...};
+        read_dependency<typename Specs::output, Specs::optional>(names, Specs::slug.view(),
+                                                                 input)...};
   }
 };
 
@@ -202,7 +207,7 @@ struct Params<R (C::*)(P...)> : Params<R (*)(P...)> {};
 template <typename R, typename C, typename... P>
 struct Params<R (C::*)(P...) noexcept> : Params<R (*)(P...)> {};
 template <typename F>
-  requires requires { &F::operator(); }
+requires requires { &F::operator(); }
 struct Params<F> : Params<decltype(&F::operator())> {};
 
 template <typename P, typename Arg>
@@ -215,8 +220,8 @@ struct TakesOptionalForValue {
   static constexpr bool value = false;
 };
 template <typename... P, typename... A>
-  requires(sizeof...(P) >= sizeof...(A))
-struct TakesOptionalForValue<TypeList<P...>, TypeList<A...>> {
+requires(sizeof...(P) >=
+         sizeof...(A)) struct TakesOptionalForValue<TypeList<P...>, TypeList<A...>> {
   template <std::size_t... I>
   static constexpr bool check(std::index_sequence<I...>) {
     return (optional_param_for_value_arg<std::tuple_element_t<I, std::tuple<P...>>, A> || ...);
@@ -247,14 +252,16 @@ struct HandlerResult<void> {
   using value = std::nullptr_t;  // stored as JSON null
 };
 template <typename R>
-  requires std::is_same_v<std::remove_cvref_t<R>, absl::Status>
+requires std::is_same_v<std::remove_cvref_t<R>, absl::Status>
 struct HandlerResult<R> {
   static constexpr ResultKind kind = ResultKind::kStatus;
   using value = std::nullptr_t;
 };
 template <typename R>
-  requires requires { typename std::remove_cvref_t<R>::value_type; } &&
-           std::is_same_v<std::remove_cvref_t<R>, absl::StatusOr<typename std::remove_cvref_t<R>::value_type>>
+requires requires {
+  typename std::remove_cvref_t<R>::value_type;
+} && std::is_same_v<std::remove_cvref_t<R>,
+                    absl::StatusOr<typename std::remove_cvref_t<R>::value_type>>
 struct HandlerResult<R> {
   static constexpr ResultKind kind = ResultKind::kStatusOr;
   using value = typename std::remove_cvref_t<R>::value_type;
@@ -266,7 +273,8 @@ template <typename T>
 nlohmann::json to_output(const StepNames& names, const T& value) {
   if constexpr (std::is_same_v<T, nlohmann::json>) {
     // Before the copy: nlohmann's copy (like its dump) recurses once per level.
-    if (absl::Status s = check_output(names.flow, names.step, value); !s.ok()) throw OutputError{std::move(s)};
+    if (absl::Status s = check_output(names.flow, names.step, value); !s.ok())
+      throw OutputError{std::move(s)};
   }
   nlohmann::json output;
   try {
@@ -275,7 +283,8 @@ nlohmann::json to_output(const StepNames& names, const T& value) {
     throw OutputError{output_conversion_error(names.flow, names.step, e.what())};
   }
   if constexpr (!std::is_same_v<T, nlohmann::json>) {
-    if (absl::Status s = check_output(names.flow, names.step, output); !s.ok()) throw OutputError{std::move(s)};
+    if (absl::Status s = check_output(names.flow, names.step, output); !s.ok())
+      throw OutputError{std::move(s)};
   }
   return output;
 }
@@ -302,7 +311,8 @@ class TypedHandler final : public TypedHandlerBase {
   TypedHandler(StepNames names, H handler) : names_(names), handler_(std::move(handler)) {}
 
   absl::StatusOr<nlohmann::json> run(const nlohmann::json& input, Context& ctx) const override {
-    return std::apply([&](auto&&... a) { return call(ctx, std::move(a)...); }, Reader::read(names_, input, ctx));
+    return std::apply([&](auto&&... a) { return call(ctx, std::move(a)...); },
+                      Reader::read(names_, input, ctx));
   }
 
  private:
@@ -342,8 +352,8 @@ class TypedHandler final : public TypedHandlerBase {
 
 template <typename Reader, typename H>
 StepHandler make_step_handler(StepNames names, H&& handler) {
-  return to_step_handler(
-      std::unique_ptr<const TypedHandlerBase>(new TypedHandler<Reader, std::decay_t<H>>(names, std::forward<H>(handler))));
+  return to_step_handler(std::unique_ptr<const TypedHandlerBase>(
+      new TypedHandler<Reader, std::decay_t<H>>(names, std::forward<H>(handler))));
 }
 
 }  // namespace pgflow::detail

@@ -41,13 +41,16 @@ enum class SlugProblem {
 
 constexpr bool is_ascii_letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 constexpr bool is_ascii_digit(char c) { return c >= '0' && c <= '9'; }
-constexpr char ascii_lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+constexpr char ascii_lower(char c) {
+  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+}
 
 constexpr SlugProblem slug_problem(std::string_view slug) {
   if (slug.empty()) return SlugProblem::kEmpty;
   if (slug.size() > kMaxSlugLength) return SlugProblem::kTooLong;
   for (char c : slug) {
-    if (!is_ascii_letter(c) && !is_ascii_digit(c) && c != '_') return SlugProblem::kInvalidCharacter;
+    if (!is_ascii_letter(c) && !is_ascii_digit(c) && c != '_')
+      return SlugProblem::kInvalidCharacter;
   }
   if (is_ascii_digit(slug.front())) return SlugProblem::kLeadingDigit;
   if (slug.front() == '_') return SlugProblem::kLeadingUnderscore;
@@ -60,17 +63,24 @@ constexpr SlugProblem slug_problem(std::string_view slug) {
 // A sentence describing the broken rule, or nullptr when `slug` is a valid slug.
 constexpr const char* slug_error(std::string_view slug) {
   switch (slug_problem(slug)) {
-    case SlugProblem::kNone: return nullptr;
-    case SlugProblem::kEmpty: return "a slug cannot be empty";
-    case SlugProblem::kTooLong: return "a slug can be at most 128 characters long";
+    case SlugProblem::kNone:
+      return nullptr;
+    case SlugProblem::kEmpty:
+      return "a slug cannot be empty";
+    case SlugProblem::kTooLong:
+      return "a slug can be at most 128 characters long";
     case SlugProblem::kInvalidCharacter:
       return "a slug can contain only ASCII letters, digits and underscores";
-    case SlugProblem::kLeadingDigit: return "a slug must start with a letter, not a digit";
-    case SlugProblem::kLeadingUnderscore: return "a slug must start with a letter, not '_'";
-    case SlugProblem::kTrailingUnderscore: return "a slug cannot end with '_'";
+    case SlugProblem::kLeadingDigit:
+      return "a slug must start with a letter, not a digit";
+    case SlugProblem::kLeadingUnderscore:
+      return "a slug must start with a letter, not '_'";
+    case SlugProblem::kTrailingUnderscore:
+      return "a slug cannot end with '_'";
     case SlugProblem::kDoubleUnderscore:
       return "a slug cannot contain '__' (reserved for generated queue names)";
-    case SlugProblem::kReserved: return "'run' is a reserved word and cannot be a slug";
+    case SlugProblem::kReserved:
+      return "'run' is a reserved word and cannot be a slug";
   }
   return "invalid slug";
 }
@@ -111,9 +121,11 @@ constexpr std::size_t decimal_digits(std::size_t n) {
 // lower(flow__step) when it fits PGMQ's 47 characters, else lower(flow__index), else none (the
 // flow cannot use step queues). tests/data/step_queue_names.tsv drives this and the SQL.
 enum class StepQueueNaming { kReadable, kIndex, kTooLong };
-constexpr StepQueueNaming step_queue_naming(std::string_view flow, std::string_view step, std::size_t index) {
+constexpr StepQueueNaming step_queue_naming(std::string_view flow, std::string_view step,
+                                            std::size_t index) {
   if (flow.size() + 2 + step.size() <= kMaxQueueNameLength) return StepQueueNaming::kReadable;
-  if (flow.size() + 2 + decimal_digits(index) <= kMaxQueueNameLength) return StepQueueNaming::kIndex;
+  if (flow.size() + 2 + decimal_digits(index) <= kMaxQueueNameLength)
+    return StepQueueNaming::kIndex;
   return StepQueueNaming::kTooLong;
 }
 

@@ -10,10 +10,10 @@
 #include <array>
 #include <cstddef>
 #include <iterator>
-#include <tuple>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -146,21 +146,41 @@ struct ArgKind<StepOptions> {
   static constexpr bool known = true, is_options = true;
 };
 
-template <typename T> constexpr bool is_after_v = requires { requires ArgKind<T>::is_after; };
-template <typename T> constexpr bool is_over_v = requires { requires ArgKind<T>::is_over; };
-template <typename T> constexpr bool is_if_v = requires { requires ArgKind<T>::is_if; };
-template <typename T> constexpr bool is_if_not_v = requires { requires ArgKind<T>::is_if_not; };
-template <typename T> constexpr bool is_unmet_v = requires { requires ArgKind<T>::is_unmet; };
-template <typename T> constexpr bool is_exhausted_v = requires { requires ArgKind<T>::is_exhausted; };
-template <typename T> constexpr bool is_options_v = requires { requires ArgKind<T>::is_options; };
+template <typename T>
+constexpr bool is_after_v = requires {
+  requires ArgKind<T>::is_after;
+};
+template <typename T>
+constexpr bool is_over_v = requires {
+  requires ArgKind<T>::is_over;
+};
+template <typename T>
+constexpr bool is_if_v = requires {
+  requires ArgKind<T>::is_if;
+};
+template <typename T>
+constexpr bool is_if_not_v = requires {
+  requires ArgKind<T>::is_if_not;
+};
+template <typename T>
+constexpr bool is_unmet_v = requires {
+  requires ArgKind<T>::is_unmet;
+};
+template <typename T>
+constexpr bool is_exhausted_v = requires {
+  requires ArgKind<T>::is_exhausted;
+};
+template <typename T>
+constexpr bool is_options_v = requires {
+  requires ArgKind<T>::is_options;
+};
 
 template <typename T>
 struct DepsOf {
   using type = SlugList<>;
 };
 template <typename T>
-  requires(is_after_v<T> || is_over_v<T>)
-struct DepsOf<T> {
+requires(is_after_v<T> || is_over_v<T>) struct DepsOf<T> {
   using type = typename ArgKind<T>::deps;
 };
 
@@ -196,7 +216,8 @@ struct StepArgs {
   static constexpr int unmet = (-1 + ... + (unmet_mode_of<Args>() + 1));
   static constexpr int exhausted = (-1 + ... + (exhausted_mode_of<Args>() + 1));
   // The modes the SQL core will use (the flow-shape values).
-  static constexpr WhenMode effective_unmet = unmet < 0 ? WhenMode::kSkip : static_cast<WhenMode>(unmet);
+  static constexpr WhenMode effective_unmet =
+      unmet < 0 ? WhenMode::kSkip : static_cast<WhenMode>(unmet);
   static constexpr WhenMode effective_exhausted =
       exhausted < 0 ? WhenMode::kFail : static_cast<WhenMode>(exhausted);
 
@@ -206,8 +227,9 @@ struct StepArgs {
   // its handler keeps failing) still reaches its dependents as std::optional.
   static constexpr bool plain_skip = (has_condition && effective_unmet == WhenMode::kSkip) ||
                                      effective_exhausted == WhenMode::kSkip;
-  static constexpr bool cascade_skip = (has_condition && effective_unmet == WhenMode::kSkipCascade) ||
-                                       effective_exhausted == WhenMode::kSkipCascade;
+  static constexpr bool cascade_skip =
+      (has_condition && effective_unmet == WhenMode::kSkipCascade) ||
+      effective_exhausted == WhenMode::kSkipCascade;
 };
 
 // ---- lookups over a flow's steps ------------------------------------------------------------
@@ -262,13 +284,13 @@ struct is_optional<std::optional<T>> : std::true_type {};
 // A type whose JSON form is an array: nlohmann::json (checked at run time by the SQL core),
 // or a range that is neither string-like nor a map.
 template <typename T>
-concept ArrayLike =
-    std::same_as<T, nlohmann::json> ||
-    (requires(const T& t) {
-       std::begin(t);
-       std::end(t);
-       typename T::value_type;
-     } && !std::is_convertible_v<const T&, std::string_view> && !requires { typename T::mapped_type; });
+concept ArrayLike = std::same_as<T, nlohmann::json> ||(
+    requires(const T& t) {
+      std::begin(t);
+      std::end(t);
+      typename T::value_type;
+    } &&
+    !std::is_convertible_v<const T&, std::string_view> && !requires { typename T::mapped_type; });
 
 template <typename T>
 struct ElementOf {

@@ -78,7 +78,8 @@ TEST_F(WorkerUnits, RunsClaimedTasksAndReportsTheirResults) {
   db_.add_task("r2", "s", 60, {{"fail", true}});
   ASSERT_TRUE(db_.wait_for_reported(2));
   std::map<std::string, std::string> results;
-  for (const TaskResult& r : db_.reported()) results[r.run_id] = r.ok ? r.output.dump() : r.error_message;
+  for (const TaskResult& r : db_.reported())
+    results[r.run_id] = r.ok ? r.output.dump() : r.error_message;
   EXPECT_EQ(results["r1"], "1");
   EXPECT_EQ(results["r2"], "boom");
   worker->request_stop(absl::OkStatus());
@@ -168,16 +169,19 @@ TEST_F(WorkerUnits, TasksTheDatabaseNoLongerWantsAreStoppedAndTheirResultsDroppe
 }
 
 TEST_F(WorkerUnits, AFatalClaimStopsTheWorkerWithTheReasonAndTheResumeCommand) {
-  auto worker = start([](const nlohmann::json&, Context&) -> absl::StatusOr<nlohmann::json> { return nullptr; });
+  auto worker = start(
+      [](const nlohmann::json&, Context&) -> absl::StatusOr<nlohmann::json> { return nullptr; });
   db_.add_fatal_message("42", "no task for (run, step, index)");
-  EXPECT_THAT(worker->wait(), StatusIs(absl::StatusCode::kFailedPrecondition,
-                                       AllOf(HasSubstr("fatal claim on queue \"units\""), HasSubstr("42 (no task"),
-                                             HasSubstr("select pgflow.resume_worker_function('units-worker');"))));
+  EXPECT_THAT(worker->wait(),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       AllOf(HasSubstr("fatal claim on queue \"units\""), HasSubstr("42 (no task"),
+                             HasSubstr("select pgflow.resume_worker_function('units-worker');"))));
   EXPECT_TRUE(db_.reported().empty());
 }
 
 TEST_F(WorkerUnits, ADeprecatedWorkerStopsAtItsNextHeartbeat) {
-  auto worker = start([](const nlohmann::json&, Context&) -> absl::StatusOr<nlohmann::json> { return nullptr; });
+  auto worker = start(
+      [](const nlohmann::json&, Context&) -> absl::StatusOr<nlohmann::json> { return nullptr; });
   db_.set_deprecated(true);
   ASSERT_TRUE(clock_.wait_for_sleepers(3));
   clock_.advance(seconds(5));
@@ -190,8 +194,10 @@ TEST_F(WorkerUnits, StallRecoverySkippedForSeveralIntervalsIsReportedWithItsHold
   WorkerConfig c = config();
   c.stall_recovery_interval = seconds(10);
   c.heartbeat_interval = seconds(3600);
-  db_.set_stall_recovery(std::nullopt, "pid 4711 (role app, application psql, idle in transaction, ...)");
-  auto worker = start([](const nlohmann::json&, Context&) -> absl::StatusOr<nlohmann::json> { return nullptr; }, c);
+  db_.set_stall_recovery(std::nullopt,
+                         "pid 4711 (role app, application psql, idle in transaction, ...)");
+  auto worker = start(
+      [](const nlohmann::json&, Context&) -> absl::StatusOr<nlohmann::json> { return nullptr; }, c);
   // Passes every 10 s (the first within 10 s); the warning needs kStallRecoveryWarnAfter
   // intervals of skips in a row.
   for (int pass = 1; pass <= kStallRecoveryWarnAfter + 1; ++pass) {
@@ -285,7 +291,8 @@ TEST_F(WorkerUnits, ASlowStopCallbackDoesNotDelayOtherTasks) {
 TEST_F(WorkerUnits, AStopCallbackThatStopsTheWorkerDoesNotDeadlock) {
   Worker* self = nullptr;
   auto worker = start([&](const nlohmann::json&, Context& ctx) -> absl::StatusOr<nlohmann::json> {
-    std::stop_callback on_stop(ctx.stop_token(), [&] { self->request_stop(absl::CancelledError("the app gave up")); });
+    std::stop_callback on_stop(
+        ctx.stop_token(), [&] { self->request_stop(absl::CancelledError("the app gave up")); });
     while (!ctx.stop_token().stop_requested()) std::this_thread::yield();
     return "done";
   });
