@@ -71,7 +71,7 @@ runs = {(r, w): parse(f'{out}/round{r}_{w}.txt') for r in range(1, rounds + 1) f
 ids = sorted({k for rows in runs.values() for k in rows}, key=lambda k: (k[0], int(k[1:])))
 med = statistics.median
 print(f'{rounds} rounds, alternating order; medians; after/before per round: median (range)')
-print(f'{"id":4} {"before":>10} {"after":>10} {"unit":8} {"after/before":>22}   {"CPU/task x raw: before -> after":>32}')
+print(f'{"id":4} {"before":>10} {"after":>10} {"unit":8} {"after/before":>22}   {"CPU/task x raw: before -> after":>32}   {"CPU us/task: before -> after":>28}')
 for k in ids:
     pairs = [(runs[(r, 'before')].get(k), runs[(r, 'after')].get(k)) for r in range(1, rounds + 1)]
     pairs = [(b, a) for b, a in pairs if b and a]
@@ -84,5 +84,6 @@ for k in ids:
     ca = [a['cpu_x'] for _, a in pairs if 'cpu_x' in a]
     if cb and ca:
         line += f'   {med(cb):14.2f} -> {med(ca):.2f} ({med(ca) / med(cb):.2f})'
+        line += f'   {med([b["cpu"] for b, _ in pairs if "cpu" in b]):14.0f} -> {med([a["cpu"] for _, a in pairs if "cpu" in a]):.0f}'
     print(line)
 PY

@@ -1,6 +1,4 @@
 // The example at the top of README.md, verbatim, so that it keeps compiling.
-#include <cstdio>
-
 #include "pgflow/flow.h"
 #include "pgflow/worker.h"
 
@@ -15,7 +13,7 @@ inline const auto greet =
         .step<"message">(pgflow::after<"name">, [](const std::string& n) { return "hi " + n; });
 
 int main() {
-  absl::Status s = pgflow::EdgeWorker::run(greet);  // until SIGTERM; DATABASE_URL says where
-  if (!s.ok()) std::fprintf(stderr, "worker stopped: %s\n", std::string(s.message()).c_str());
-  return s.ok() ? 0 : 1;
+  // Until SIGTERM; DATABASE_URL says where. A worker that cannot start, or stops by itself,
+  // logs why (to stderr by default) and returns it.
+  return pgflow::EdgeWorker::run(greet).ok() ? 0 : 1;
 }

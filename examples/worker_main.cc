@@ -5,8 +5,7 @@
 //   PGFLOW_MAX_CONCURRENT   handler threads (default 10)
 //   PGFLOW_LOG_LEVEL        error | warn | info | debug (default info)
 // Exit status: 0 after a signal-initiated stop, 1 when the worker could not start or stopped
-// by itself (e.g. a fatal claim; the reason is printed).
-#include <cstdio>
+// by itself (e.g. a fatal claim; the worker logs the reason).
 #include <cstdlib>
 #include <string>
 
@@ -23,10 +22,6 @@ int main() {
                        : l == "error" ? pgflow::LogLevel::kError
                                       : pgflow::LogLevel::kInfo;
   }
-  absl::Status s = pgflow::EdgeWorker::run(orders::flow, config);
-  if (!s.ok()) {
-    std::fprintf(stderr, "worker: %s\n", std::string(s.message()).c_str());
-    return 1;
-  }
-  return 0;
+  // Why a worker could not start, or stopped by itself, is logged already.
+  return pgflow::EdgeWorker::run(orders::flow, config).ok() ? 0 : 1;
 }

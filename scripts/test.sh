@@ -13,6 +13,9 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${PGFLOW_BUILD_DIR:-$root/build}
 modes=${PGFLOW_TEST_PGMQ_MODES:-bundled extension}
+# Tests at once: twice the cores by default, because the database tests mostly wait (on the
+# server, on workers, on notifications) rather than compute. PGFLOW_TEST_JOBS overrides.
+jobs=${PGFLOW_TEST_JOBS:-$(( $(nproc) * 2 ))}
 "$root/scripts/install-deps.sh"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=${PGFLOW_BUILD_TYPE:-Release} -DPGFLOW_WERROR=ON >/dev/null
 cmake --build "$build" -j"$(nproc)"
@@ -20,14 +23,14 @@ cd "$build"
 
 summary=()
 if [[ " $modes " == *" bundled "* ]]; then
-  PGFLOW_TEST_PGMQ=bundled ctest --output-on-failure -j"$(nproc)" "$@"
+  PGFLOW_TEST_PGMQ=bundled ctest --output-on-failure -j"$jobs" "$@"
   summary+=("PGMQ mode bundled: every test passed")
 fi
 if [[ " $modes " == *" extension "* ]]; then
   if extension_bin=$("$root/scripts/pgmq-extension-pg" "$build/pgmq-extension-pg"); then
     echo "== PGMQ extension pass (PostgreSQL from $extension_bin) =="
     PG_BIN=$extension_bin PGFLOW_TEST_PGMQ=extension \
-      ctest --output-on-failure -j"$(nproc)" -L '^(db|sql)$' -LE '^bundled_pgmq$' "$@"
+      ctest --output-on-failure -j"$jobs" -L '^(db|sql)$' -LE '^bundled_pgmq$' "$@"
     summary+=("PGMQ mode extension: every db and sql test passed (bundled-layer tests excluded)")
   else
     summary+=("PGMQ mode extension: not run (no PGMQ extension here; see scripts/pgmq-extension-pg)")

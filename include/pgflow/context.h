@@ -29,12 +29,13 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "nlohmann/json.hpp"
+#include "pgflow/detail/exact_json.h"
 #include "pgflow/log.h"
 
 namespace pgflow {
 
 namespace detail {
-// Builds the kInvalidArgument status for a flow input that does not convert to the
+// Builds the kInvalidArgument status, marked permanent, for a flow input that does not convert to the
 // requested type (non-template, in src/flow/handler.cc).
 absl::Status flow_input_conversion_error(std::string_view flow_slug, std::string_view step_slug,
                                          std::string_view reason);
@@ -116,7 +117,7 @@ absl::StatusOr<T> Context::flow_input() {
   absl::StatusOr<nlohmann::json> json = flow_input();
   if (!json.ok()) return json.status();
   try {
-    return json->template get<T>();
+    return detail::exact_get<T>(*json);
   } catch (const std::exception& e) {
     return detail::flow_input_conversion_error(init_.flow_slug, init_.step_slug, e.what());
   }

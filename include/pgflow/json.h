@@ -12,6 +12,10 @@
 // Use `j.at("key")` rather than `j["key"]` in hand-written from_json functions, so a
 // missing key is an error instead of a silent null. Conversion errors never escape pgflow
 // as exceptions: the handler wrapper turns them into absl::Status values (see flow.h).
+//
+// Conversions are exact: pgflow re-checks every number and boolean nlohmann/json converted for
+// it, so 2.5 into an int, 3e10 into an int32_t or -1 into an unsigned is an error naming the
+// field, not a silently different value (docs/flows.md, "Exact conversions").
 #ifndef PGFLOW_JSON_H_
 #define PGFLOW_JSON_H_
 

@@ -24,6 +24,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "nlohmann/json.hpp"
+#include "pgflow/detail/exact_json.h"
 
 namespace pgflow {
 
@@ -99,7 +100,7 @@ absl::StatusOr<T> convert_output(const std::optional<nlohmann::json>& output,
                                  const std::string& what, std::string_view status) {
   if (!output) return no_output_error(what, status);
   try {
-    return output->template get<T>();
+    return detail::exact_get<T>(*output);
   } catch (const std::exception& e) {
     return output_conversion_error(what, e.what());
   }

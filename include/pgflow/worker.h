@@ -113,7 +113,8 @@ struct WorkerConfig {
   // libpq connection string or URL. Default: the DATABASE_URL environment variable.
   std::string connection_string = {};
   // Names the deployment (pgflow.worker_functions); a fatal claim pauses it. Default:
-  // "<flow_slug>-worker", and "<flow_slug>-<step>-worker" for a step worker.
+  // "<flow_slug>-worker", and "<flow_slug>-<step>-worker" for a step worker. At most 256
+  // bytes.
   std::string function_name = {};
   // The step this worker serves, for a flow with one queue per step (StepQueuedFlow): for
   // deployments configured at run time (e.g. from the environment). Checked against the flow
@@ -164,7 +165,9 @@ struct WorkerConfig {
 class EdgeWorker {
  public:
   // Starts a worker for a typed flow (pgflow/flow.h, step_queued_flow.h) or a FlowDefinition.
-  // A flow with one queue per step needs config.step, or the overload with only_step.
+  // A flow with one queue per step needs config.step, or the overload with only_step. A worker
+  // that does not start logs why ("worker did not start") and returns it: callers need not
+  // print it again.
   template <TypedFlow F>
   static absl::StatusOr<EdgeWorker> start(const F& flow, WorkerConfig config = {}) {
     return start(flow.definition(), std::move(config));
@@ -183,7 +186,8 @@ class EdgeWorker {
   }
 
   // Starts a worker and blocks until SIGTERM or SIGINT (then stops it gracefully) or until it
-  // stops by itself. Returns OK after a signal-initiated stop, else why it stopped.
+  // stops by itself. Returns OK after a signal-initiated stop, else why it stopped (which it
+  // has logged).
   template <TypedFlow F>
   static absl::Status run(const F& flow, WorkerConfig config = {}) {
     return run(flow.definition(), std::move(config));

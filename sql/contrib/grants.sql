@@ -5,7 +5,7 @@
 --     psql "$DATABASE_URL" -v ON_ERROR_STOP=1 -1 -f share/pgflow/sql/contrib/grants.sql
 -- Run it as the role that ran `pgflow migrate` (the owner of schema pgflow and, for the bundled
 -- PGMQ, of schema pgmq) or as a superuser; creating the roles the first time needs CREATEROLE.
--- It needs schema version 0012 or later.
+-- It needs schema version 0014 or later.
 -- It is idempotent: running it again changes nothing. It only adds privileges (plus the
 -- PUBLIC revocations below); withdraw one with REVOKE, or remove a role with
 -- `drop owned by pgflow_worker; drop role pgflow_worker;`.
@@ -16,7 +16,7 @@
 -- pgflow_worker: what pgflow::EdgeWorker runs (docs/worker.md): worker_protocol(),
 --   ensure_flow_compiled(slug, shape, 5, queue_mode, route_map, alias) (verify a flow, or compile
 --   a new one and initialise its alias when the alias has no active version), register_worker,
---   pgmq.read + claim_tasks, complete_tasks/fail_tasks, worker_heartbeat,
+--   pgmq.read + claim_tasks, release_claim, complete_tasks/fail_tasks, worker_heartbeat,
 --   requeue_stalled_tasks(), mark_worker_stopped, `select input from pgflow.runs` and which of
 --   its tasks are still wanted (step_tasks); upstream's one-task protocol (start_tasks,
 --   complete_task, fail_task) too. Since schema 0012 every function that writes is SECURITY
@@ -104,8 +104,8 @@ begin
     raise exception 'pgflow grants: this database has a pgflow schema older than version 0012: run `pgflow migrate` first'
       using errcode = 'undefined_function';
   end if;
-  if pgflow.worker_protocol() <> 5 then
-    raise exception 'pgflow grants: this script is for worker protocol 5, the database speaks %: use the grants.sql shipped with your pgflow version',
+  if pgflow.worker_protocol() <> 6 then
+    raise exception 'pgflow grants: this script is for worker protocol 6, the database speaks %: use the grants.sql shipped with your pgflow version',
       pgflow.worker_protocol() using errcode = 'feature_not_supported';
   end if;
 
@@ -231,6 +231,8 @@ begin
   grant execute on function pgflow.ensure_flow_compiled(text, jsonb, int, text, jsonb, text),
                             pgflow.register_worker(uuid, text, text, text, int),
                             pgflow.claim_tasks(text, text, bigint[], uuid, text),
+                            pgflow.claim_tasks(text, text, bigint[], uuid, text, uuid),
+                            pgflow.release_claim(uuid, uuid),
                             pgflow.complete_tasks(jsonb),
                             pgflow.fail_tasks(jsonb),
                             pgflow.start_tasks(text, bigint[], uuid),

@@ -98,6 +98,7 @@ create table pgflow.step_tasks (
   last_requeued_at       timestamptz,
   permanently_stalled_at timestamptz,
   queue_name             text not null,
+  last_claim_id          uuid,  -- the claim_tasks call that started it (worker protocol 6)
   constraint step_tasks_pkey primary key (run_id, step_slug, task_index),
   foreign key (run_id, step_slug) references pgflow.step_states (run_id, step_slug),
   constraint valid_status check (

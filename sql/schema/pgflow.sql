@@ -42,6 +42,7 @@ set client_min_messages = warning;
 \ir functions/definitions/_create_flow_from_shape.sql
 \ir functions/definitions/delete_flow_and_data.sql
 \ir functions/definitions/_delete_flow_contents.sql
+\ir functions/definitions/_flows_before_delete.sql
 \ir functions/definitions/ensure_flow_compiled.sql
 \ir functions/definitions/activate_flow_version.sql
 
@@ -62,8 +63,11 @@ set client_min_messages = warning;
 
 -- Events.
 \ir functions/events/_emit.sql
+\ir functions/events/_realtime_available.sql
 \ir functions/events/_emit_run_event.sql
+\ir functions/events/_run_event_details.sql
 \ir functions/events/_emit_step_event.sql
+\ir functions/events/_step_event_details.sql
 \ir functions/events/_emit_step_events.sql
 
 -- Runtime: starting runs, moving them forward, results.
@@ -105,6 +109,7 @@ set client_min_messages = warning;
 \ir functions/claims/claim_tasks.sql
 \ir functions/claims/_classify_claim_batch.sql
 \ir functions/claims/_refuse_claim_batch.sql
+\ir functions/claims/release_claim.sql
 \ir functions/claims/start_tasks.sql
 \ir functions/claims/poll_for_tasks.sql
 

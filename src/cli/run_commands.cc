@@ -48,23 +48,23 @@ int list_runs(const Globals& g, const RunsOptions& o) {
   if (!conn.ok()) return fail(conn.status());
   std::optional<std::string> since;
   if (o.since) since = rfc3339(*since_time(*o.since));
-  absl::StatusOr<nlohmann::json> runs =
+  absl::StatusOr<nlohmann::json> listed =
       query_json(*conn, kRunsQuery, {o.flow, o.status, since, std::to_string(o.limit)});
-  if (!runs.ok()) return fail(runs.status());
+  if (!listed.ok()) return fail(listed.status());
   if (g.json) {
-    print_json(*runs);
+    print_json(*listed);
     return kOk;
   }
-  Table table({"RUN ID", "FLOW", "STATUS", "STARTED", "TOOK", "STEPS DONE"});
-  for (const auto& r : *runs) {
+  Table table({"RUN ID", "FLOW", "ALIAS", "STATUS", "STARTED", "TOOK", "STEPS DONE"});
+  for (const auto& r : (*listed)["runs"]) {
     const long long total = r["steps_total"], remaining = r["steps_remaining"];
-    table.add_row({r["run_id"], r["flow_slug"], display_status(r), timestamp_text(r["started_at"]),
-                   span_text(r["started_at"], r["ended_at"]),
+    table.add_row({r["run_id"], r["flow_slug"], display_text(r["flow_alias"]), display_status(r),
+                   timestamp_text(r["started_at"]), span_text(r["started_at"], r["ended_at"]),
                    absl::StrCat(total - remaining, "/", total)});
   }
   table.print();
-  if (runs->size() == static_cast<size_t>(o.limit))
-    std::printf("(the newest %d; --limit N shows more)\n", o.limit);
+  if ((*listed)["truncated"].get<bool>())
+    std::printf("(the newest %d; more runs match: --limit N shows more)\n", o.limit);
   return kOk;
 }
 
@@ -110,6 +110,11 @@ void print_run(const nlohmann::json& run) {
                 std::string(std::string(why) == "skip_reason" ? "skipped: " : "") +
                 display_text(s[why]);
       break;
+    }
+    // A cancelled run's steps say which of their tasks the cancellation stopped.
+    if (const long long cancelled = s.value("tasks_cancelled", 0LL); cancelled > 0) {
+      absl::StrAppend(&detail, detail.empty() ? "" : "  ", "(", cancelled,
+                      cancelled == 1 ? " task cancelled)" : " tasks cancelled)");
     }
     table.add_row({s["step_slug"], s["step_type"], s["status"], display_text(s["attempts"]),
                    timestamp_text(s["started_at"]), span_text(s["started_at"], end), detail});

@@ -76,23 +76,31 @@ select coalesce((select jsonb_build_object(
 
 // ---- runs (run_commands.cc) ----
 
-// Runs, newest first. $1 flow slug or alias, $2 status (or "cancelled"), $3 started since, $4 limit.
+// Runs, newest first: {"runs": [...], "limit": $4, "truncated": whether more matched}. $1 flow
+// slug or alias, $2 status (or "cancelled"), $3 started since, $4 limit.
 inline constexpr char kRunsQuery[] = R"sql(
-select coalesce(jsonb_agg(jsonb_build_object(
-  'run_id', r.run_id, 'flow_slug', r.flow_slug, 'status', r.status, 'cancelled', r.cancelled_at is not null,
-  'started_at', r.started_at, 'ended_at', coalesce(r.completed_at, r.failed_at),
-  'steps_total', (select count(*) from pgflow.step_states s where s.run_id = r.run_id),
-  'steps_remaining', r.remaining_steps) order by r.started_at desc, r.run_id), '[]'::jsonb)::text
-from (select r.* from pgflow.runs r
+select jsonb_build_object(
+  'runs', coalesce(jsonb_agg(jsonb_build_object(
+            'run_id', r.run_id, 'flow_slug', r.flow_slug, 'flow_alias', r.flow_alias, 'status', r.status,
+            'cancelled', r.cancelled_at is not null,
+            'started_at', r.started_at, 'ended_at', coalesce(r.completed_at, r.failed_at),
+            'steps_total', (select count(*) from pgflow.step_states s where s.run_id = r.run_id),
+            'steps_remaining', r.remaining_steps) order by r.started_at desc, r.run_id)
+          filter (where r.n <= $4::int), '[]'::jsonb),
+  'limit', $4::int,
+  'truncated', count(*) > $4::int)::text
+from (select r.*, f.flow_alias, row_number() over (order by r.started_at desc, r.run_id) as n
+      from pgflow.runs r
+      left join pgflow.flows f on f.flow_slug = r.flow_slug
       where ($1::text is null or r.flow_slug = $1
-             or r.flow_slug in (select f.flow_slug from pgflow.flows f where f.flow_alias = $1))
+             or r.flow_slug in (select f2.flow_slug from pgflow.flows f2 where f2.flow_alias = $1))
         and ($2::text is null
              -- (a cancelled run is failed with cancelled_at, shown as "cancelled")
              or case when r.cancelled_at is not null then 'cancelled' else r.status end = $2
              or ($2 = 'failed' and r.status = 'failed'))
         and ($3::timestamptz is null or r.started_at >= $3::timestamptz)
       order by r.started_at desc, r.run_id
-      limit $4::int) r
+      limit $4::int + 1) r
 )sql";
 
 // One run and its steps: status, attempts, timings, errors, map progress.
@@ -109,12 +117,14 @@ select coalesce((select jsonb_build_object(
               'started_at', ss.started_at, 'completed_at', ss.completed_at, 'failed_at', ss.failed_at,
               'skipped_at', ss.skipped_at, 'skip_reason', ss.skip_reason, 'error_message', ss.error_message,
               'tasks_total', ss.initial_tasks, 'tasks_completed', t.completed, 'tasks_failed', t.failed,
+              'tasks_cancelled', t.cancelled,
               'attempts', t.attempts, 'last_task_error', t.last_error) order by st.step_index), '[]'::jsonb)
             from pgflow.step_states ss
             join pgflow.steps st on st.flow_slug = ss.flow_slug and st.step_slug = ss.step_slug
             cross join lateral (
               select count(*) filter (where tk.status = 'completed') as completed,
                      count(*) filter (where tk.status = 'failed') as failed,
+                     count(*) filter (where tk.status = 'cancelled') as cancelled,
                      max(tk.attempts_count) as attempts,
                      (array_agg(tk.error_message order by coalesce(tk.failed_at, tk.started_at, tk.queued_at) desc)
                         filter (where tk.error_message is not null))[1] as last_error

@@ -14,6 +14,7 @@
 #include "internal/strings.h"
 #include "internal/text_checks.h"
 #include "pgflow/context.h"
+#include "pgflow/status.h"
 
 namespace pgflow::detail {
 namespace {
@@ -26,43 +27,45 @@ std::string where(std::string_view flow, std::string_view step) {
 
 }  // namespace
 
+// Every conversion failure is permanent (pgflow/status.h): the same input converts the same way
+// on every attempt, so a retry could only fail again.
 absl::Status flow_input_conversion_error(std::string_view flow_slug, std::string_view step_slug,
                                          std::string_view reason) {
-  return absl::InvalidArgumentError(absl::StrCat(
-      where(flow_slug, step_slug), "cannot convert the flow input: ", absl_view(reason)));
+  return permanent(absl::InvalidArgumentError(absl::StrCat(
+      where(flow_slug, step_slug), "cannot convert the flow input: ", absl_view(reason))));
 }
 
 absl::Status missing_dependency_error(std::string_view flow, std::string_view step,
                                       std::string_view dependency) {
-  return absl::InvalidArgumentError(absl::StrCat(
-      where(flow, step), "the input has no output of dependency \"", absl_view(dependency), "\""));
+  return permanent(absl::InvalidArgumentError(absl::StrCat(
+      where(flow, step), "the input has no output of dependency \"", absl_view(dependency), "\"")));
 }
 
 absl::Status dependency_conversion_error(std::string_view flow, std::string_view step,
                                          std::string_view dependency, std::string_view reason) {
-  return absl::InvalidArgumentError(absl::StrCat(where(flow, step),
-                                                 "cannot convert the output of dependency \"",
-                                                 absl_view(dependency), "\": ", absl_view(reason)));
+  return permanent(absl::InvalidArgumentError(
+      absl::StrCat(where(flow, step), "cannot convert the output of dependency \"",
+                   absl_view(dependency), "\": ", absl_view(reason))));
 }
 
 absl::Status input_not_object_error(std::string_view flow, std::string_view step,
                                     std::string_view json_type) {
-  return absl::InvalidArgumentError(
+  return permanent(absl::InvalidArgumentError(
       absl::StrCat(where(flow, step), "expected an object of dependency outputs as input, got ",
-                   absl_view(json_type)));
+                   absl_view(json_type))));
 }
 
 absl::Status element_conversion_error(std::string_view flow, std::string_view step, int task_index,
                                       std::string_view reason) {
-  return absl::InvalidArgumentError(absl::StrCat(where(flow, step),
-                                                 "cannot convert the map element at index ",
-                                                 task_index, ": ", absl_view(reason)));
+  return permanent(absl::InvalidArgumentError(
+      absl::StrCat(where(flow, step), "cannot convert the map element at index ", task_index, ": ",
+                   absl_view(reason))));
 }
 
 absl::Status output_conversion_error(std::string_view flow, std::string_view step,
                                      std::string_view reason) {
-  return absl::InvalidArgumentError(absl::StrCat(
-      where(flow, step), "cannot convert the handler's result to JSON: ", absl_view(reason)));
+  return permanent(absl::InvalidArgumentError(absl::StrCat(
+      where(flow, step), "cannot convert the handler's result to JSON: ", absl_view(reason))));
 }
 
 absl::Status check_output(std::string_view flow, std::string_view step,

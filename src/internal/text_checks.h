@@ -185,6 +185,20 @@ inline bool is_uuid(std::string_view s) {
   return i == s.size();
 }
 
+// Appends "/" and `token` escaped for a JSON pointer (RFC 6901: "~" as "~0", "/" as "~1").
+inline void append_pointer_token(std::string& path, std::string_view token) {
+  path += '/';
+  for (char c : token) {
+    if (c == '~') {
+      path += "~0";
+    } else if (c == '/') {
+      path += "~1";
+    } else {
+      path += c;
+    }
+  }
+}
+
 // What keeps JSON from being stored as jsonb. `text` continues "the input ..." / "the output
 // ...", e.g. "holds NaN at /a/0, which JSON cannot represent"; `sqlstate` is what PostgreSQL
 // says of the same value when it can be sent at all (22P05 for \u0000, 22021 for bytes that
@@ -209,20 +223,7 @@ inline std::optional<JsonProblem> json_problem(const nlohmann::json& j) {
   auto path = [&stack]() {
     std::string p;
     for (const Frame& f : stack) {
-      p += '/';
-      if (f.node->is_object()) {
-        for (char c : f.it.key()) {
-          if (c == '~') {
-            p += "~0";
-          } else if (c == '/') {
-            p += "~1";
-          } else {
-            p += c;
-          }
-        }
-      } else {
-        absl::StrAppend(&p, f.index);
-      }
+      append_pointer_token(p, f.node->is_object() ? f.it.key() : std::to_string(f.index));
     }
     return p;
   };

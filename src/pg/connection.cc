@@ -44,27 +44,6 @@ absl::Status status_from_result(const PGresult* result, PGconn* conn) {
 // RAISE ... and read results instead.
 void ignore_notice(void*, const PGresult*) {}
 
-// libpq reports a failed connection as text only. Failures that retrying cannot fix get their
-// server SQLSTATE (so they are not treated as transient); anything else is 08001.
-std::string_view connection_failure_sqlstate(std::string_view error) {
-  if (error.find("password authentication failed") != std::string_view::npos ||
-      error.find("no password supplied") != std::string_view::npos) {
-    return "28P01";
-  }
-  if (error.find("no pg_hba.conf entry") != std::string_view::npos) return "28000";
-  if (error.find("role \"") != std::string_view::npos &&
-      error.find("does not exist") != std::string_view::npos) {
-    return "28000";
-  }
-  if (error.find("database \"") != std::string_view::npos &&
-      error.find("does not exist") != std::string_view::npos) {
-    return "3D000";
-  }
-  if (error.find("is not permitted to log in") != std::string_view::npos) return "28000";
-  if (error.find("permission denied for database") != std::string_view::npos) return "42501";
-  return "08001";
-}
-
 // Closes an eventfd-based stop signal when the wait ends.
 struct EventFd {
   int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -173,9 +152,7 @@ absl::StatusOr<Connection> Connection::open(std::string_view conninfo,
   if (PQstatus(conn) != CONNECTION_OK) {
     const std::string error = trimmed(PQerrorMessage(conn));
     PQfinish(conn);
-    return database_error(
-        connection_failure_sqlstate(error),
-        absl::StrCat("cannot connect to ", describe_conninfo(conninfo), ": ", error));
+    return connection_failure(describe_conninfo(conninfo), error);
   }
   PQsetNoticeReceiver(conn, ignore_notice, nullptr);
   return Connection(conn);

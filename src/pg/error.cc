@@ -5,6 +5,8 @@
 
 #include "absl/strings/cord.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "internal/strings.h"
 #include "pgflow/status.h"
 
 namespace pgflow::pg {
@@ -18,6 +20,8 @@ absl::StatusCode code_for_sqlstate(std::string_view s) {
   if (s == "23505") return C::kAlreadyExists;
   if (s == "23503") return C::kFailedPrecondition;  // foreign key: a referenced row is missing
   if (cls("23") || cls("22")) return C::kInvalidArgument;  // constraint / data exception
+  if (cls("54"))
+    return C::kInvalidArgument;  // program limit exceeded (a value too big to store or index)
   if (cls("53")) return C::kResourceExhausted;
   if (s == "57014") return C::kCancelled;  // query_canceled (statement_timeout)
   if (cls("57")) return C::kUnavailable;   // server shutting down / starting
@@ -59,6 +63,54 @@ absl::Status with_message(const absl::Status& status, std::string message) {
   return out;
 }
 
+namespace {
+
+bool contains(std::string_view text, std::string_view part) {
+  return text.find(part) != std::string_view::npos;
+}
+
+// libpq's own texts (fe-connect.c) for connection strings it refuses before contacting a
+// server.
+bool rejected_by_libpq(std::string_view error) {
+  return contains(error, "invalid port number") ||
+         (error.starts_with("invalid ") &&
+          contains(error, " value: \"")) ||                     // sslmode, gssencmode, ...
+         contains(error, "invalid integer value") ||            // connect_timeout, keepalives...
+         contains(error, "could not match ") ||                 // host/port/hostaddr counts
+         contains(error, "could not parse network address") ||  // hostaddr
+         contains(error, "invalid SSL protocol version range") ||
+         contains(error, "invalid when SSL support is not compiled in") ||
+         contains(error, "invalid connection option") ||
+         contains(error, "in connection info string") ||  // missing "=", unterminated quote
+         contains(error, " URI") ||
+         contains(error, "percent-encoded");  // malformed postgresql:// URI
+}
+
+std::string_view server_refusal_sqlstate(std::string_view error) {
+  if (contains(error, "password authentication failed") ||
+      contains(error, "no password supplied")) {
+    return "28P01";
+  }
+  if (contains(error, "no pg_hba.conf entry")) return "28000";
+  if (contains(error, "role \"") && contains(error, "does not exist")) return "28000";
+  if (contains(error, "database \"") && contains(error, "does not exist")) return "3D000";
+  if (contains(error, "is not permitted to log in")) return "28000";
+  if (contains(error, "permission denied for database")) return "42501";
+  return "08001";
+}
+
+}  // namespace
+
+absl::Status connection_failure(std::string_view target, std::string_view libpq_error) {
+  const std::string message = absl::StrCat("cannot connect to ", internal::absl_view(target), ": ",
+                                           internal::absl_view(libpq_error));
+  if (rejected_by_libpq(libpq_error)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("pgflow: ", message, " (the connection string is invalid)"));
+  }
+  return database_error(server_refusal_sqlstate(libpq_error), message);
+}
+
 bool is_transient(const absl::Status& status) {
   switch (status.code()) {
     case absl::StatusCode::kUnavailable:
@@ -72,13 +124,3 @@ bool is_transient(const absl::Status& status) {
 }
 
 }  // namespace pgflow::pg
-
-namespace pgflow {
-
-std::optional<std::string> sql_state(const absl::Status& status) {
-  absl::optional<absl::Cord> payload = status.GetPayload(kSqlStatePayload);
-  if (!payload) return std::nullopt;
-  return std::string(*payload);
-}
-
-}  // namespace pgflow

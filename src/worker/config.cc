@@ -51,6 +51,12 @@ absl::Status complete_and_check(WorkerConfig& c, const FlowDefinition& flow) {
     problems.push_back(pg::no_database("connection_string"));
   }
   if (std::optional<std::string> problem = step_problem(c, flow)) problems.push_back(*problem);
+  if (c.function_name.size() > 256) {
+    // (register_worker refuses it too: the name is a primary key, and a btree entry must fit.
+    // The default below fits for any valid flow and step slug; validate() checks those.)
+    problems.push_back(
+        absl::StrCat("function_name must be at most 256 bytes, not ", c.function_name.size()));
+  }
   if (c.function_name.empty()) {
     c.function_name = c.step.empty() ? absl::StrCat(flow.slug, "-worker")
                                      : absl::StrCat(flow.slug, "-", c.step, "-worker");

@@ -6,7 +6,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "internal/backoff.h"
+#include "internal/random.h"
 #include "internal/status_macros.h"
+#include "internal/text_checks.h"
 #include "pg/connection.h"
 #include "pg/session.h"
 #include "pgflow/status.h"
@@ -30,15 +32,17 @@ constexpr char kOwnRegistration[] =
     "select count(*) from pgflow.workers where worker_id = $1::uuid and function_name = $2";
 
 // Reads up to $4 messages and claims them in one round trip ($6: the step of a step worker,
-// else NULL). The read and the claim commit together, so a failed claim leaves the messages
-// visible.
+// else NULL; $7: this call's claim id). The read and the claim commit together, so a failed
+// claim leaves the messages visible.
 constexpr char kReadAndClaim[] = R"sql(
 select c.outcome, c.msg_id::text, c.run_id::text, c.step_slug, c.task_index, c.attempt,
        c.input::text, c.flow_input::text, c.reason, c.timeout
 from pgflow.claim_tasks($1, $2,
                         array(select m.msg_id from pgmq.read($1, $3::int, $4::int) m),
-                        $5::uuid, $6) c
+                        $5::uuid, $6, $7::uuid) c
 )sql";
+// Gives back the tasks a claim started if its reply never arrived (worker protocol 6).
+constexpr char kReleaseClaim[] = "select pgflow.release_claim($1::uuid, $2::uuid)";
 
 // One call per batch (worker protocol 5). The database locks the batch's runs in run_id order,
 // so concurrent reporters cannot deadlock, and applies each result as complete_task /
@@ -93,6 +97,38 @@ std::optional<nlohmann::json> parse_json(std::string_view text) {
   return j;
 }
 
+// Whether `j` nests deeper than kMaxJsonDepth. nlohmann parses and destroys any depth without
+// recursion, but copies once per level: a handler's copy of such an input could overflow its
+// thread's stack (jsonb takes what PostgreSQL's stack allows, some thousands of levels).
+bool too_deep(const nlohmann::json& j) {
+  std::vector<std::pair<const nlohmann::json*, int>> stack{{&j, 0}};
+  while (!stack.empty()) {
+    const auto [node, depth] = stack.back();
+    stack.pop_back();
+    if (depth >= kMaxJsonDepth) return true;
+    for (const nlohmann::json& child : *node) {
+      if (child.is_structured()) stack.emplace_back(&child, depth + 1);
+    }
+  }
+  return false;
+}
+
+// A task's or a run's input as the worker reads it; else what keeps it from being read (to
+// follow "the input ...").
+absl::StatusOr<nlohmann::json> read_input(std::string_view text) {
+  std::optional<nlohmann::json> j = parse_json(text);
+  if (!j) {
+    return absl::InvalidArgumentError(
+        "is not JSON this worker can read (a number beyond the range of a double, or text that "
+        "is not UTF-8)");
+  }
+  if (j->is_structured() && too_deep(*j)) {
+    return absl::InvalidArgumentError(absl::StrCat("is nested deeper than ", kMaxJsonDepth,
+                                                   " levels, deeper than this worker reads"));
+  }
+  return *std::move(j);
+}
+
 std::string task_rows(const std::vector<TaskResult>& results, bool completions) {
   nlohmann::json rows = nlohmann::json::array();
   for (const TaskResult& r : results) {
@@ -102,6 +138,7 @@ std::string task_rows(const std::vector<TaskResult>& results, bool completions) 
       row["output"] = r.output;
     } else {
       row["error_message"] = r.error_message;
+      if (r.permanent) row["permanent"] = true;
     }
     rows.push_back(std::move(row));
   }
@@ -118,7 +155,8 @@ std::vector<ReportedTask> reported(const pg::Result& rows) {
 class PgStore final : public Store {
  public:
   PgStore(const std::string& conninfo, StoreRole role, const std::string& queue, const Logger& log)
-      : session_(conninfo, std::string(application_name(role)), log, on_connect(role, queue)) {}
+      : log_(log),
+        session_(conninfo, std::string(application_name(role)), log, on_connect(role, queue)) {}
 
   absl::StatusOr<int> worker_protocol() override {
     PGFLOW_ASSIGN_OR_RETURN(pg::Result r,
@@ -166,12 +204,20 @@ class PgStore final : public Store {
   absl::StatusOr<std::vector<ClaimedMessage>> claim(const ClaimRequest& q,
                                                     const std::stop_token& stop) override {
     const pg::Param step = q.step.empty() ? pg::Param() : pg::Param(q.step);
+    const std::string claim_id = random_uuid();
     PGFLOW_ASSIGN_OR_RETURN(
-        pg::Result rows, session_.retry<pg::Result>(stop, "claim tasks", [&](pg::Connection& c) {
-          return c.exec(kReadAndClaim,
-                        {q.queue, q.flow_slug, std::to_string(q.visibility_timeout_s),
-                         std::to_string(q.slots), q.worker_id, step});
-        }));
+        pg::Result rows,
+        session_.retry<pg::Result>(
+            stop, "claim tasks", [&](pg::Connection& c) -> absl::StatusOr<pg::Result> {
+              PGFLOW_RETURN_IF_ERROR(release_unanswered_claim(c, q.worker_id));
+              // Until its reply arrives, this claim may have committed unseen.
+              unanswered_claim_ = claim_id;
+              absl::StatusOr<pg::Result> claimed = c.exec(
+                  kReadAndClaim, {q.queue, q.flow_slug, std::to_string(q.visibility_timeout_s),
+                                  std::to_string(q.slots), q.worker_id, step, claim_id});
+              if (claimed.ok() || c.healthy()) unanswered_claim_.reset();  // answered, or refused
+              return claimed;
+            }));
     std::vector<ClaimedMessage> out;
     for (int i = 0; i < rows.rows(); ++i) {
       ClaimedMessage m;
@@ -183,8 +229,18 @@ class PgStore final : public Store {
         m.step_slug = std::string(rows.text(i, 3));
         m.task_index = static_cast<int>(rows.int64(i, 4).value_or(0));
         m.attempt = static_cast<int>(rows.int64(i, 5).value_or(1));
-        m.input = parse_json(rows.text(i, 6)).value_or(nlohmann::json());
-        if (!rows.is_null(i, 7)) m.flow_input = parse_json(rows.text(i, 7));
+        absl::StatusOr<nlohmann::json> input = read_input(rows.text(i, 6));
+        if (input.ok()) {
+          m.input = *std::move(input);
+        } else {
+          m.input_problem = std::string(input.status().message());
+        }
+        if (!rows.is_null(i, 7)) {
+          // (One that cannot be read is left to run_input, which says why.)
+          if (absl::StatusOr<nlohmann::json> run_input = read_input(rows.text(i, 7));
+              run_input.ok())
+            m.flow_input = *std::move(run_input);
+        }
         m.timeout_seconds = static_cast<int>(rows.int64(i, 9).value_or(60));
       }
       out.push_back(std::move(m));
@@ -306,9 +362,13 @@ class PgStore final : public Store {
               if (r.rows() == 0) return absl::NotFoundError("run " + run_id + " does not exist");
               return std::string(r.scalar());
             }));
-    std::optional<nlohmann::json> input = parse_json(text);
-    if (!input) return absl::InternalError("run " + run_id + " has unparsable input");
-    return *std::move(input);
+    absl::StatusOr<nlohmann::json> input = read_input(text);
+    if (!input.ok()) {
+      // Every attempt would read the same input.
+      return permanent(absl::InvalidArgumentError(
+          absl::StrCat("pgflow: the input of run ", run_id, " ", input.status().message())));
+    }
+    return input;
   }
 
   void disconnect() override { session_.reset(); }
@@ -331,6 +391,20 @@ class PgStore final : public Store {
     return {};
   }
 
+  // A claim whose connection broke before its reply arrived may have committed: the tasks it
+  // started would wait for stall recovery under a worker that does not know it holds them.
+  // Gives them back (they are queued again and visible at once) before the next claim.
+  absl::Status release_unanswered_claim(pg::Connection& c, const std::string& worker_id) {
+    if (!unanswered_claim_) return absl::OkStatus();
+    PGFLOW_ASSIGN_OR_RETURN(pg::Result r, c.exec(kReleaseClaim, {worker_id, *unanswered_claim_}));
+    if (r.scalar() != "0") {
+      log_.warn("gave back the tasks of a claim whose reply was lost; they are queued again",
+                {{"claim_id", *unanswered_claim_}, {"tasks", std::string(r.scalar())}});
+    }
+    unanswered_claim_.reset();
+    return absl::OkStatus();
+  }
+
   // Runs `op` once on the connection (startup calls: their caller retries); a broken
   // connection is dropped, so the next call reconnects.
   absl::StatusOr<pg::Result> once(
@@ -350,6 +424,9 @@ class PgStore final : public Store {
     return reported(r);
   }
 
+  Logger log_;
+  // The claim call whose reply never arrived, if any (claims are one at a time: the poller's).
+  std::optional<std::string> unanswered_claim_;
   // Set by the maintenance connection's on_connect; shared with it (the session owns a copy).
   std::shared_ptr<bool> reconnected_ = std::make_shared<bool>(false);
   pg::Session session_;

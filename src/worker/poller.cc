@@ -117,6 +117,7 @@ void Poller::hand_out(ClaimedMessage m, Clock::WallTime claimed_at_wall, Clock::
                    .attempt = m.attempt,
                    .message_id = std::move(m.message_id),
                    .input = std::move(m.input),
+                   .input_problem = std::move(m.input_problem),
                    .flow_input = std::move(m.flow_input),
                    .timeout_seconds = m.timeout_seconds,
                    .deadline = claimed_at_wall + timeout};

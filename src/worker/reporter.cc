@@ -25,6 +25,7 @@ void Reporter::submit(TaskResult result) {
       result.ok = false;
       result.output = nullptr;
       result.error_message = "pgflow: the handler's output cannot be stored: it " + problem->text;
+      result.permanent = true;  // as a typed handler's output_conversion_error
     }
   }
   // jsonb cannot store a NUL character: shown as \0 (invalid UTF-8 is replaced when dumped).
@@ -129,6 +130,8 @@ void Reporter::report_alone(const TaskResult& r, const std::stop_token& give_up)
     failure.ok = false;
     failure.error_message =
         "pgflow: the database refused the output: " + std::string(result.status().message());
+    // Data the database can never store (22P05 \u0000, 54000 too big, ...) fails the task now.
+    failure.permanent = result.status().code() == absl::StatusCode::kInvalidArgument;
     report_alone(failure, give_up);
   }
 }

@@ -18,7 +18,7 @@
 namespace pgflow::internal {
 
 // The worker protocol this library speaks (pgflow.worker_protocol() in the database).
-inline constexpr int kWorkerProtocol = 5;
+inline constexpr int kWorkerProtocol = 6;
 
 struct WorkerIdentity {
   std::string worker_id = {};

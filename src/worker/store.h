@@ -76,6 +76,7 @@ struct ClaimedMessage {
   int task_index = 0;
   int attempt = 1;
   nlohmann::json input = {};
+  std::string input_problem = {};  // why `input` could not be read (follows "the input "), if so
   std::optional<nlohmann::json> flow_input = {};  // root steps get the run input with the claim
   int timeout_seconds = 60;
 };
@@ -97,6 +98,7 @@ struct TaskResult {
   bool ok = false;
   nlohmann::json output = {};      // when ok
   std::string error_message = {};  // when not ok
+  bool permanent = false;          // when not ok: fail the task now, whatever attempts remain
 };
 
 // The status the database gave a reported task: completed, failed, queued (a retry), or the

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "internal/strings.h"
 #include "pgflow/context.h"
+#include "pgflow/status.h"
 
 namespace pgflow::internal {
 namespace {
@@ -47,6 +48,15 @@ std::optional<TaskResult> TaskRunner::run(const ClaimedTask& task) {
     // claim_tasks only hands out tasks of this flow, whose steps were verified at startup.
     in_flight_.returned(task.id);
     result.error_message = "pgflow: this worker has no handler for the claimed step";
+    return result;
+  }
+  if (!task.input_problem.empty()) {
+    // jsonb holds numbers beyond a double's range (1e400), deeper nesting than a handler's copy
+    // survives and, in a SQL_ASCII database, text that is not UTF-8: every attempt would read
+    // the same bytes.
+    in_flight_.returned(task.id);
+    result.error_message = "pgflow: the task's input " + task.input_problem;
+    result.permanent = true;
     return result;
   }
   Logger task_log = log_.with({{"run_id", task.run_id},
@@ -98,7 +108,10 @@ std::optional<TaskResult> TaskRunner::run(const ClaimedTask& task) {
     task_log.debug("task succeeded", {{"duration_ms", duration_ms}});
   } else {
     result.error_message = error_text(output.status());
-    task_log.debug("task failed", {{"duration_ms", duration_ms}, {"error", result.error_message}});
+    result.permanent = is_permanent(output.status());
+    task_log.debug("task failed", {{"duration_ms", duration_ms},
+                                   {"error", result.error_message},
+                                   {"permanent", result.permanent ? "true" : "false"}});
   }
   return result;
 }

@@ -31,6 +31,7 @@ struct ClaimedTask {
   int attempt = 1;
   std::string message_id = {};  // decimal text
   nlohmann::json input = {};
+  std::string input_problem = {};  // set: fails the task, permanently, without the handler
   std::optional<nlohmann::json> flow_input = {};
   int timeout_seconds = 60;
   Clock::WallTime deadline = {};  // Context::deadline(): claim time + the step's timeout

@@ -143,7 +143,7 @@ TEST_F(CliTest, ActivateSwitchesWithCompareAndSwap) {
   CommandResult stale = pgflow("activate greet greetV2 --expected greetV2");
   EXPECT_EQ(stale.exit_code, 1);
   EXPECT_THAT(stale.err,
-              HasSubstr("points to \"greetV1\", not to the expected \"greetV2\"; nothing changed"));
+              HasSubstr("points to \"greetV1\", but \"greetV2\" was expected; nothing changed"));
   EXPECT_EQ(sql("select flow_slug from pgflow.flow_aliases where flow_alias = 'greet'"), "greetV1");
 
   CommandResult switched = pgflow("activate greet greetV2 --expected greetV1");
@@ -157,7 +157,8 @@ TEST_F(CliTest, ActivateSwitchesWithCompareAndSwap) {
 
   CommandResult initialised = pgflow("activate greet greetV2 --expected-none");
   EXPECT_EQ(initialised.exit_code, 1);
-  EXPECT_THAT(initialised.err, HasSubstr("points to \"greetV1\", not to the expected no version"));
+  EXPECT_THAT(initialised.err,
+              HasSubstr("points to \"greetV1\", but no active version was expected"));
 }
 
 TEST_F(CliTest, ActivateChecksItsArguments) {
@@ -555,7 +556,8 @@ TEST_F(CliTest, RunsListsNewestFirstWithFilters) {
     CommandResult r = pgflow("runs --json " + args);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     std::vector<std::string> out;
-    for (const json& run : json::parse(r.out)) out.push_back(run["run_id"]);
+    const json listed = json::parse(r.out);
+    for (const json& run : listed["runs"]) out.push_back(run["run_id"]);
     return out;
   };
   EXPECT_EQ(ids(""), (std::vector<std::string>{a2, b1, a1}));
@@ -571,12 +573,22 @@ TEST_F(CliTest, RunsListsNewestFirstWithFilters) {
   EXPECT_EQ(ids("--since 30s"), (std::vector<std::string>{a2}));
   EXPECT_EQ(ids("--since 2000-01-01T00:00:00Z --limit 2"), (std::vector<std::string>{a2, b1}));
 
+  CommandResult cut = pgflow("runs --json --limit 2");
+  ASSERT_EQ(cut.exit_code, 0) << cut.err;
+  EXPECT_EQ(json::parse(cut.out)["limit"], 2);
+  EXPECT_EQ(json::parse(cut.out)["truncated"], true) << "three runs match, two are shown";
+  CommandResult whole = pgflow("runs --json --limit 3");
+  EXPECT_EQ(json::parse(whole.out)["truncated"], false) << "exactly three match: nothing was cut";
+  EXPECT_EQ(json::parse(whole.out)["runs"][1]["flow_alias"], "beta");
+
   CommandResult table = pgflow("runs --limit 1");
   ASSERT_EQ(table.exit_code, 0) << table.err;
   EXPECT_THAT(table.out,
-              ::testing::ContainsRegex("RUN ID +FLOW +STATUS +STARTED +TOOK +STEPS DONE"));
-  EXPECT_THAT(table.out, ::testing::ContainsRegex(a2 + " +alpha +cancelled +"));
-  EXPECT_THAT(table.out, HasSubstr("(the newest 1; --limit N shows more)"));
+              ::testing::ContainsRegex("RUN ID +FLOW +ALIAS +STATUS +STARTED +TOOK +STEPS DONE"));
+  EXPECT_THAT(table.out, ::testing::ContainsRegex(a2 + " +alpha +alpha +cancelled +"));
+  EXPECT_THAT(table.out, HasSubstr("(the newest 1; more runs match: --limit N shows more)"));
+  EXPECT_THAT(pgflow("runs --limit 3").out, ::testing::Not(HasSubstr("the newest")))
+      << "nothing was cut";
 
   CommandResult unknown = pgflow("run show 00000000-0000-0000-0000-000000000001");
   EXPECT_EQ(unknown.exit_code, 1);

@@ -60,7 +60,8 @@ TEST_F(ClientTest, ACallerChosenRunIdIsKept) {
   EXPECT_EQ(run.run_id, id);
   // A second start with the same id fails instead of starting twice.
   EXPECT_THAT(client_->start_flow("wSequential", 1, id),
-              StatusIs(absl::StatusCode::kAlreadyExists, HasSubstr("wSequential")));
+              StatusIs(absl::StatusCode::kAlreadyExists,
+                       AllOf(HasSubstr("Run id " + id + " is taken"), HasSubstr("wSequential"))));
 }
 
 TEST_F(ClientTest, UnknownFlowIsNotFoundAndNamesIt) {
@@ -89,8 +90,10 @@ TEST_F(ClientTest, TheLeanStartReturnsTheIdOfTheStartedRun) {
 
   const std::string chosen = "0b0e0c6e-9c4b-4f5e-8d2a-222222222222";
   EXPECT_THAT(client_->start_run("wSequential", 1, chosen), IsOkAndHolds(chosen));
-  EXPECT_THAT(client_->start_run("wSequential", 1, chosen),
-              StatusIs(absl::StatusCode::kAlreadyExists, HasSubstr("wSequential")));
+  EXPECT_THAT(
+      client_->start_run("wSequential", 1, chosen),
+      StatusIs(absl::StatusCode::kAlreadyExists,
+               AllOf(HasSubstr("Run id " + chosen + " is taken"), HasSubstr("wSequential"))));
   EXPECT_THAT(client_->start_run("noSuchFlow", 1),
               StatusIs(absl::StatusCode::kNotFound, HasSubstr("noSuchFlow")));
   EXPECT_THAT(

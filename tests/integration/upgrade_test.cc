@@ -395,7 +395,7 @@ int wait_for_backend(pg::Connection& observer, const std::string& application_na
 TEST_F(Upgrade0002, BackfillsQueueNameOnEveryStepAndTaskIncludingNullMessageIds) {
   ASSERT_NO_FATAL_FAILURE(populated_0001());
   const std::string tasks_sql =
-      "select string_agg((to_jsonb(t) - 'queue_name')::text, e'\\n' "
+      "select string_agg((to_jsonb(t) - 'queue_name' - 'last_claim_id')::text, e'\\n' "
       "order by run_id, step_slug, task_index) from pgflow.step_tasks t";
   const std::string runs_sql =
       "select string_agg(to_jsonb(r)::text, e'\\n' order by run_id) from pgflow.runs r";
@@ -1314,7 +1314,7 @@ TEST_F(Upgrade0002, NewDatabaseRefusesAReleased0160WorkerBeforeRegistration) {
   EXPECT_EQ(count("select 1 from pgmq.meta"), "0");
 
   // The supported pair: a worker of the current protocol starts.
-  EXPECT_EQ(scalar("select pgflow.worker_protocol()::text"), "5");
+  EXPECT_EQ(scalar("select pgflow.worker_protocol()::text"), "6");
   EXPECT_EQ(
       scalar(
           "select pgflow.ensure_flow_compiled('f', $1::jsonb, pgflow.worker_protocol())->>'status'",

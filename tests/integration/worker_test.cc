@@ -295,6 +295,9 @@ TEST_F(WorkerTest, ForeignMessagesAreArchivedWithAWarning) {
       wait_until(*conn_, "select count(*) = 1 from pgmq.a_wsequential where msg_id = $1::bigint",
                  {foreign}),
       IsOk());
+  // The worker logs its warning after the claim commits, so the archive can be seen first:
+  // wait for the log entry itself.
+  ASSERT_TRUE(logs_.wait_for_text("msg_id=" + foreign));
   bool warned = false;
   for (const auto& e : logs_.entries()) {
     if (e.level == LogLevel::kWarn && e.text().find("msg_id=" + foreign) != std::string::npos)
@@ -547,7 +550,8 @@ TEST_F(WorkerTest, OutputsWithInvalidUtf8FailTheAttemptNotTheWorker) {
   EXPECT_EQ(step(run, "raw")["error_message"],
             "flow \"wBytes\", step \"raw\": cannot convert the handler's result to JSON: the "
             "result holds a "
-            "string that is not valid UTF-8 (byte 0xff at byte 3) at the top level");
+            "string that is not valid UTF-8 (byte 0xff at byte 3) at the top level (permanent: not "
+            "retried)");
   EXPECT_TRUE(worker.running());
 }
 

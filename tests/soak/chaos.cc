@@ -69,10 +69,18 @@ absl::Status run_chaos(const ChaosPlan& plan, WorkerPool& workers, const Cluster
                    victim);
     }
     if (cut.due(now)) {
-      const int live = proxy.cut();
       ++counts.cuts;
-      counts.connections_cut += live;
-      std::fprintf(stderr, "[%7.1f s] cut %d proxied connections\n", seconds_since(start), live);
+      if (counts.cuts % 2 == 0) {
+        // Every other cut is exact: the next claim commits and its worker never sees the reply
+        // (its tasks must come back at once, not through stall recovery).
+        proxy.cut_after_commit_of("pgflow.claim_tasks(");
+        std::fprintf(stderr, "[%7.1f s] the next claim loses its reply after its commit\n",
+                     seconds_since(start));
+      } else {
+        const int live = proxy.cut();
+        counts.connections_cut += live;
+        std::fprintf(stderr, "[%7.1f s] cut %d proxied connections\n", seconds_since(start), live);
+      }
     }
     if (restart.due(now)) {
       const auto began = Clock::now();

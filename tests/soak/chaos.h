@@ -16,16 +16,19 @@
 
 #include "absl/status/status.h"
 #include "cluster.h"
-#include "proxy.h"
+#include "testing/tcp_proxy.h"
 #include "workers.h"
 
 namespace pgflow::soak {
+
+using ::pgflow::testing::TcpProxy;
 
 struct ChaosPlan {
   std::chrono::milliseconds duration{0};
   std::chrono::milliseconds kill_every{0};     // SIGKILL a random worker (never the witness)
   std::chrono::milliseconds restart_every{0};  // pg_ctl restart -m immediate
-  std::chrono::milliseconds cut_every{0};      // cut every connection through the proxy
+  std::chrono::milliseconds cut_every{0};      // cut every connection through the proxy, or
+                                               // (every other time) one claim after its commit
   std::uint64_t seed = 0;
 };
 

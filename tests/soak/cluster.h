@@ -29,6 +29,8 @@ class Cluster {
   absl::Status restart_immediate() const;
   // Copies the server log to `path` (for a failed soak's evidence).
   void copy_log(const std::string& path) const;
+  // The server log (appended to across restarts).
+  std::string log_path() const { return home_dir() + "/server.log"; }
   // pgcluster remove DIR: stops the server and deletes its data. Safe to call twice.
   void remove();
 

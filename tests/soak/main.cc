@@ -30,8 +30,9 @@
 #include "execution_log.h"
 #include "pgflow/client.h"
 #include "producer.h"
-#include "proxy.h"
+#include "stall_watch.h"
 #include "summary.h"
+#include "testing/tcp_proxy.h"
 #include "verify.h"
 #include "watchdog.h"
 #include "worker_logs.h"
@@ -218,6 +219,7 @@ int main(int argc, char** argv) {
   if (!client.ok()) return cannot_run(ws, "connecting the client", client.status());
 
   // ---- the soak ----
+  auto stall_watch = std::make_unique<StallWatch>(ws.cluster().url(), ws.dir());
   const auto soak_start = Clock::now();
   auto producer = std::make_unique<Producer>(*client, settings.rate, settings.seed);
   const ChaosPlan plan{settings.duration, settings.kill_every, settings.restart_every,
@@ -246,6 +248,9 @@ int main(int argc, char** argv) {
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
   report.drain_seconds = seconds_since(drain_start);
+  report.stalled_under_live_workers = stall_watch->stalled_under_live_workers();
+  stall_watch.reset();
+  report.deadlocks = deadlocks_in_log(ws.cluster().log_path());
 
   // ---- the end: memory, a clean stop, the checks ----
   for (const auto& slot : workers.slots()) report.end_rss.push_back(rss_kib(slot.pid));
@@ -254,6 +259,7 @@ int main(int argc, char** argv) {
   report.respawns = workers.respawns();
   report.proxy_accepted = (*proxy)->accepted();
   report.proxy_refused = (*proxy)->refused();
+  report.claims_cut_after_commit = (*proxy)->cuts_after_commit();
   absl::StatusOr<ExecutionsByTask> executions = read_executions(ws.dir());
   if (!executions.ok()) return cannot_run(ws, "reading the execution logs", executions.status());
   report.duplicates = count_duplicates(*executions, workers.killed());

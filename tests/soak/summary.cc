@@ -36,6 +36,12 @@ std::vector<std::string> failures(const SoakReport& r) {
   if (!r.stop_problems.empty())
     why.push_back(absl::StrCat(r.stop_problems.size(), " workers did not stop cleanly"));
   if (r.producer.started == 0) why.push_back("no run was started");
+  if (!r.stalled_under_live_workers.empty()) {
+    why.push_back(absl::StrCat(r.stalled_under_live_workers.size(),
+                               " tasks of live workers waited for stall recovery"));
+  }
+  if (r.deadlocks > 0)
+    why.push_back(absl::StrCat(r.deadlocks, " deadlocks (40P01) in the server log"));
   return why;
 }
 
@@ -49,9 +55,10 @@ void print_summary(const SoakReport& r, std::FILE* out) {
   std::fprintf(out,
                "  faults      %d worker kills, %d PostgreSQL restarts (immediate; longest %.1f s), "
                "%d proxy cuts "
-               "(%d connections), %zu worker exits by themselves\n",
+               "(%d connections; %d claims lost their reply after committing), %zu worker exits "
+               "by themselves\n",
                r.chaos.kills, r.chaos.restarts, r.chaos.restart_seconds_max, r.chaos.cuts,
-               r.chaos.connections_cut, r.chaos.unexpected_exits.size());
+               r.chaos.connections_cut, r.claims_cut_after_commit, r.chaos.unexpected_exits.size());
   std::vector<std::string> codes;
   for (const auto& [code, n] : r.producer.errors_by_code)
     codes.push_back(absl::StrCat(code, " ", n));
@@ -89,9 +96,11 @@ void print_summary(const SoakReport& r, std::FILE* out) {
   std::fprintf(
       out,
       "  checks      completed without an execution %lld, executions beyond attempts %lld, "
-      "workers not stopping cleanly %zu\n",
+      "workers not stopping cleanly %zu, tasks of live workers left to stall recovery %zu, "
+      "deadlocks (40P01) %lld\n",
       static_cast<long long>(v.completed_without_execution),
-      static_cast<long long>(v.executions_beyond_attempts), r.stop_problems.size());
+      static_cast<long long>(v.executions_beyond_attempts), r.stop_problems.size(),
+      r.stalled_under_live_workers.size(), static_cast<long long>(r.deadlocks));
   std::vector<std::string> end;
   for (const auto& kib : r.end_rss) end.push_back(mib(kib));
   std::fprintf(out,
@@ -123,6 +132,9 @@ void print_summary(const SoakReport& r, std::FILE* out) {
   list("execution log vs database (first 10)", v.cross_check_samples);
   list("worker exits by themselves", r.chaos.unexpected_exits);
   list("workers not stopping cleanly", r.stop_problems);
+  list("tasks of live workers left to stall recovery",
+       std::vector<std::string>(r.stalled_under_live_workers.begin(),
+                                r.stalled_under_live_workers.end()));
 }
 
 }  // namespace pgflow::soak

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,7 @@ struct SoakReport {
   int respawns = 0;
   std::int64_t proxy_accepted = 0;
   std::int64_t proxy_refused = 0;
+  int claims_cut_after_commit = 0;  // claims whose reply the proxy dropped after their commit
   Verification verification;
   DuplicateStats duplicates;
   LogDigest logs;
@@ -34,6 +36,8 @@ struct SoakReport {
   std::optional<std::int64_t> witness_end_rss;
   std::vector<std::optional<std::int64_t>> end_rss;  // every slot, KiB
   std::vector<std::string> stop_problems;            // workers that did not stop cleanly at the end
+  std::set<std::string> stalled_under_live_workers;  // tasks a live worker left to stall recovery
+  std::int64_t deadlocks = 0;                        // 40P01 in the server log
 };
 
 // Why the soak failed; empty when it passed.

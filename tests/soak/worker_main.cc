@@ -78,6 +78,8 @@ int main(int argc, char** argv) {
   config.log_level = pgflow::LogLevel::kInfo;
   absl::StatusOr<pgflow::EdgeWorker> worker = pgflow::EdgeWorker::start(flow, config);
   if (!worker.ok()) return fail(absl::StrCat("start: ", worker.status().ToString()));
+  // The stall watch tells live workers' tasks from killed ones' by this id (stall_watch.h).
+  std::ofstream(absl::StrCat(dir, "/worker-id.", getpid())) << worker->worker_id() << "\n";
   std::ofstream(absl::StrCat(dir, "/ready.", getpid())) << "ready\n";
 
   const timespec tick{0, 200'000'000};

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/time/time.h"
+#include "worker/startup.h"
 
 namespace pgflow::testing {
 namespace {
@@ -29,7 +30,7 @@ class FakeStore final : public internal::Store {
  public:
   FakeStore(FakeDatabase& db, internal::StoreRole role) : db_(db), role_(role) {}
 
-  absl::StatusOr<int> worker_protocol() override { return 5; }
+  absl::StatusOr<int> worker_protocol() override { return internal::kWorkerProtocol; }
   absl::StatusOr<internal::DeployOutcome> deploy(const internal::Deployment& d) override {
     return internal::DeployOutcome{.status = "verified",
                                    .activation = "active",

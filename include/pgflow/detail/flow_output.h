@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "nlohmann/json.hpp"
+#include "pgflow/detail/exact_json.h"
 #include "pgflow/detail/fixed_string.h"
 #include "pgflow/detail/step.h"
 
@@ -79,10 +80,10 @@ class OutputRecord {
       if (it == j.end()) {
         out.reset();
       } else {
-        out = it->template get<typename Field::value>();
+        out = exact_get<typename Field::value>(*it);
       }
     } else {
-      out = j.at(Field::slug.view()).template get<typename Field::value>();
+      out = exact_get<typename Field::value>(j.at(Field::slug.view()));
     }
   }
 

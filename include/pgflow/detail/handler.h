@@ -23,12 +23,14 @@
 #include "absl/status/statusor.h"
 #include "nlohmann/json.hpp"
 #include "pgflow/context.h"
+#include "pgflow/detail/exact_json.h"
 #include "pgflow/detail/fixed_string.h"
 #include "pgflow/detail/step.h"
 
 namespace pgflow::detail {
 
 // ---- status builders (non-template, src/flow/handler.cc) ------------------------------
+// Each is marked permanent (pgflow::permanent): a conversion fails the same way on every retry.
 
 // kInvalidArgument: `flow "f", step "s": the input has no output of dependency "d"`.
 absl::Status missing_dependency_error(std::string_view flow, std::string_view step,
@@ -78,7 +80,7 @@ struct RootInputReader {
     absl::StatusOr<nlohmann::json> run_input = ctx.flow_input();
     if (!run_input.ok()) throw InputError{run_input.status()};
     try {
-      return std::tuple<Input>{run_input->template get<Input>()};
+      return std::tuple<Input>{exact_get<Input>(*run_input)};
     } catch (const std::exception& e) {
       throw InputError{flow_input_conversion_error(names.flow, names.step, e.what())};
     }
@@ -92,7 +94,7 @@ struct ElementReader {
   static std::tuple<Element> read(const StepNames& names, const nlohmann::json& input,
                                   Context& ctx) {
     try {
-      return std::tuple<Element>{input.template get<Element>()};
+      return std::tuple<Element>{exact_get<Element>(input)};
     } catch (const std::exception& e) {
       throw InputError{
           element_conversion_error(names.flow, names.step, ctx.task_index(), e.what())};
@@ -123,7 +125,7 @@ std::conditional_t<Optional, std::optional<Output>, Output> read_dependency(
     }
   }
   try {
-    return it->template get<Output>();
+    return exact_get<Output>(*it);
   } catch (const std::exception& e) {
     throw InputError{dependency_conversion_error(names.flow, names.step, slug, e.what())};
   }

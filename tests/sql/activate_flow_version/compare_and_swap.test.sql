@@ -12,10 +12,10 @@ select pgflow_tests.deploy('welcomeV1', 'welcome');
 select updated_at as before_switch from pgflow.flow_aliases where flow_alias = 'greetUser' \gset
 
 select throws_ok($$select pgflow.activate_flow_version('greetUser', 'greetUserV2', 'greetUserV3')$$, '55000',
-  'Alias "greetUser" points to "greetUserV1", not to the expected "greetUserV3"; nothing changed (read the current version and decide again)',
+  'Alias "greetUser" points to "greetUserV1", but "greetUserV3" was expected; nothing changed (read the current version and decide again)',
   'a stale expected version is a conflict naming the actual one');
 select throws_ok($$select pgflow.activate_flow_version('greetUser', 'greetUserV2', null)$$, '55000',
-  'Alias "greetUser" points to "greetUserV1", not to the expected no version; nothing changed (read the current version and decide again)',
+  'Alias "greetUser" points to "greetUserV1", but no active version was expected; nothing changed (read the current version and decide again)',
   'NULL expects an alias without an active version');
 select results_eq($$select flow_slug, updated_at from pgflow.flow_aliases where flow_alias = 'greetUser'$$,
                   $$values ('greetUserV1'::text, '$$ || :'before_switch' || $$'::timestamptz)$$,

@@ -21,7 +21,7 @@ select dblink_send_query('b', $$select pgflow.activate_flow_version('greetUser',
 select ok(pgflow_tests.wait_for_lock(:b_pid), 'the second activation waits for the first');
 select dblink_exec('a', 'commit');
 select * from dblink_get_result('b', false) as t(x text);
-select ok(dblink_error_message('b') like '%Alias "greetUser" points to "greetUserV2", not to the expected "greetUserV1"; nothing changed%',
+select ok(dblink_error_message('b') like '%Alias "greetUser" points to "greetUserV2", but "greetUserV1" was expected; nothing changed%',
           'then fails, naming the version the first one activated');
 select * from dblink_get_result('b', false) as t(x text);
 select dblink_exec('b', 'rollback');

@@ -16,7 +16,7 @@ select is(pgflow_tests.lock_is_held('other', $$pgflow._lock_flow_definition('Loc
           true, 'a case alias of the flow maps to the same lock');
 select has_function('pgflow', 'ensure_flow_compiled', array['text', 'jsonb', 'integer', 'text', 'jsonb', 'text'],
                     'the protocol-4 signature (flow_slug, shape, worker_protocol, queue_mode, route_map, flow_alias)');
-select throws_ok($$select pgflow.ensure_flow_compiled('locked', pgflow._get_flow_shape('locked'))$$, '0A000', 'pgflow: worker protocol none is not supported by this database (it speaks protocol 5): upgrade the worker (workers of pgflow 0.16.0 and older cannot run against queue identity)',
+select throws_ok($$select pgflow.ensure_flow_compiled('locked', pgflow._get_flow_shape('locked'))$$, '0A000', 'pgflow: worker protocol none is not supported by this database (it speaks protocol 6): upgrade the worker (workers of pgflow 0.16.0 and older cannot run against queue identity)',
                  'the 0.16.0 signature (flow_slug, shape) exists but refuses with a protocol error');
 
 select dblink_disconnect('other');

@@ -49,7 +49,8 @@ select is(pgflow._with_shape_defaults(jsonb_build_object('steps', jsonb_build_ar
     pgflow_tests.step_shape('a', when_unmet => 'fail', when_exhausted => 'skip-cascade', required => '{"x": 1}'))),
   'a current shape comes back unchanged');
 select throws_ok($$select pgflow.ensure_flow_compiled('legacy2', jsonb_build_object('steps', jsonb_build_array(
-    pg_temp.legacy('a') || '{"whenUnmet": "sometimes"}')), pgflow.worker_protocol())$$, '23514', null,
+    pg_temp.legacy('a') || '{"whenUnmet": "sometimes"}')), pgflow.worker_protocol())$$, '23514',
+  'new row for relation "steps" violates check constraint "when_unmet_is_valid"',
   'a present but invalid mode is still rejected');
 
 select * from finish();

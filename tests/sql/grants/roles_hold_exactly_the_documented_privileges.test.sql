@@ -59,6 +59,7 @@ select is(array(select pg_temp.table_privileges('pgflow_worker')), array[
   'the worker''s table privileges: it reads; no INSERT, UPDATE or DELETE on any pgflow table');
 select is(array(select pg_temp.other_privileges('pgflow_worker')), array[
   'function pgflow.claim_tasks(text,text,bigint[],uuid,text): EXECUTE',
+  'function pgflow.claim_tasks(text,text,bigint[],uuid,text,uuid): EXECUTE',
   'function pgflow.complete_task(uuid,text,integer,jsonb): EXECUTE',
   'function pgflow.complete_tasks(jsonb): EXECUTE',
   'function pgflow.ensure_flow_compiled(text,jsonb,integer,text,jsonb,text): EXECUTE',
@@ -66,6 +67,7 @@ select is(array(select pg_temp.other_privileges('pgflow_worker')), array[
   'function pgflow.fail_tasks(jsonb): EXECUTE',
   'function pgflow.mark_worker_stopped(uuid): EXECUTE',
   'function pgflow.register_worker(uuid,text,text,text,integer): EXECUTE',
+  'function pgflow.release_claim(uuid,uuid): EXECUTE',
   'function pgflow.requeue_stalled_tasks(): EXECUTE',
   'function pgflow.start_tasks(text,bigint[],uuid): EXECUTE',
   'function pgflow.worker_heartbeat(uuid): EXECUTE',
@@ -103,9 +105,9 @@ select is(array(select p.oid::regprocedure::text from pg_proc p
           '{}'::text[], 'PUBLIC executes no SECURITY DEFINER function of pgflow');
 select is(array(select p.proname::text from pg_proc p
                 where p.pronamespace = 'pgflow'::regnamespace and p.prosecdef order by 1),
-          array['_create_queue', '_pause_worker_function', 'cancel_run', 'claim_tasks', 'complete_task',
+          array['_create_queue', '_pause_worker_function', 'cancel_run', 'claim_tasks', 'claim_tasks', 'complete_task',
                 'complete_tasks', 'ensure_flow_compiled', 'fail_task', 'fail_tasks', 'get_run_with_states',
-                'mark_worker_stopped', 'register_worker', 'requeue_stalled_tasks', 'resume_run', 'retry_run',
+                'mark_worker_stopped', 'register_worker', 'release_claim', 'requeue_stalled_tasks', 'resume_run', 'retry_run',
                 'setup_requeue_stalled_tasks_cron', 'start_flow_with_states', 'start_flow_with_states_by_slug',
                 'start_run', 'start_run_by_slug', 'start_tasks', 'worker_heartbeat'],
           '(the migrations'' SECURITY DEFINER set is unchanged)');

@@ -29,8 +29,9 @@ select is(pgflow.start_flow_with_states('grants_start', '{"x": 1}', 'c0000000-00
           'started', 'start_flow: starts a run');
 select is(pgflow.start_flow_with_states('grants_start', '{"x": 2}')->'steps'->0->>'status', 'started',
           'without a run id too, and its first step started');
-select throws_ok($$select pgflow.start_flow_with_states('grants_start', '{}', 'c0000000-0000-0000-0000-000000000021')$$,
-                 '23505', 'duplicate key value violates unique constraint "runs_pkey"', 'starting the same run id twice fails (retry safety)');
+select throws_like($$select pgflow.start_flow_with_states('grants_start', '{}', 'c0000000-0000-0000-0000-000000000021')$$,
+                   'Run id c0000000-0000-0000-0000-000000000021 is taken: a run of flow "grants_start" started with it at %',
+                   'starting the same run id twice fails (retry safety), naming the id');
 select throws_ok($$select pgflow.start_flow_with_states('no_such_flow', '{}')$$,
                  'P0002', 'Flow alias "no_such_flow" does not exist', 'an unknown flow is reported');
 select is(pgflow.start_flow_with_states_by_slug('grants_start', '{"x": 4}')->'run'->>'flow_slug', 'grants_start',

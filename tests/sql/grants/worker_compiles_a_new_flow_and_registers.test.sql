@@ -19,7 +19,7 @@ select jsonb_build_object('steps', jsonb_build_array(
          pgflow_tests.step_shape('each', array['fetch'], 'map')))::text as shape \gset
 
 set session authorization grants_w1;
-select is(pgflow.worker_protocol(), 5, 'handshake: the worker reads the protocol');
+select is(pgflow.worker_protocol(), 6, 'handshake: the worker reads the protocol');
 select is(pgflow.ensure_flow_compiled('GrantsNew', :'shape'::jsonb, pgflow.worker_protocol()) - 'differences',
           '{"status": "compiled", "queue_name": "grantsnew", "queue_mode": "flow", "mismatchKind": null,
             "flow_alias": "GrantsNew", "activation": "activated", "active_flow_slug": "GrantsNew",

@@ -4,12 +4,14 @@
 -- off for every worker, silently. They are rows of pgflow.locks now: a login holding all the old
 -- advisory keys changes nothing, and no login but the owner may lock those rows (not even the
 -- worker and starter roles). (lock_timeout makes the old behaviour fail here instead of hang.)
-drop role if exists pgflow_test_stranger;
-create role pgflow_test_stranger login;
+-- (The login is made outside the transaction, for the second session; its name does not start
+-- with "pgflow", which tests/sql/grants counts as its own roles while running alongside.)
+drop role if exists lock_row_stranger;
+create role lock_row_stranger login;
 
 begin;
 select plan(9);
-select dblink_connect('stranger', replace(pgflow_tests.dblink_connstr(), 'user=postgres', 'user=pgflow_test_stranger'));
+select dblink_connect('stranger', replace(pgflow_tests.dblink_connstr(), 'user=postgres', 'user=lock_row_stranger'));
 select * from dblink('stranger', $$
   select pg_advisory_lock(2, hashtext('orders')), pg_advisory_lock(1, hashtext('orders')),
          pg_advisory_lock(1, hashtext('ordersv2')), pg_advisory_lock(1, hashtext('pgflow.requeue_stalled_tasks'))
@@ -50,4 +52,4 @@ select is(array(select r from unnest(array['public', 'pgflow_worker', 'pgflow_st
 select dblink_disconnect('stranger');
 select * from finish();
 rollback;
-drop role pgflow_test_stranger;
+drop role lock_row_stranger;

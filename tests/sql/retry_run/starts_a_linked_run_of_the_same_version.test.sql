@@ -17,8 +17,8 @@ select results_eq(format($$select flow_slug, status, input, restart_of_run_id fr
                   'a started run of the same version with the same input, linked to the original');
 select is((select count(*)::int from (select * from pgflow.runs where run_id = :'failed' except select * from before) x), 0,
           'the original is unchanged');
-select throws_ok(format($$select pgflow.retry_run(%L, '00000000-0000-0000-0000-0000000000a1')$$, :'failed'), '23505',
-                 'duplicate key value violates unique constraint "runs_pkey"', 'the same new_run_id cannot start twice');
+select pgflow_tests.throws_like(format($$select pgflow.retry_run(%L, '00000000-0000-0000-0000-0000000000a1')$$, :'failed'), '23505',
+                 'Run id 00000000-0000-0000-0000-0000000000a1 is taken: %', 'the same new_run_id cannot start twice, and the error names it');
 
 select run_id as cancelled from pgflow.start_flow('greet', '{"name": "Bo"}') \gset
 select pgflow.cancel_run(:'cancelled') \g /dev/null

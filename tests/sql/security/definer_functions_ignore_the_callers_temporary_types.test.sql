@@ -36,7 +36,7 @@ select pg_get_userbyid(proowner) as owner from pg_proc where proname = 'requeue_
 select dblink_disconnect('setup');
 
 begin;
-select plan(24);
+select plan(26);
 \i ../../../sql/contrib/grants.sql
 create role trap_worker_login nologin in role pgflow_worker;
 create role trap_starter_login nologin in role pgflow_starter;
@@ -67,6 +67,11 @@ select lives_ok($$select pgflow.worker_heartbeat('a0000000-0000-0000-0000-000000
           'worker_heartbeat');
 select lives_ok($$select * from pgflow.claim_tasks('trap', 'trap', array(select m.msg_id from pgmq.read('trap', 30, 1) m), 'a0000000-0000-0000-0000-000000000001')$$,
           'claim_tasks');
+select lives_ok($$select * from pgflow.claim_tasks('trap', 'trap', array(select m.msg_id from pgmq.read('trap', 30, 1) m), 'a0000000-0000-0000-0000-000000000001',
+                                                   null, 'e0000000-0000-0000-0000-000000000001')$$,
+          'claim_tasks with a claim id');
+select lives_ok($$select pgflow.release_claim('a0000000-0000-0000-0000-000000000001', 'e0000000-0000-0000-0000-000000000001')$$,
+          'release_claim');
 select lives_ok(format($$select * from pgflow.start_tasks('trap', array[%s::bigint], 'a0000000-0000-0000-0000-000000000001')$$, :queued_msg),
           'start_tasks');
 select lives_ok($$select * from pgflow.complete_tasks('[{"run_id": "c0000000-0000-0000-0000-000000000001", "step_slug": "only", "task_index": 0, "output": 1}]')$$,
@@ -119,7 +124,7 @@ select is(array(select distinct p.proname::pg_catalog.text from pg_proc p
                 order by 1),
           array['cancel_run', 'claim_tasks', 'complete_task', 'complete_tasks', 'ensure_flow_compiled', 'fail_task',
                 'fail_tasks', 'get_run_with_states', 'mark_worker_stopped', 'register_worker',
-                'requeue_stalled_tasks', 'resume_run', 'retry_run', 'start_flow_with_states',
+                'release_claim', 'requeue_stalled_tasks', 'resume_run', 'retry_run', 'start_flow_with_states',
                 'start_flow_with_states_by_slug', 'start_run', 'start_run_by_slug', 'start_tasks', 'worker_heartbeat'],
           'every SECURITY DEFINER function the roles may call was called above');
 select is(array(select p.proname::pg_catalog.text from pg_proc p

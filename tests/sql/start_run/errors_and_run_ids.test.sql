@@ -7,8 +7,8 @@ select plan(7);
 select pgflow_tests.setup_flow('sequential');
 select is(pgflow.start_run('sequential', '{}', '00000000-0000-0000-0000-0000000000ab'),
           '00000000-0000-0000-0000-0000000000ab'::uuid, 'the given run id is returned');
-select throws_ok($$select pgflow.start_run('sequential', '{}', '00000000-0000-0000-0000-0000000000ab')$$,
-                 '23505', 'duplicate key value violates unique constraint "runs_pkey"',
+select pgflow_tests.throws_like($$select pgflow.start_run('sequential', '{}', '00000000-0000-0000-0000-0000000000ab')$$,
+                 '23505', 'Run id 00000000-0000-0000-0000-0000000000ab is taken: %',
                  'the same run id cannot start twice');
 select throws_ok($$select pgflow.start_run('nope', '{}')$$, 'P0002', 'Flow alias "nope" does not exist',
                  'an unknown alias is named');

@@ -1,4 +1,4 @@
--- register_worker and ensure_flow_compiled accept protocols 4 and 5: an older worker is told
+-- register_worker and ensure_flow_compiled accept protocols 4, 5 and 6: an older worker is told
 -- to upgrade itself (a protocol-3 worker predates flow aliases), a newer one to upgrade the
 -- database, and nothing is written. A protocol-4 worker (reports with complete_task) still
 -- registers. A worker registers for a queue on its flow's route only.
@@ -6,27 +6,27 @@ begin;
 select plan(16);
 
 select throws_ok($$select pgflow.ensure_flow_compiled('f', '{"steps": []}', 1)$$, '0A000',
-  'pgflow: worker protocol 1 is not supported by this database (it speaks protocol 5): upgrade the worker (workers of pgflow 0.16.0 and older cannot run against queue identity)',
+  'pgflow: worker protocol 1 is not supported by this database (it speaks protocol 6): upgrade the worker (workers of pgflow 0.16.0 and older cannot run against queue identity)',
   'ensure_flow_compiled with protocol 1 is refused');
 select throws_ok($$select pgflow.ensure_flow_compiled('f', '{"steps": []}', 3)$$, '0A000',
-  'pgflow: worker protocol 3 is not supported by this database (it speaks protocol 5): upgrade the worker (its pgflow library is older than this database''s schema)',
+  'pgflow: worker protocol 3 is not supported by this database (it speaks protocol 6): upgrade the worker (its pgflow library is older than this database''s schema)',
   'ensure_flow_compiled with protocol 3 is refused');
-select throws_ok($$select pgflow.ensure_flow_compiled('f', '{"steps": []}', 6)$$, '0A000',
-  'pgflow: worker protocol 6 is not supported by this database (it speaks protocol 5): upgrade the database with `pgflow migrate`',
-  'ensure_flow_compiled with protocol 6 is refused');
+select throws_ok($$select pgflow.ensure_flow_compiled('f', '{"steps": []}', 7)$$, '0A000',
+  'pgflow: worker protocol 7 is not supported by this database (it speaks protocol 6): upgrade the database with `pgflow migrate`',
+  'ensure_flow_compiled with protocol 7 is refused');
 select is((select count(*) from pgflow.flows), 0::bigint, '(nothing compiled)');
 
 select pgflow.ensure_flow_compiled('myFlow', '{"steps": []}', pgflow.worker_protocol());
 select throws_ok($$select pgflow.register_worker('11111111-1111-1111-1111-111111111111', 'fn', 'myFlow', 'myflow', 1)$$, '0A000',
-  'pgflow: worker protocol 1 is not supported by this database (it speaks protocol 5): upgrade the worker (workers of pgflow 0.16.0 and older cannot run against queue identity)',
+  'pgflow: worker protocol 1 is not supported by this database (it speaks protocol 6): upgrade the worker (workers of pgflow 0.16.0 and older cannot run against queue identity)',
   'register_worker with protocol 1 is refused');
 select throws_ok($$select pgflow.register_worker('11111111-1111-1111-1111-111111111111', 'fn', 'myFlow', 'myflow', 3)$$, '0A000',
-  'pgflow: worker protocol 3 is not supported by this database (it speaks protocol 5): upgrade the worker (its pgflow library is older than this database''s schema)',
+  'pgflow: worker protocol 3 is not supported by this database (it speaks protocol 6): upgrade the worker (its pgflow library is older than this database''s schema)',
   'register_worker with protocol 3 is refused');
-select throws_ok($$select pgflow.register_worker('11111111-1111-1111-1111-111111111111', 'fn', 'myFlow', 'myflow', 6)$$, '0A000',
-  'pgflow: worker protocol 6 is not supported by this database (it speaks protocol 5): upgrade the database with `pgflow migrate`',
-  'register_worker with protocol 6 is refused');
-select throws_ok($$select pgflow.register_worker('11111111-1111-1111-1111-111111111111', 'fn', 'myFlow', 'myflow', null)$$, '0A000', 'pgflow: worker protocol none is not supported by this database (it speaks protocol 5): upgrade the worker (workers of pgflow 0.16.0 and older cannot run against queue identity)',
+select throws_ok($$select pgflow.register_worker('11111111-1111-1111-1111-111111111111', 'fn', 'myFlow', 'myflow', 7)$$, '0A000',
+  'pgflow: worker protocol 7 is not supported by this database (it speaks protocol 6): upgrade the database with `pgflow migrate`',
+  'register_worker with protocol 7 is refused');
+select throws_ok($$select pgflow.register_worker('11111111-1111-1111-1111-111111111111', 'fn', 'myFlow', 'myflow', null)$$, '0A000', 'pgflow: worker protocol none is not supported by this database (it speaks protocol 6): upgrade the worker (workers of pgflow 0.16.0 and older cannot run against queue identity)',
   'register_worker without a protocol is refused');
 select is((select count(*) from pgflow.workers) + (select count(*) from pgflow.worker_functions), 0::bigint,
           'the refused registrations wrote nothing');

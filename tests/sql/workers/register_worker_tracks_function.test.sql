@@ -4,7 +4,7 @@
 begin;
 select plan(7);
 
-select throws_ok($$select pgflow.track_worker_function('fn_a')$$, '0A000', 'pgflow: worker protocol none is not supported by this database (it speaks protocol 5): upgrade the worker (workers of pgflow 0.16.0 and older cannot run against queue identity)',
+select throws_ok($$select pgflow.track_worker_function('fn_a')$$, '0A000', 'pgflow: worker protocol none is not supported by this database (it speaks protocol 6): upgrade the worker (workers of pgflow 0.16.0 and older cannot run against queue identity)',
                  'track_worker_function(name) refuses with a protocol error');
 select is((select count(*) from pgflow.worker_functions), 0::bigint, 'and writes no row');
 

@@ -20,10 +20,16 @@
 -- message.
 -- Plans: tasks and runs are reached by row address (ctid) or by index probes per message, never
 -- by joins planned from statistics, which a burst of work makes stale (bench/README.md).
--- Locks: runs FOR SHARE (run_id order) -> task rows -> queue rows.
+-- `claim_id` (worker protocol 6, schema 0014) is an id the worker chose for this call: the
+-- claimed tasks record it (step_tasks.last_claim_id), so a worker whose connection broke before
+-- the reply arrived can give them back at once (release_claim) instead of leaving them to stall
+-- recovery. The overload without it (protocols 4 and 5, start_tasks) records none.
+-- Locks: queue rows (the caller's pgmq.read) -> runs FOR SHARE (run_id order) -> task rows.
+-- The one place a lock is waited for out of order (sql/schema/README.md, "Lock order"): no
+-- holder of a run ever waits for a queue row.
 -- Called by: workers (one round trip with pgmq.read), start_tasks.
 create or replace function pgflow.claim_tasks(queue_name text, flow_slug text, msg_ids bigint[], worker_id uuid,
-                                              step_slug text default null)
+                                              step_slug text, claim_id uuid)
 returns setof pgflow.claim_record
 language plpgsql volatile security definer
 set search_path = pg_catalog, pg_temp
@@ -101,7 +107,7 @@ begin
     -- greatest(): a task committed after this transaction began is queued "later" than now().
     set status = 'started', attempts_count = t.attempts_count + 1,
         started_at = greatest(now(), t.queued_at),
-        last_worker_id = claim_tasks.worker_id
+        last_worker_id = claim_tasks.worker_id, last_claim_id = claim_tasks.claim_id
     where t.ctid = v_item.task_ctid and t.status = 'queued';
     if found then
       v_claim := v_claim || v_item.msg_id;
@@ -184,4 +190,15 @@ $$;
 -- SECURITY DEFINER (since schema 0012): the worker role writes tasks, runs and worker rows only
 -- through the worker API, which derives every queue it touches (docs/security.md); nobody calls
 -- it unless granted (sql/contrib/grants.sql grants it to pgflow_worker).
+revoke execute on function pgflow.claim_tasks(text, text, bigint[], uuid, text, uuid) from public;
+
+create or replace function pgflow.claim_tasks(queue_name text, flow_slug text, msg_ids bigint[], worker_id uuid,
+                                              step_slug text default null)
+returns setof pgflow.claim_record
+language sql volatile security definer
+set search_path = pg_catalog, pg_temp
+as $$
+  select * from pgflow.claim_tasks(queue_name, flow_slug, msg_ids, worker_id, step_slug, null::uuid)
+$$;
+
 revoke execute on function pgflow.claim_tasks(text, text, bigint[], uuid, text) from public;

@@ -39,10 +39,10 @@ begin
   select * into v_current from pgflow.flow_aliases a
   where a.flow_alias = activate_flow_version.flow_alias for update;
   if v_current.flow_slug is distinct from expected_current_flow_slug then
-    raise exception 'Alias "%" points to %, not to the expected %; nothing changed (read the current version and decide again)',
+    raise exception 'Alias "%" %, but %; nothing changed (read the current version and decide again)',
       activate_flow_version.flow_alias,
-      coalesce('"' || v_current.flow_slug || '"', 'no version'),
-      coalesce('"' || expected_current_flow_slug || '"', 'no version')
+      coalesce('points to "' || v_current.flow_slug || '"', 'has no active version'),
+      coalesce('"' || expected_current_flow_slug || '" was expected', 'no active version was expected')
       using errcode = 'object_not_in_prerequisite_state';
   end if;
 

@@ -1,13 +1,15 @@
--- Publishes one state change. `payload` is upstream's broadcast payload (it carries
--- event_type, run_id, status and, for step events, step_slug), built by _emit_run_event or
--- _emit_step_event; `event` is upstream's event name (run:<kind> or step:<slug>:<kind>). The
--- pg_notify copy on channel pgflow_events keeps only ids, slugs and status, so it stays far
--- below NOTIFY's 8000-byte limit and never carries data; setting pgflow.notify_events to off
--- turns it off (see below; docs/observability.md). When realtime.send(jsonb, text, text,
--- boolean) exists (Supabase), the upstream broadcast goes out too, on topic
--- pgflow:run:<run_id>.
+-- Publishes one state change. `payload` carries event_type, run_id, status and, for step
+-- events, step_slug; when `broadcast` (realtime.send exists: _realtime_available) it is
+-- upstream's whole broadcast payload, built by _emit_run_event or _emit_step_event only then
+-- (inputs and outputs can be large); `event` is upstream's event name (run:<kind> or
+-- step:<slug>:<kind>). The pg_notify copy on channel pgflow_events keeps only ids, slugs and
+-- status, so it stays far below NOTIFY's 8000-byte limit and never carries data; setting
+-- pgflow.notify_events to off turns it off (see below; docs/observability.md). With
+-- `broadcast`, upstream's broadcast goes out through realtime.send(jsonb, text, text, boolean)
+-- (Supabase) on topic pgflow:run:<run_id>.
 -- Called by: _emit_run_event, _emit_step_event.
-create or replace function pgflow._emit(payload jsonb, event text, flow_slug text) returns void
+create or replace function pgflow._emit(payload jsonb, event text, flow_slug text, broadcast boolean)
+returns void
 language plpgsql volatile
 set search_path = pg_catalog, pg_temp
 as $$
@@ -24,12 +26,7 @@ begin
       'step_slug', payload->>'step_slug',
       'status', payload->>'status'))::text);
   end if;
-  -- Looked up in the catalog: to_regprocedure() would raise for a caller without USAGE on
-  -- schema realtime instead of answering.
-  if exists (select 1 from pg_catalog.pg_proc p
-             join pg_catalog.pg_namespace n on n.oid = p.pronamespace
-             where n.nspname = 'realtime' and p.proname = 'send'
-               and p.proargtypes = '3802 25 25 16'::pg_catalog.oidvector) then
+  if broadcast then
     perform realtime.send(payload, event, 'pgflow:run:' || (payload->>'run_id'), false);
   end if;
 end;

@@ -3,27 +3,22 @@
 --   run:completed  flow_slug, output, completed_at
 --   run:failed     flow_slug, failed_at, and error_message when one is given (a type
 --                  violation fails the run without one, as upstream)
--- The one place run event payloads are built.
+-- The one place run event payloads are built; the part beyond ids and status (inputs and
+-- outputs can be large) only when it is broadcast (_realtime_available).
 -- Called by: start_flow, maybe_complete_run, _fail_run.
 create or replace function pgflow._emit_run_event(p_run pgflow.runs, p_error_message text default null)
 returns void
 language plpgsql volatile
 set search_path = pg_catalog, pg_temp
 as $$
+declare
+  v_broadcast boolean := pgflow._realtime_available();
 begin
   perform pgflow._emit(
     jsonb_build_object('event_type', 'run:' || p_run.status, 'run_id', p_run.run_id,
                        'flow_slug', p_run.flow_slug, 'status', p_run.status)
-      || case p_run.status
-           when 'started' then jsonb_build_object('input', p_run.input,
-                                                  'remaining_steps', p_run.remaining_steps,
-                                                  'started_at', p_run.started_at)
-           when 'completed' then jsonb_build_object('output', p_run.output,
-                                                    'completed_at', p_run.completed_at)
-           else jsonb_build_object('failed_at', p_run.failed_at)
-                || case when p_error_message is null then '{}'::jsonb
-                        else jsonb_build_object('error_message', p_error_message) end
-         end,
-    'run:' || p_run.status, p_run.flow_slug);
+      || case when v_broadcast then pgflow._run_event_details(p_run, p_error_message) else '{}'::jsonb end,
+    'run:' || p_run.status, p_run.flow_slug, v_broadcast);
 end;
 $$;
+

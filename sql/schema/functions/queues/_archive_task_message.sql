@@ -1,6 +1,7 @@
--- Archives one task's message (if it has one) in the task's queue snapshot. Idempotent.
--- Locks: the caller holds the task's run; the queue row last (lock order position 5).
--- Called by: complete_task, _fail_task.
+-- Archives one task's message (if it has one) in the task's queue snapshot, unless a reader
+-- holds it (then that reader's claim archives it: see _archive_messages). Idempotent.
+-- Locks: the caller holds the task's run; the queue row last, never waited for.
+-- Called by: complete_task, _fail_task, _fail_type_violation.
 create or replace function pgflow._archive_task_message(p_run_id uuid, p_step_slug text,
                                                         p_task_index int)
 returns void
@@ -16,7 +17,7 @@ begin
   from pgflow.step_tasks t
   where t.run_id = p_run_id and t.step_slug = p_step_slug and t.task_index = p_task_index;
   if v_msg is not null then
-    perform pgmq.archive(v_queue, v_msg);
+    perform pgflow._archive_messages(array[v_queue], array[v_msg]);
   end if;
 end;
 $$;

@@ -36,6 +36,6 @@ begin
   select array_agg(x.queue_name), array_agg(x.message_id)
   into v_queues, v_ids
   from terminated x;
-  perform pgflow._archive_messages(v_queues, v_ids, p_skip_locked => true);
+  perform pgflow._archive_messages(v_queues, v_ids);
 end;
 $$;

@@ -34,8 +34,9 @@ begin
   if p_verb is not null and v_run.status <> 'failed' then
     raise exception 'Run "%" is %: only a failed or cancelled run can be %', v_run.run_id, v_run.status, p_verb
       using errcode = 'object_not_in_prerequisite_state',
-            hint = case when v_run.status = 'started' then 'Cancel it first (pgflow.cancel_run).'
-                        else 'Start a new run (pgflow.start_flow) if it should run again.' end;
+            hint = case when v_run.status = 'started'
+                          then 'Cancel it first: Client::cancel_run, `pgflow run cancel RUN_ID` or pgflow.cancel_run.'
+                        else 'Start a new run if it should run again: Client::start_flow, `pgflow start FLOW --input JSON` or pgflow.start_flow.' end;
   end if;
   return v_run;
 end;

@@ -14,7 +14,8 @@
 -- task twice, a single step's non-array output that may be a type violation) goes through
 -- complete_task result by result: there one result can change what the next one does (a run
 -- failed by a condition cancels the tasks after it).
--- Locks: runs FOR UPDATE in run_id order (_lock_runs) -> step states -> tasks -> messages last.
+-- Locks: runs FOR UPDATE in run_id order (_lock_runs) -> step states -> tasks -> messages last,
+-- never waited for (_archive_messages skips one a reader holds; its claim archives it).
 -- Called by: workers (the reporter, protocol 5); SQL users.
 create or replace function pgflow.complete_tasks(results jsonb)
 returns setof pgflow.step_tasks

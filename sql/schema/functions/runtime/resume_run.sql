@@ -31,7 +31,7 @@ begin
         <> (select count(*) from pgflow.step_states ss where ss.run_id = v_run.run_id) then
     raise exception 'Run "%" cannot be resumed: flow "%" was redefined after the run started', v_run.run_id, v_run.flow_slug
       using errcode = 'object_not_in_prerequisite_state',
-            hint = 'Start a new run of the current definition (pgflow.retry_run starts one with the same input).';
+            hint = 'Start a new run with the same input instead: Client::retry_run, `pgflow run retry RUN_ID` or pgflow.retry_run.';
   end if;
 
   -- The run first (run:started before its steps' events), then tasks (the step counts below

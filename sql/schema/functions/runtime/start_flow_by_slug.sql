@@ -38,6 +38,17 @@ begin
       using errcode = 'null_value_not_allowed';
   end if;
 
+  -- A caller's own run id (an idempotent start, retry_run's new_run_id) may be taken: say so
+  -- instead of the primary key's error. (Only then: the usual start pays no extra probe.)
+  if start_flow_by_slug.run_id is not null then
+    select * into v_run from pgflow.runs r where r.run_id = start_flow_by_slug.run_id;
+    if found then
+      raise exception 'Run id % is taken: a run of flow "%" started with it at %; start with another id, or read that run (a repeated start finds its first)',
+        v_run.run_id, v_run.flow_slug, v_run.started_at
+        using errcode = 'unique_violation';
+    end if;
+  end if;
+
   insert into pgflow.runs (run_id, flow_slug, input, remaining_steps)
   values (coalesce(start_flow_by_slug.run_id, gen_random_uuid()), start_flow_by_slug.flow_slug, start_flow_by_slug.input,
           (select count(*) from pgflow.steps s where s.flow_slug = start_flow_by_slug.flow_slug))

@@ -1,5 +1,5 @@
 -- Raises the protocol error unless the database supports `p_protocol`: the one it speaks
--- (worker_protocol()) or 4, whose workers call nothing that changed since; the message says
+-- (worker_protocol()) or 4 and up, whose workers call nothing that changed since; the message says
 -- whether the worker or the database needs upgrading.
 -- Called by: ensure_flow_compiled, register_worker, track_worker_function, _workers_require_protocol.
 create or replace function pgflow._require_worker_protocol(p_protocol int) returns void

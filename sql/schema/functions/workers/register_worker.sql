@@ -2,7 +2,7 @@
 -- compilation: the flow's queue in queue mode `flow`, one step's private queue in mode `step`
 -- (the worker row records that queue; its claims name the step). Refuses a worker function
 -- paused by a fatal claim (see resume_worker_function) and a queue that is not on the flow's
--- route.
+-- route, and a function name outside 1..256 bytes (22023).
 -- Locks: the worker_functions row (upsert); the wait is bounded (_bound_lock_waits) and a
 -- timeout names the holder.
 -- Called by: EdgeWorker startup.
@@ -23,6 +23,12 @@ declare
   v_worker pgflow.workers;
 begin
   perform pgflow._require_worker_protocol(worker_protocol);
+  -- (Bounded: a name is a primary key, and a btree entry must fit in a third of a page.)
+  if coalesce(octet_length(register_worker.function_name), 0) not between 1 and 256 then
+    raise exception 'Worker function name must be 1 to 256 bytes long, not %',
+      coalesce(octet_length(register_worker.function_name), 0)
+      using errcode = 'invalid_parameter_value';
+  end if;
   select * into v_flow from pgflow.flows f where f.flow_slug = register_worker.flow_slug;
   if not found then
     raise exception 'Flow "%" does not exist; compile it first (ensure_flow_compiled)',

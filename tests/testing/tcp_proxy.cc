@@ -1,4 +1,4 @@
-#include "proxy.h"
+#include "testing/tcp_proxy.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -7,13 +7,16 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <random>
+#include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 
-namespace pgflow::soak {
+namespace pgflow::testing {
 
 namespace {
 
@@ -116,19 +119,113 @@ void TcpProxy::accept_loop() {
     link->server = server;
     Link& l = *link;
     std::lock_guard<std::mutex> lock(mu_);
-    l.up = std::thread([&l] { relay(l, l.client, l.server); });
-    l.down = std::thread([&l] { relay(l, l.server, l.client); });
+    l.up = std::thread([this, &l] { relay_up(l); });
+    l.down = std::thread([this, &l] { relay_down(l); });
     links_.push_back(std::move(link));
   }
 }
 
-void TcpProxy::relay(Link& link, int from, int to) {
+void TcpProxy::cut_after_commit_of(std::string statement_part) {
+  std::lock_guard<std::mutex> lock(mu_);
+  armed_ = std::move(statement_part);
+}
+
+bool TcpProxy::takes_armed_statement(Link& link, const char* data, std::size_t size) {
+  std::string window = link.client_tail;
+  window.append(data, size);
+  std::lock_guard<std::mutex> lock(mu_);
+  const bool found = !armed_.empty() && window.find(armed_) != std::string::npos;
+  if (found) armed_.clear();
+  const std::size_t keep = std::max<std::size_t>(armed_.size(), 256);
+  link.client_tail = window.size() > keep ? window.substr(window.size() - keep) : window;
+  return found;
+}
+
+void TcpProxy::relay_up(Link& link) {
   char buffer[65536];
   for (;;) {
-    const ssize_t n = read(from, buffer, sizeof buffer);
+    const ssize_t n = read(link.client, buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0 || !write_all(to, buffer, n)) break;
+    if (n <= 0) break;
+    // The handshake: length-prefixed messages without a type byte. An SSL or GSS encryption
+    // request is answered with a single byte; the StartupMessage ends it.
+    for (ssize_t at = 0; !link.client_handshake_done && at + 8 <= n;) {
+      std::uint32_t length = 0;
+      std::uint32_t code = 0;
+      std::memcpy(&length, buffer + at, 4);
+      std::memcpy(&code, buffer + at + 4, 4);
+      length = ntohl(length);
+      code = ntohl(code);
+      if (code == 80877103 || code == 80877104) {
+        ++link.framing.single_byte_replies;
+      } else if (code != 80877102) {  // (a cancel request gets no reply at all)
+        link.client_handshake_done = true;
+      }
+      if (length < 8) break;
+      at += length;
+    }
+    // Set before the statement reaches the server, so before any byte of its reply exists.
+    if (link.client_handshake_done &&
+        takes_armed_statement(link, buffer, static_cast<std::size_t>(n))) {
+      link.cut_when_ready = true;
+    }
+    if (!write_all(link.server, buffer, n)) break;
   }
+  end(link);
+}
+
+void TcpProxy::relay_down(Link& link) {
+  char buffer[65536];
+  for (;;) {
+    const ssize_t n = read(link.server, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    const bool ready = ready_for_query_in(link.framing, buffer, static_cast<std::size_t>(n));
+    if (link.cut_when_ready) {
+      // The armed statement's reply is withheld; at its ReadyForQuery (sent after the commit)
+      // the connection ends.
+      if (ready) {
+        ++cuts_after_commit_;
+        break;
+      }
+      continue;
+    }
+    if (!write_all(link.client, buffer, n)) break;
+  }
+  end(link);
+}
+
+bool TcpProxy::ready_for_query_in(ServerFraming& f, const char* data, std::size_t size) {
+  bool ready = false;
+  std::size_t at = 0;
+  while (at < size) {
+    if (f.body_left < 0 && f.header_len == 0 && f.single_byte_replies > 0) {
+      --f.single_byte_replies;
+      ++at;
+      continue;
+    }
+    if (f.body_left < 0) {
+      f.header[f.header_len++] = static_cast<unsigned char>(data[at++]);
+      if (f.header_len < 5) continue;
+      std::uint32_t length = 0;
+      std::memcpy(&length, f.header + 1, 4);
+      f.body_left = static_cast<std::int64_t>(ntohl(length)) - 4;
+    } else {
+      const std::size_t take =
+          std::min<std::size_t>(static_cast<std::size_t>(f.body_left), size - at);
+      at += take;
+      f.body_left -= static_cast<std::int64_t>(take);
+    }
+    if (f.body_left == 0) {
+      ready = ready || f.header[0] == 'Z';
+      f.header_len = 0;
+      f.body_left = -1;
+    }
+  }
+  return ready;
+}
+
+void TcpProxy::end(Link& link) {
   // Either end closed (or was cut): end both, which also ends the other direction's thread.
   shutdown(link.client, SHUT_RDWR);
   shutdown(link.server, SHUT_RDWR);
@@ -163,4 +260,4 @@ int TcpProxy::cut() {
   return live;
 }
 
-}  // namespace pgflow::soak
+}  // namespace pgflow::testing

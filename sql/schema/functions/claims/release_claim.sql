@@ -1,0 +1,52 @@
+-- Gives back the tasks one claim_tasks call started for `worker_id` under `claim_id`, when the
+-- worker never received that call's reply (its connection broke after the claim committed):
+-- each task still started under that claim is queued again as if the claim had not happened
+-- (the attempt it counted is taken back) and its message is visible at once (with the queue's
+-- announcement), so the work goes on now rather than after stall recovery (step timeout +
+-- 30 s). Tasks that have moved on since (completed, cancelled, claimed again) are left alone,
+-- and calling it again, or for a claim that never committed, returns 0. Returns how many tasks
+-- were given back.
+-- Locks: runs FOR UPDATE in run_id order (_lock_runs) -> tasks -> messages, never waited for.
+-- Called by: workers (protocol 6), on the first call after a claim whose reply was lost.
+create or replace function pgflow.release_claim(worker_id uuid, claim_id uuid) returns int
+language plpgsql volatile security definer
+set search_path = pg_catalog, pg_temp
+set enable_seqscan = off  -- plans that do not depend on statistics (sql/schema/README.md, Plans)
+as $$
+#variable_conflict use_column
+declare
+  v_runs uuid[];
+  v_task record;
+  v_count int := 0;
+begin
+  if release_claim.worker_id is null or release_claim.claim_id is null then
+    raise exception 'release_claim(): worker_id and claim_id must not be NULL'
+      using errcode = 'null_value_not_allowed';
+  end if;
+  select array_agg(distinct t.run_id order by t.run_id) into v_runs
+  from pgflow.step_tasks t
+  where t.last_worker_id = release_claim.worker_id and t.status = 'started'
+    and t.last_claim_id = release_claim.claim_id;
+  if v_runs is null then
+    return 0;
+  end if;
+  perform pgflow._lock_runs(v_runs);
+  for v_task in
+    update pgflow.step_tasks t
+    set status = 'queued', started_at = null, attempts_count = t.attempts_count - 1,
+        last_claim_id = null
+    where t.run_id = any(v_runs) and t.last_worker_id = release_claim.worker_id
+      and t.status = 'started' and t.last_claim_id = release_claim.claim_id
+    returning t.run_id, t.step_slug, t.task_index
+  loop
+    perform pgflow._set_task_message_vt(v_task.run_id, v_task.step_slug, v_task.task_index, 0);
+    v_count := v_count + 1;
+  end loop;
+  return v_count;
+end;
+$$;
+
+-- SECURITY DEFINER: the worker role writes tasks only through the worker API
+-- (docs/security.md); nobody calls it unless granted (sql/contrib/grants.sql grants it to
+-- pgflow_worker).
+revoke execute on function pgflow.release_claim(uuid, uuid) from public;

@@ -1,0 +1,236 @@
+// Faults that used to cost time or correctness (issue "Faults that still cost time or
+// correctness"), each with a real worker on a real server: a claim whose reply is lost is given
+// back at once instead of waiting for stall recovery; a value that would change in conversion,
+// an input the worker cannot read and a handler's pgflow::permanent failure fail the task on
+// their first attempt; a cancelled run shows no running step.
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "pgflow/client.h"
+#include "pgflow/flow.h"
+#include "pgflow/status.h"
+#include "pgflow/worker.h"
+#include "testing/database_test.h"
+#include "testing/status_matchers.h"
+#include "testing/tcp_proxy.h"
+#include "testing/worker_harness.h"
+
+namespace pgflow {
+namespace {
+
+using ::nlohmann::json;
+using pgflow::testing::IsOk;
+using pgflow::testing::LogRecorder;
+using pgflow::testing::query_text;
+using pgflow::testing::TcpProxy;
+using pgflow::testing::test_worker_config;
+using pgflow::testing::wait_for_run;
+using pgflow::testing::wait_until;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+// Step timeout 60 s: stall recovery would take a task back only after 90 s.
+inline const auto kLostClaim =
+    Flow<"fLostClaim", int>({.max_attempts = 3, .timeout = 60}).step<"inc">([](int x) {
+      return x + 1;
+    });
+
+inline const auto kExact =
+    Flow<"fExact", int>({.max_attempts = 3, .base_delay = 1}).step<"double">([](int x) {
+      return 2 * x;
+    });
+
+inline const auto kWideMap =
+    Flow<"fWide", std::vector<double>>({.max_attempts = 3, .base_delay = 1})
+        .map<"copy">([](double x) { return x; });
+
+inline const auto kDeep =
+    Flow<"fDeep", json>({.max_attempts = 3, .base_delay = 1}).step<"echo">([](const json& in) {
+      return in;
+    });
+inline const auto kDeepMap =
+    Flow<"fDeepMap", std::vector<json>>({.max_attempts = 3, .base_delay = 1})
+        .map<"echo">([](const json& in) { return in; });
+
+inline const auto kRefuses =
+    Flow<"fRefuses", std::string>({.max_attempts = 3, .base_delay = 1})
+        .step<"lookup">([](const std::string& customer) -> absl::StatusOr<int> {
+          if (customer == "nobody") return permanent(absl::NotFoundError("no such customer"));
+          return absl::UnavailableError("try later");
+        });
+
+class FaultsTest : public pgflow::testing::DatabaseTest {
+ protected:
+  std::string sql(const std::string& q, const std::vector<pg::Param>& p = {}) {
+    auto r = query_text(*conn_, q, p);
+    EXPECT_THAT(r, IsOk()) << q;
+    return r.ok() ? *r : "";
+  }
+  json run_to_end(const std::string& run_id) {
+    auto run = wait_for_run(*conn_, run_id);
+    EXPECT_THAT(run, IsOk());
+    return run.ok() ? *run : json();
+  }
+  std::string start(const std::string& flow, const std::string& input_sql) {
+    return sql(absl::StrCat("select run_id from pgflow.start_flow('", flow, "', ", input_sql, ")"));
+  }
+  // The task row of a single-task step, as "status attempts requeued error".
+  std::string task(const std::string& run_id) {
+    return sql(
+        "select concat_ws(' | ', status, attempts_count, requeued_count, error_message) "
+        "from pgflow.step_tasks where run_id = $1::uuid",
+        {run_id});
+  }
+
+  LogRecorder logs_;
+};
+
+TEST_F(FaultsTest, AClaimWhoseReplyIsLostIsGivenBackAndRunWithoutStallRecovery) {
+  {  // Compile the flow, then start its runs while no worker claims.
+    PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker w,
+                                EdgeWorker::start(kLostClaim, test_worker_config(db_->url())));
+  }
+  std::vector<std::string> runs;
+  for (int i = 0; i < 3; ++i) runs.push_back(start("fLostClaim", absl::StrCat("'", i, "'")));
+
+  const std::string port = sql("select current_setting('port')");
+  PGFLOW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<TcpProxy> proxy, TcpProxy::start(std::stoi(port)));
+  // The claim commits, then the connection ends before the worker reads a byte of the reply.
+  proxy->cut_after_commit_of("pgflow.claim_tasks(");
+  WorkerConfig config = test_worker_config(
+      absl::StrReplaceAll(db_->url(),
+                          {{absl::StrCat(":", port, "/"), absl::StrCat(":", proxy->port(), "/")}}) +
+          "?sslmode=disable&gssencmode=disable",
+      &logs_);
+  config.max_concurrent = 5;
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(kLostClaim, config));
+
+  for (const std::string& run_id : runs) {
+    EXPECT_EQ(run_to_end(run_id)["run"]["status"], "completed");
+    EXPECT_EQ(task(run_id), "completed | 1 | 0") << "one attempt, never requeued by stall recovery";
+  }
+  EXPECT_EQ(proxy->cuts_after_commit(), 1) << "the claim was cut after its commit";
+  std::vector<std::string> gave_back;
+  for (const LogRecorder::Entry& e : logs_.entries()) {
+    if (e.message.starts_with("gave back the tasks of a claim whose reply was lost"))
+      gave_back.push_back(e.text());
+  }
+  ASSERT_EQ(gave_back.size(), 1u) << "the worker said so, once";
+  EXPECT_THAT(gave_back[0], HasSubstr("tasks=3"));
+}
+
+TEST_F(FaultsTest, AnInputThatWouldChangeInConversionFailsTheTaskOnItsFirstAttempt) {
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker,
+                              EdgeWorker::start(kExact, test_worker_config(db_->url(), &logs_)));
+  const std::string fraction = start("fExact", "'2.5'");
+  const std::string too_big = start("fExact", "'30000000000'");
+  const std::string fits = start("fExact", "'2.0'");
+  for (const std::string& run_id : {fraction, too_big}) {
+    const json run = run_to_end(run_id);
+    EXPECT_EQ(run["run"]["status"], "failed");
+    EXPECT_THAT(task(run_id), AllOf(HasSubstr("failed | 1 | 0 | flow \"fExact\", step \"double\": "
+                                              "cannot convert the flow input: a JSON number"),
+                                    HasSubstr("int (permanent: not retried)")))
+        << "one attempt of three";
+  }
+  EXPECT_THAT(task(fraction), HasSubstr("with a fraction does not convert exactly to int"));
+  EXPECT_THAT(task(too_big), HasSubstr("is out of the range of int"));
+  EXPECT_EQ(run_to_end(fits)["run"]["output"], json({{"double", 4}})) << "2.0 is the int 2";
+}
+
+TEST_F(FaultsTest, AnInputTheWorkerCannotReadFailsTheTaskInsteadOfReadingNull) {
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker,
+                              EdgeWorker::start(kWideMap, test_worker_config(db_->url(), &logs_)));
+  // jsonb holds numbers no double can (nlohmann/json refuses to parse them).
+  const std::string run_id = start("fWide", "'[1, 1e400]'::jsonb");
+  // (Not through get_run_with_states: the harness's JSON reader cannot read 1e400 either.)
+  ASSERT_THAT(
+      wait_until(*conn_, "select status = 'failed' from pgflow.runs where run_id = $1::uuid",
+                 {run_id}),
+      IsOk());
+  EXPECT_EQ(
+      sql("select string_agg(concat_ws(' | ', task_index, status, attempts_count, error_message), "
+          "E'\\n' "
+          "order by task_index) from pgflow.step_tasks where run_id = $1::uuid and status = "
+          "'failed'",
+          {run_id}),
+      "1 | failed | 1 | pgflow: the task's input is not JSON this worker can read (a number beyond "
+      "the range of a double, or text that is not UTF-8) (permanent: not retried)")
+      << "the element that cannot be read fails at once; the other completed or was cancelled with "
+         "the run";
+}
+
+TEST_F(FaultsTest, AnInputNestedDeeperThanAHandlerCanCopyFailsTheTaskNotTheWorker) {
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker root,
+                              EdgeWorker::start(kDeep, test_worker_config(db_->url(), &logs_)));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker map,
+                              EdgeWorker::start(kDeepMap, test_worker_config(db_->url(), &logs_)));
+  // Started from SQL, where jsonb takes it; 3000 levels would overflow a Debug build's stack
+  // in nlohmann's recursive copy.
+  const std::string deep = "(repeat('[', 3000) || repeat(']', 3000))::jsonb";
+  const std::string run_input = start("fDeep", deep);
+  const std::string element = start("fDeepMap", "jsonb_build_array(" + deep + ")");
+  EXPECT_EQ(run_to_end(run_input)["run"]["status"], "failed");
+  EXPECT_EQ(task(run_input),
+            absl::StrCat("failed | 1 | 0 | pgflow: the input of run ", run_input,
+                         " is nested deeper than 1000 levels, deeper than this worker "
+                         "reads (permanent: not retried)"));
+  EXPECT_EQ(run_to_end(element)["run"]["status"], "failed");
+  EXPECT_EQ(
+      task(element),
+      "failed | 1 | 0 | pgflow: the task's input is nested deeper than 1000 levels, deeper than "
+      "this worker reads (permanent: not retried)");
+  EXPECT_TRUE(root.running());
+  EXPECT_TRUE(map.running());
+}
+
+TEST_F(FaultsTest, AHandlersPermanentFailureIsNotRetriedAndOthersAre) {
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker,
+                              EdgeWorker::start(kRefuses, test_worker_config(db_->url(), &logs_)));
+  const std::string permanent_run = start("fRefuses", "'\"nobody\"'");
+  const std::string retried_run = start("fRefuses", "'\"someone\"'");
+  EXPECT_EQ(run_to_end(permanent_run)["run"]["status"], "failed");
+  EXPECT_EQ(task(permanent_run), "failed | 1 | 0 | no such customer (permanent: not retried)");
+  EXPECT_EQ(run_to_end(retried_run)["run"]["status"], "failed");
+  EXPECT_EQ(task(retried_run), "failed | 3 | 0 | try later")
+      << "a plain failure used its three attempts";
+}
+
+TEST_F(FaultsTest, ACancelledRunShowsNoRunningStepAndResumes) {
+  PGFLOW_ASSERT_OK_AND_ASSIGN(Client client, Client::connect({.connection_string = db_->url()}));
+  {  // Compile, then no worker: the run's step stays started with its task claimed by hand.
+    PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker w,
+                                EdgeWorker::start(kExact, test_worker_config(db_->url())));
+  }
+  const std::string run_id = start("fExact", "'3'");
+  sql("select pgflow.register_worker('11111111-1111-1111-1111-111111111111', 'by-hand', 'fExact', "
+      "'fexact', "
+      "pgflow.worker_protocol())");
+  sql("select count(*) from pgflow.claim_tasks('fexact', 'fExact', array(select msg_id from "
+      "pgmq.read('fexact', 60, 1)), "
+      "'11111111-1111-1111-1111-111111111111')");
+  ASSERT_THAT(client.cancel_run(run_id, "changed my mind"), IsOk());
+  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState run, client.get_run(run_id));
+  ASSERT_EQ(run.steps.size(), 1u);
+  EXPECT_EQ(run.steps[0].status, StepStatus::kFailed);
+  EXPECT_EQ(run.steps[0].error_message, "cancelled: changed my mind");
+  EXPECT_TRUE(run.cancelled());
+
+  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState resumed, client.resume_run(run_id));
+  EXPECT_EQ(resumed.steps[0].status, StepStatus::kStarted);
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker,
+                              EdgeWorker::start(kExact, test_worker_config(db_->url())));
+  EXPECT_EQ(run_to_end(run_id)["run"]["output"], json({{"double", 6}}))
+      << "the resumed run completes";
+}
+
+}  // namespace
+}  // namespace pgflow

@@ -1,0 +1,31 @@
+// What the worker refuses in its configuration before touching the database.
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "pgflow/flow.h"
+#include "pgflow/worker.h"
+#include "testing/status_matchers.h"
+
+namespace pgflow {
+namespace {
+
+using pgflow::testing::StatusIs;
+using ::testing::HasSubstr;
+
+inline const auto kFlow = Flow<"configChecks", int>().step<"a">([](int x) { return x; });
+
+WorkerConfig offline_config() {
+  WorkerConfig config;
+  config.connection_string = "postgresql://nobody@127.0.0.1:1/never";  // never reached
+  return config;
+}
+
+TEST(WorkerConfigChecks, AFunctionNameLongerThan256BytesIsRefusedBeforeTheDatabase) {
+  WorkerConfig config = offline_config();
+  config.function_name = std::string(257, 'n');
+  EXPECT_THAT(EdgeWorker::start(kFlow, config),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("function_name must be at most 256 bytes, not 257")));
+}
+
+}  // namespace
+}  // namespace pgflow
