@@ -26,9 +26,11 @@
 --     primary key's message); run-control hints name the C++ call and the CLI command too;
 --     activate_flow_version's compare-and-swap conflict reads "has no active version" / "but no
 --     active version was expected".
+--   * A timed-out lock wait names sessions of this database only (_lock_holders): a database
+--     cloned from the same template has tables of the same OIDs.
 --   * Events build upstream's broadcast payload (inputs and outputs) only when realtime.send
---     exists (_realtime_available, _run_event_details, _step_event_details); _emit takes
---     whether to broadcast.
+--     exists: _emit takes the run or step state and builds it then (_run_event_details,
+--     _step_event_details).
 --
 -- Data: one nullable column added (no rewrite); no row, queue or message changes. Locks:
 -- ACCESS EXCLUSIVE on pgflow.step_tasks (ADD COLUMN, brief) and pgflow.flows (CREATE
@@ -42,6 +44,51 @@ alter table pgflow.step_tasks add column last_claim_id uuid;
 drop function pgflow._archive_messages(text[], bigint[], boolean);
 
 drop function pgflow._emit(jsonb, text, text);
+
+-- ---- sql/schema/functions/locks/_lock_holders.sql
+-- Who holds a lock pgflow gave up waiting for, for error messages and warnings: the other
+-- sessions whose transaction began before p_since (a session that held the lock through the
+-- whole wait began before the wait did; busy workers with short transactions do not) and that
+-- hold transaction p_locker (the xmax of the row waited for), or, when that names nobody (a
+-- row still being inserted is invisible to the waiter; several share lockers), a row or table
+-- lock on p_table - on any table of schemas pgflow and pgmq when p_table is NULL - in this
+-- database (a database cloned from the same template has tables of the same OIDs).
+-- Returns e.g. 'pid 4711 (role app, application psql, idle in transaction, transaction open
+-- for 00:02:05)', several joined with '; ', or 'no session found (the holder may have finished)'.
+-- pg_locks and pg_stat_activity are readable by every role (no query text is shown).
+-- Called by: _raise_lock_timeout, EdgeWorker's stall recovery warning.
+create or replace function pgflow._lock_holders(p_locker xid, p_table regclass, p_since timestamptz)
+returns text
+language plpgsql volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_pids int[];
+begin
+  v_pids := array(select l.pid from pg_locks l
+                  where l.granted and l.locktype = 'transactionid' and l.transactionid = p_locker);
+  if cardinality(v_pids) = 0 then
+    v_pids := array(select l.pid from pg_locks l join pg_class c on c.oid = l.relation
+                    where l.granted and l.locktype = 'relation' and l.mode <> 'AccessShareLock'
+                      and l.database = (select d.oid from pg_database d
+                                        where d.datname = current_database())
+                      and case when p_table is null
+                               then c.relnamespace in ('pgflow'::regnamespace, 'pgmq'::regnamespace)
+                               else c.oid = p_table end);
+  end if;
+  return coalesce(
+    (select string_agg(format('pid %s (role %s, application %s, %s, transaction open for %s)',
+                              a.pid, coalesce(quote_ident(a.usename::text), 'unknown'),
+                              case when a.application_name = '' then 'unnamed'
+                                   else quote_ident(a.application_name) end,
+                              coalesce(a.state, 'state unknown'),
+                              date_trunc('second', clock_timestamp() - a.xact_start)),
+                       '; ' order by a.xact_start, a.pid)
+     from pg_stat_activity a
+     where a.pid = any(v_pids) and a.pid <> pg_backend_pid() and a.xact_start < p_since),
+    'no session found (the holder may have finished)');
+end;
+$$;
 
 -- ---- sql/schema/functions/definitions/_flows_before_delete.sql
 -- Trigger on pgflow.flows, before a row is deleted: a raw `DELETE FROM pgflow.flows` (upstream's
@@ -291,17 +338,20 @@ end;
 $$;
 
 -- ---- sql/schema/functions/events/_emit.sql
--- Publishes one state change. `payload` carries event_type, run_id, status and, for step
--- events, step_slug; when `broadcast` (realtime.send exists: _realtime_available) it is
--- upstream's whole broadcast payload, built by _emit_run_event or _emit_step_event only then
--- (inputs and outputs can be large); `event` is upstream's event name (run:<kind> or
--- step:<slug>:<kind>). The pg_notify copy on channel pgflow_events keeps only ids, slugs and
--- status, so it stays far below NOTIFY's 8000-byte limit and never carries data; setting
--- pgflow.notify_events to off turns it off (see below; docs/observability.md). With
--- `broadcast`, upstream's broadcast goes out through realtime.send(jsonb, text, text, boolean)
--- (Supabase) on topic pgflow:run:<run_id>.
+-- Publishes one state change: a run's (`p_run`) or a step's (`p_state`), as `event`, upstream's
+-- event name (run:<kind> or step:<slug>:<kind>); `payload` carries event_type, run_id, status
+-- and, for step events, step_slug. The pg_notify copy on channel pgflow_events keeps only ids,
+-- slugs and status, so it stays far below NOTIFY's 8000-byte limit and never carries data;
+-- setting pgflow.notify_events to off turns it off (see below; docs/observability.md). When
+-- realtime.send(jsonb, text, text, boolean) exists (Supabase), upstream's broadcast goes out
+-- too, on topic pgflow:run:<run_id>, with the rest of upstream's payload
+-- (_run_event_details, _step_event_details): built only then, since a run's input or a step's
+-- output can be large (since 0014).
 -- Called by: _emit_run_event, _emit_step_event.
-create or replace function pgflow._emit(payload jsonb, event text, flow_slug text, broadcast boolean)
+create or replace function pgflow._emit(payload jsonb, event text, flow_slug text,
+                                        p_run pgflow.runs default null,
+                                        p_state pgflow.step_states default null,
+                                        p_error_message text default null)
 returns void
 language plpgsql volatile
 set search_path = pg_catalog, pg_temp
@@ -319,25 +369,18 @@ begin
       'step_slug', payload->>'step_slug',
       'status', payload->>'status'))::text);
   end if;
-  if broadcast then
-    perform realtime.send(payload, event, 'pgflow:run:' || (payload->>'run_id'), false);
+  -- Looked up in the catalog: to_regprocedure() would raise for a caller without USAGE on
+  -- schema realtime instead of answering.
+  if exists (select 1 from pg_catalog.pg_proc p
+             join pg_catalog.pg_namespace n on n.oid = p.pronamespace
+             where n.nspname = 'realtime' and p.proname = 'send'
+               and p.proargtypes = '3802 25 25 16'::pg_catalog.oidvector) then
+    perform realtime.send(
+      payload || case when (p_run).run_id is not null then pgflow._run_event_details(p_run, p_error_message)
+                      else pgflow._step_event_details(p_state) end,
+      event, 'pgflow:run:' || (payload->>'run_id'), false);
   end if;
 end;
-$$;
-
--- ---- sql/schema/functions/events/_realtime_available.sql
--- Whether realtime.send(jsonb, text, text, boolean) exists (Supabase): then every event is
--- also broadcast with upstream's payload. Looked up in the catalog: to_regprocedure() would
--- raise for a caller without USAGE on schema realtime instead of answering.
--- Called by: _emit_run_event, _emit_step_event.
-create or replace function pgflow._realtime_available() returns boolean
-language sql stable
-set search_path = pg_catalog, pg_temp
-as $$
-  select exists (select 1 from pg_catalog.pg_proc p
-                 join pg_catalog.pg_namespace n on n.oid = p.pronamespace
-                 where n.nspname = 'realtime' and p.proname = 'send'
-                   and p.proargtypes = '3802 25 25 16'::pg_catalog.oidvector)
 $$;
 
 -- ---- sql/schema/functions/events/_emit_run_event.sql
@@ -347,21 +390,18 @@ $$;
 --   run:failed     flow_slug, failed_at, and error_message when one is given (a type
 --                  violation fails the run without one, as upstream)
 -- The one place run event payloads are built; the part beyond ids and status (inputs and
--- outputs can be large) only when it is broadcast (_realtime_available).
+-- outputs can be large) only when it is broadcast (_emit).
 -- Called by: start_flow, maybe_complete_run, _fail_run.
 create or replace function pgflow._emit_run_event(p_run pgflow.runs, p_error_message text default null)
 returns void
 language plpgsql volatile
 set search_path = pg_catalog, pg_temp
 as $$
-declare
-  v_broadcast boolean := pgflow._realtime_available();
 begin
   perform pgflow._emit(
     jsonb_build_object('event_type', 'run:' || p_run.status, 'run_id', p_run.run_id,
-                       'flow_slug', p_run.flow_slug, 'status', p_run.status)
-      || case when v_broadcast then pgflow._run_event_details(p_run, p_error_message) else '{}'::jsonb end,
-    'run:' || p_run.status, p_run.flow_slug, v_broadcast);
+                       'flow_slug', p_run.flow_slug, 'status', p_run.status),
+    'run:' || p_run.status, p_run.flow_slug, p_run => p_run, p_error_message => p_error_message);
 end;
 $$;
 
@@ -369,7 +409,7 @@ $$;
 -- ---- sql/schema/functions/events/_run_event_details.sql
 -- The broadcast payload of a run event beyond event_type, run_id, flow_slug and status (see
 -- _emit_run_event).
--- Called by: _emit_run_event.
+-- Called by: _emit, when it broadcasts.
 create or replace function pgflow._run_event_details(p_run pgflow.runs, p_error_message text)
 returns jsonb
 language plpgsql stable
@@ -398,7 +438,7 @@ $$;
 --   step:skipped    skip_reason, skipped_at, and flow_slug; a step skipped because its
 --                   handler failed carries error_message instead of flow_slug (as upstream)
 -- The one place step event payloads are built; the part beyond ids and status (outputs can
--- be large) only when it is broadcast (_realtime_available).
+-- be large) only when it is broadcast (_emit).
 -- Called by: _enqueue_step_tasks, complete_task, _fail_type_violation, _fail_task,
 -- cascade_resolve_conditions, _emit_step_events.
 create or replace function pgflow._emit_step_event(p_state pgflow.step_states)
@@ -406,14 +446,11 @@ returns void
 language plpgsql volatile
 set search_path = pg_catalog, pg_temp
 as $$
-declare
-  v_broadcast boolean := pgflow._realtime_available();
 begin
   perform pgflow._emit(
     jsonb_build_object('event_type', 'step:' || p_state.status, 'run_id', p_state.run_id,
-                       'step_slug', p_state.step_slug, 'status', p_state.status)
-      || case when v_broadcast then pgflow._step_event_details(p_state) else '{}'::jsonb end,
-    'step:' || p_state.step_slug || ':' || p_state.status, p_state.flow_slug, v_broadcast);
+                       'step_slug', p_state.step_slug, 'status', p_state.status),
+    'step:' || p_state.step_slug || ':' || p_state.status, p_state.flow_slug, p_state => p_state);
 end;
 $$;
 
@@ -421,7 +458,7 @@ $$;
 -- ---- sql/schema/functions/events/_step_event_details.sql
 -- The broadcast payload of a step event beyond event_type, run_id, step_slug and status (see
 -- _emit_step_event).
--- Called by: _emit_step_event.
+-- Called by: _emit, when it broadcasts.
 create or replace function pgflow._step_event_details(p_state pgflow.step_states)
 returns jsonb
 language plpgsql stable

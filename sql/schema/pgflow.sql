@@ -63,7 +63,6 @@ set client_min_messages = warning;
 
 -- Events.
 \ir functions/events/_emit.sql
-\ir functions/events/_realtime_available.sql
 \ir functions/events/_emit_run_event.sql
 \ir functions/events/_run_event_details.sql
 \ir functions/events/_emit_step_event.sql

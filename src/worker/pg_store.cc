@@ -12,64 +12,10 @@
 #include "pg/connection.h"
 #include "pg/session.h"
 #include "pgflow/status.h"
+#include "worker/statements.h"
 
 namespace pgflow::internal {
 namespace {
-
-// ---- the statements ----
-
-constexpr char kWorkerProtocol[] = "select pgflow.worker_protocol()";
-
-// One transaction, under the alias lock then the flow's: membership, compilation, activation of
-// an alias without an active version (seed 004).
-constexpr char kEnsureFlowCompiled[] =
-    "select pgflow.ensure_flow_compiled($1, $2::jsonb, $3::int, $4, $5::jsonb, $6)::text";
-
-constexpr char kRegisterWorker[] =
-    "select worker_id from pgflow.register_worker($1::uuid, $2, $3, $4, $5::int)";
-// Whether this worker is registered already (by an attempt whose reply was lost).
-constexpr char kOwnRegistration[] =
-    "select count(*) from pgflow.workers where worker_id = $1::uuid and function_name = $2";
-
-// Reads up to $4 messages and claims them in one round trip ($6: the step of a step worker,
-// else NULL; $7: this call's claim id). The read and the claim commit together, so a failed
-// claim leaves the messages visible.
-constexpr char kReadAndClaim[] = R"sql(
-select c.outcome, c.msg_id::text, c.run_id::text, c.step_slug, c.task_index, c.attempt,
-       c.input::text, c.flow_input::text, c.reason, c.timeout
-from pgflow.claim_tasks($1, $2,
-                        array(select m.msg_id from pgmq.read($1, $3::int, $4::int) m),
-                        $5::uuid, $6, $7::uuid) c
-)sql";
-// Gives back the tasks a claim started if its reply never arrived (worker protocol 6).
-constexpr char kReleaseClaim[] = "select pgflow.release_claim($1::uuid, $2::uuid)";
-
-// One call per batch (worker protocol 5). The database locks the batch's runs in run_id order,
-// so concurrent reporters cannot deadlock, and applies each result as complete_task /
-// fail_task would one by one.
-constexpr char kCompleteBatch[] =
-    "select t.step_slug, t.status from pgflow.complete_tasks($1::jsonb) t";
-constexpr char kFailBatch[] = "select t.step_slug, t.status from pgflow.fail_tasks($1::jsonb) t";
-
-constexpr char kHeartbeat[] = "select pgflow.worker_heartbeat($1::uuid)";
-// One stall recovery pass (schema 0012): NULL when another session holds the lock.
-constexpr char kRecoverStalledTasks[] = "select pgflow.requeue_stalled_tasks()";
-// Who holds the stall recovery lock and has held it for at least $1 (an interval).
-constexpr char kStallRecoveryHolders[] = R"sql(
-select pgflow._lock_holders(l.xmax, 'pgflow.locks', now() - $1::interval)
-from pgflow.locks l where l.lock_name = 'stall_recovery'
-)sql";
-// Which of the tasks this worker runs ($1: [{"id", "run_id", "step_slug", "task_index"}]) the
-// database no longer wants from it: cancelled or skipped, finished, claimed again by another
-// worker, or gone.
-constexpr char kUnwantedTasks[] = R"sql(
-select k.id
-from jsonb_to_recordset($1::jsonb) as k(id bigint, run_id uuid, step_slug text, task_index int)
-left join pgflow.step_tasks t on t.run_id = k.run_id and t.step_slug = k.step_slug and t.task_index = k.task_index
-where t.status is distinct from 'started' or t.last_worker_id is distinct from $2::uuid
-)sql";
-constexpr char kMarkStopped[] = "select pgflow.mark_worker_stopped($1::uuid)";
-constexpr char kRunInput[] = "select input::text from pgflow.runs where run_id = $1::uuid";
 
 // Error texts may carry invalid UTF-8 (outputs are checked by the reporter); replace it rather
 // than throw.
@@ -160,7 +106,7 @@ class PgStore final : public Store {
 
   absl::StatusOr<int> worker_protocol() override {
     PGFLOW_ASSIGN_OR_RETURN(pg::Result r,
-                            once([](pg::Connection& c) { return c.exec(kWorkerProtocol); }));
+                            once([](pg::Connection& c) { return c.exec(kWorkerProtocolQuery); }));
     PGFLOW_ASSIGN_OR_RETURN(std::int64_t protocol, r.int64(0, 0));
     return static_cast<int>(protocol);
   }

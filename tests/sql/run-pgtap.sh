@@ -3,7 +3,7 @@
 #
 # Runs each pgTAP file with pg_prove in its own database, cloned from TEMPLATE (a migrated
 # database with pgtap, dblink and the pgflow_tests helpers), and drops it afterwards. Files are
-# therefore independent and may commit. Files run from their own folder so `\i` works.
+# therefore independent and may commit. current_setting('pgflow_tests.template') names TEMPLATE. Files run from their own folder so `\i` works.
 set -uo pipefail
 url=$(cat "$1/url"); template=$2; shift 2
 base=${url%/*}
@@ -15,7 +15,8 @@ for file in "$@"; do
     failed=1
     continue
   fi
-  (cd "$(dirname "$file")" && PGOPTIONS='--client-min-messages=warning' \
+  # pgflow_tests.template: for a file that needs a second database cloned like its own.
+  (cd "$(dirname "$file")" && PGOPTIONS="--client-min-messages=warning -c pgflow_tests.template=$template" \
      pg_prove --dbname "$base/$db" --failures --ext .sql "$(basename "$file")") || failed=1
   psql "$url" -q -c "drop database if exists \"$db\" with (force)" >/dev/null || true
 done

@@ -3,7 +3,8 @@
 -- whole wait began before the wait did; busy workers with short transactions do not) and that
 -- hold transaction p_locker (the xmax of the row waited for), or, when that names nobody (a
 -- row still being inserted is invisible to the waiter; several share lockers), a row or table
--- lock on p_table - on any table of schemas pgflow and pgmq when p_table is NULL.
+-- lock on p_table - on any table of schemas pgflow and pgmq when p_table is NULL - in this
+-- database (a database cloned from the same template has tables of the same OIDs).
 -- Returns e.g. 'pid 4711 (role app, application psql, idle in transaction, transaction open
 -- for 00:02:05)', several joined with '; ', or 'no session found (the holder may have finished)'.
 -- pg_locks and pg_stat_activity are readable by every role (no query text is shown).
@@ -21,6 +22,8 @@ begin
   if cardinality(v_pids) = 0 then
     v_pids := array(select l.pid from pg_locks l join pg_class c on c.oid = l.relation
                     where l.granted and l.locktype = 'relation' and l.mode <> 'AccessShareLock'
+                      and l.database = (select d.oid from pg_database d
+                                        where d.datname = current_database())
                       and case when p_table is null
                                then c.relnamespace in ('pgflow'::regnamespace, 'pgmq'::regnamespace)
                                else c.oid = p_table end);
