@@ -9,7 +9,10 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <set>
 #include <string>
+#include <type_traits>
+#include <unordered_set>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -98,7 +101,9 @@ TEST(ExactJson, SignedIntegersTakeOnlyIntegralValuesInRange) {
        {"9223372036854775808", kRange},          // read as unsigned
        {"-9223372036854775809", "beyond 2^53"},  // read as floating: rounded to -2^63
        {"9007199254740995.0", "beyond 2^53"},    // rounded when read
-       {"9007199254740992.0", nullptr, 9007199254740992},
+       {"9007199254740993.0", "beyond 2^53"},    // reads as exactly 2^53
+       {"9007199254740992.0", "beyond 2^53"},    // the same double: cannot be told apart
+       {"9007199254740991.0", nullptr, 9007199254740991},
        {"100000000000000000000", kRange},
        {"0.1", kFraction}});
 }
@@ -223,6 +228,43 @@ TEST(ExactJson, AnIntegerListThatWouldTruncateIsRefused) {
   EXPECT_THROW(exact_get<std::vector<int>>(parse("[1, 2, 3.5]")), ConversionError);
   EXPECT_EQ(exact_get<std::vector<int>>(parse("[1, 2, 3]")), (std::vector<int>{1, 2, 3}));
   EXPECT_EQ(exact_get<std::vector<std::string>>(parse(R"(["a"])")), std::vector<std::string>{"a"});
+}
+
+TEST(ExactJson, SetsAndNumberKeyedMapsMayReorderAndMergeButNotChange) {
+  EXPECT_EQ(exact_get<std::set<int>>(parse("[3, 1, 3, 2.0]")), (std::set<int>{1, 2, 3}));
+  EXPECT_EQ(exact_get<std::multiset<int>>(parse("[3, 1, 3]")), (std::multiset<int>{1, 3, 3}));
+  EXPECT_EQ(exact_get<std::unordered_set<int>>(parse("[5, 4, 3, 2, 1]")),
+            (std::unordered_set<int>{1, 2, 3, 4, 5}));
+  EXPECT_EQ(exact_get<std::set<float>>(parse("[0.2, 0.1]")), (std::set<float>{0.1f, 0.2f}));
+  EXPECT_EQ((exact_get<std::map<int, std::string>>(parse(R"([[3, "c"], [1, "a"]])"))),
+            (std::map<int, std::string>{{1, "a"}, {3, "c"}}));
+  EXPECT_EQ((exact_get<std::map<std::string, std::set<int>>>(parse(R"({"k": [2, 1]})"))),
+            (std::map<std::string, std::set<int>>{{"k", {1, 2}}}));
+
+  const auto fails_at = [](const char* json, auto type, const char* message) {
+    using T = typename decltype(type)::type;
+    SCOPED_TRACE(json);
+    try {
+      (void)exact_get<T>(parse(json));
+      ADD_FAILURE() << "converted";
+    } catch (const ConversionError& e) {
+      EXPECT_STREQ(e.what(), message);
+    }
+  };
+  fails_at("[1, 1.5]", std::type_identity<std::set<int>>{},
+           "at /1: a JSON number with a fraction does not convert exactly to the field's integer "
+           "type");
+  fails_at("[2.5, 1]", std::type_identity<std::set<int>>{},
+           "at /0: a JSON number with a fraction does not convert exactly to the field's integer "
+           "type");
+  fails_at("[3, 300]", std::type_identity<std::set<std::uint8_t>>{},
+           "at /1: a JSON number is out of the field's range");
+  fails_at(R"([[3, "c"], [1.5, "a"]])", std::type_identity<std::map<int, std::string>>{},
+           "at /1/0: a JSON number with a fraction does not convert exactly to the field's "
+           "integer type");
+  fails_at(R"({"k": [1, 2, 2.5]})", std::type_identity<std::map<std::string, std::set<int>>>{},
+           "at /k/2: a JSON number with a fraction does not convert exactly to the field's integer "
+           "type");
 }
 
 // ---- through a typed handler: the worker's view --------------------------------------------

@@ -9,14 +9,16 @@
 // any number or boolean of `j` did not survive unchanged, naming where (a JSON pointer) and
 // what (the JSON type, never the value: values are message bodies).
 //   - Into an integral type: the number must be integral (2.0 is 2) and in the type's range,
-//     and beyond 2^53 written as an integer (nlohmann reads other forms as a double, which may
+//     and at or beyond 2^53 written as an integer (nlohmann reads other forms as a double, which may
 //     have rounded it).
 //   - Into a floating type: the number must be finite and in the type's range; it takes the
 //     nearest representable value, as any decimal does (0.1 into a float).
 //   - A boolean converts to bool only, and a number never converts to bool.
 // Scalars are checked before converting; any other type (a struct, vector or map) is
 // converted, written back with its to_json, and every number and boolean compared with the
-// value it became (only when `j` holds one: strings-only values cost nothing more).
+// value it became (only when `j` holds one: strings-only values cost nothing more); an array
+// that came back reordered or merged (a set, a map with number keys) passes when every element
+// holding a number survived in an element equal to it.
 #ifndef PGFLOW_DETAIL_EXACT_JSON_H_
 #define PGFLOW_DETAIL_EXACT_JSON_H_
 
