@@ -73,7 +73,7 @@ void InFlight::release(std::uint64_t id) {
       erase_deadline(it->second);
       tasks_.erase(it);
     }
-    drained = stopping_ && tasks_.empty();
+    drained = no_more_tasks_ && tasks_.empty();
   }
   slot_freed_.SignalAll();
   if (drained) drained_.request_stop();
@@ -132,7 +132,6 @@ std::vector<StoppedTask> InFlight::fire_deadlines(Clock::Time now) {
 
 void InFlight::stop_all() {
   std::vector<std::stop_source> to_fire;
-  bool drained;
   {
     absl::MutexLock lock(&mu_);
     stopping_ = true;
@@ -140,10 +139,18 @@ void InFlight::stop_all() {
       if (!t.returned && stop_for(t, StopCause::kWorkerStop)) to_fire.push_back(t.stop);
     }
     to_fire.push_back(earlier_deadline_);  // the deadline timer ends
-    drained = tasks_.empty();
   }
   slot_freed_.SignalAll();
   fire(to_fire);
+}
+
+void InFlight::no_more_tasks() {
+  bool drained;
+  {
+    absl::MutexLock lock(&mu_);
+    no_more_tasks_ = true;
+    drained = tasks_.empty();
+  }
   if (drained) drained_.request_stop();
 }
 

@@ -88,10 +88,13 @@ class InFlight {
   // The worker stops: every task's token fires (a task added later gets a fired one), claims
   // end (wait_for_slots returns 0).
   void stop_all() ABSL_LOCKS_EXCLUDED(mu_);
+  // No task will be added any more (the poller has ended; a claim under way when the worker
+  // stopped may still have added one): from now on drained() may fire.
+  void no_more_tasks() ABSL_LOCKS_EXCLUDED(mu_);
   bool stopping() const ABSL_LOCKS_EXCLUDED(mu_);
   // Tasks holding a slot.
   int count() const ABSL_LOCKS_EXCLUDED(mu_);
-  // Fires once the worker stops and no task holds a slot.
+  // Fires once no task can be added any more (no_more_tasks) and none holds a slot.
   std::stop_token drained() const { return drained_.get_token(); }
 
  private:
@@ -119,6 +122,7 @@ class InFlight {
   std::stop_source earlier_deadline_ ABSL_GUARDED_BY(mu_);  // replaced each time it fires
   std::uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 0;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool no_more_tasks_ ABSL_GUARDED_BY(mu_) = false;
   std::stop_source drained_ = {};  // requested without mu_, once
 };
 

@@ -153,6 +153,9 @@ void Worker::fire_deadlines_until_stop() {
 
 void Worker::run_stop_sequence() {
   poller_thread_ = {};  // joins: no new claims from here on
+  // Only now: a claim whose reply arrived after the stop has added its tasks (they run, with
+  // their stop token fired, and are reported like any other).
+  in_flight_.no_more_tasks();
   const Clock::Time grace_end = clock_.now() + config_.stop_grace_period;
   if (const int count = in_flight_.count(); count > 0) {
     log_.info("stopping: waiting for in-flight handlers", {{"count", std::to_string(count)}});

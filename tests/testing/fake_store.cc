@@ -1,5 +1,7 @@
 #include "testing/fake_store.h"
 
+#include <condition_variable>
+#include <mutex>
 #include <utility>
 
 #include "absl/time/time.h"
@@ -41,14 +43,25 @@ class FakeStore final : public internal::Store {
     return absl::OkStatus();
   }
 
-  absl::StatusOr<std::vector<internal::ClaimedMessage>> claim(const internal::ClaimRequest& request,
-                                                              const std::stop_token&) override {
-    absl::MutexLock lock(&db_.mu_);
-    db_.claims_.push_back(request);
+  absl::StatusOr<std::vector<internal::ClaimedMessage>> claim(
+      const internal::ClaimRequest& request, const std::stop_token& stop) override {
     std::vector<internal::ClaimedMessage> out;
-    while (!db_.queue_.empty() && static_cast<int>(out.size()) < request.slots) {
-      out.push_back(std::move(db_.queue_.front()));
-      db_.queue_.pop_front();
+    bool hold;
+    {
+      absl::MutexLock lock(&db_.mu_);
+      db_.claims_.push_back(request);
+      while (!db_.queue_.empty() && static_cast<int>(out.size()) < request.slots) {
+        out.push_back(std::move(db_.queue_.front()));
+        db_.queue_.pop_front();
+      }
+      hold = !out.empty() && std::exchange(db_.hold_next_claim_, false);
+      if (hold) ++db_.claims_held_;
+    }
+    if (hold) {  // the reply "arrives" only once the worker has been told to stop
+      std::mutex m;
+      std::condition_variable_any cv;
+      std::unique_lock lock(m);
+      cv.wait(lock, stop, [] { return false; });
     }
     return out;
   }
@@ -165,6 +178,16 @@ void FakeDatabase::add_task(const std::string& run_id, const std::string& step, 
     wake = std::exchange(work_wake_, std::stop_source());
   }
   wake.request_stop();
+}
+
+void FakeDatabase::hold_next_claim_until_stop() {
+  absl::MutexLock lock(&mu_);
+  hold_next_claim_ = true;
+}
+
+int FakeDatabase::claims_held() const {
+  absl::MutexLock lock(&mu_);
+  return claims_held_;
 }
 
 void FakeDatabase::add_fatal_message(const std::string& message_id, const std::string& reason) {

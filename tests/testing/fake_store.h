@@ -28,6 +28,10 @@ class FakeDatabase {
   // it, waking an idle poller).
   void add_task(const std::string& run_id, const std::string& step, int timeout_seconds = 60,
                 nlohmann::json input = nlohmann::json::object()) ABSL_LOCKS_EXCLUDED(mu_);
+  // The next claim that finds tasks returns them only once the worker stops (a reply still
+  // on its way when the stop comes); claims_held() counts such claims under way or done.
+  void hold_next_claim_until_stop() ABSL_LOCKS_EXCLUDED(mu_);
+  int claims_held() const ABSL_LOCKS_EXCLUDED(mu_);
   // A message the next claim finds unsupported (a fatal claim).
   void add_fatal_message(const std::string& message_id, const std::string& reason)
       ABSL_LOCKS_EXCLUDED(mu_);
@@ -67,6 +71,8 @@ class FakeDatabase {
   int stall_recovery_passes_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<internal::TaskResult> reported_ ABSL_GUARDED_BY(mu_);
   std::vector<internal::ClaimRequest> claims_ ABSL_GUARDED_BY(mu_);
+  bool hold_next_claim_ ABSL_GUARDED_BY(mu_) = false;
+  int claims_held_ ABSL_GUARDED_BY(mu_) = 0;
   int heartbeats_ ABSL_GUARDED_BY(mu_) = 0;
   bool marked_stopped_ ABSL_GUARDED_BY(mu_) = false;
 };

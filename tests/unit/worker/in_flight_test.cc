@@ -134,13 +134,14 @@ TEST(InFlight, AWorkerStopFiresEveryTokenAndTasksAddedAfterItAtOnce) {
   EXPECT_TRUE(late.stop.stop_requested());
 }
 
-TEST(InFlight, DrainedFiresWhenStoppingAndTheLastSlotIsReleased) {
+TEST(InFlight, DrainedFiresWhenNoTaskCanComeAndTheLastSlotIsReleased) {
   InFlight f(10);
   const auto a = f.add(task("a"), 60, kT0 + seconds(60));
   f.release(a.id);
   EXPECT_FALSE(f.drained().stop_requested()) << "not stopping";
   const auto b = f.add(task("b"), 60, kT0 + seconds(60));
   f.stop_all();
+  f.no_more_tasks();
   EXPECT_FALSE(f.drained().stop_requested());
   f.returned(b.id);
   EXPECT_FALSE(f.drained().stop_requested()) << "its result is not queued yet";
@@ -149,7 +150,22 @@ TEST(InFlight, DrainedFiresWhenStoppingAndTheLastSlotIsReleased) {
 
   InFlight idle(10);
   idle.stop_all();
+  idle.no_more_tasks();
   EXPECT_TRUE(idle.drained().stop_requested());
+}
+
+// A claim under way when the worker stops may still hand out tasks: an idle worker is not
+// drained until the poller has ended, or the late task's result would never be reported.
+TEST(InFlight, ATaskAddedAfterTheStopKeepsTheWorkerFromDraining) {
+  InFlight f(10);
+  f.stop_all();
+  EXPECT_FALSE(f.drained().stop_requested()) << "a claim may still be under way";
+  const auto late = f.add(task("late"), 60, kT0 + seconds(60));
+  f.no_more_tasks();
+  EXPECT_FALSE(f.drained().stop_requested()) << "the late task holds its slot";
+  f.returned(late.id);
+  f.release(late.id);
+  EXPECT_TRUE(f.drained().stop_requested());
 }
 
 // A stop callback is user code: it may block for long or call back into the worker. It runs

@@ -87,6 +87,27 @@ TEST_F(WorkerUnits, RunsClaimedTasksAndReportsTheirResults) {
   EXPECT_TRUE(db_.marked_stopped());
 }
 
+// The stop can come while a claim's reply is on its way (the database has started the task):
+// the task it hands out after the stop runs, and the worker waits for its result and reports
+// it. (It once counted as drained before the late task arrived and exited without reporting,
+// leaving the task to stall recovery; seen as a flaky WorkerProcessTest in CI.)
+TEST_F(WorkerUnits, ATaskClaimedAsTheWorkerStopsIsRunAndReported) {
+  auto worker = start([&](const nlohmann::json& input, Context&) -> absl::StatusOr<nlohmann::json> {
+    // Returns only after the stop sequence has started waiting for handlers.
+    EXPECT_TRUE(logs_.wait_for_text("stopping: waiting for in-flight handlers"));
+    return input["n"];
+  });
+  db_.hold_next_claim_until_stop();
+  db_.add_task("late", "s", 60, {{"n", 7}});
+  ASSERT_TRUE(pgflow::testing::wait_for([&] { return db_.claims_held() == 1; }));
+  worker->request_stop(absl::OkStatus());
+  EXPECT_THAT(worker->wait(), IsOk());
+  ASSERT_EQ(db_.reported().size(), 1u);
+  EXPECT_EQ(db_.reported()[0].run_id, "late");
+  EXPECT_EQ(db_.reported()[0].output, 7);
+  EXPECT_TRUE(db_.marked_stopped());
+}
+
 TEST_F(WorkerUnits, ClaimsNeverAskForMoreThanTheFreeSlots) {
   std::latch release(1);
   auto worker = start([&](const nlohmann::json&, Context&) -> absl::StatusOr<nlohmann::json> {
