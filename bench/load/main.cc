@@ -3,7 +3,9 @@
 // Against ONE PostgreSQL server in ONE run: a. raw PGMQ task cycle, b. worker throughput on a
 // 1-step backlog (with and without result batching), c. end to end with producers, d. a 5-step
 // DAG with a map, e. start_flow -> handler latency, f. map scaling 1k vs 10k, g. idle worker,
-// h. a small step's latency during a map backlog, one queue vs one queue per step.
+// h. a small step's latency during a map backlog, one queue vs one queue per step, i. cancellation,
+// u. our SQL API driven as upstream's TypeScript worker drives it (and upstream's, when at hand),
+// k. claims and s. starts against raw PGMQ calls, y. b1 and c1 with a million finished runs.
 // Uses DATABASE_URL when set; otherwise creates a throwaway cluster with scripts/pgcluster
 // (default settings, not --fast) and removes it at the end.
 #include <pthread.h>
@@ -142,6 +144,11 @@ int bench_main(int argc, char** argv) {
     if (ctx.flags.runs('f')) run_map_scaling(ctx);
     if (ctx.flags.runs('h')) run_step_queues(ctx);
     if (ctx.flags.runs('i')) run_cancellation(ctx);
+    if (ctx.flags.runs('u')) run_upstream_protocol(ctx);
+    if (ctx.flags.runs('k')) run_claims(ctx);
+    if (ctx.flags.runs('s')) run_starts(ctx);
+    if (ctx.flags.runs('y')) run_history(ctx);
+    add_row_verdicts(ctx);
 
     if (worker_problems() > 0) {
       ctx.report.note(absl::StrFormat(

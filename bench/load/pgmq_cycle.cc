@@ -15,19 +15,26 @@
 #include "load/support.h"
 
 namespace pgflow::bench {
+
+// A message shaped like a pgflow task message (queue $1).
+#define PGFLOW_BENCH_TASK_MESSAGE                                                        \
+  "jsonb_build_object('flow_slug', $1::text, 'run_id', gen_random_uuid(), 'step_slug', " \
+  "'work', 'task_index', 0)"
+const char kSendTaskMessages[] =
+    "select count(*) from pgmq.send_batch($1::text, array(select " PGFLOW_BENCH_TASK_MESSAGE
+    " from generate_series(1, $2::int)))";
+const char kSendTaskMessage[] = "select pgmq.send($1::text, " PGFLOW_BENCH_TASK_MESSAGE ")";
+#undef PGFLOW_BENCH_TASK_MESSAGE
+
 namespace {
 
-// A message shaped like a pgflow task message.
-constexpr char kSend[] =
-    "select count(*) from pgmq.send_batch($1::text, array("
-    "select jsonb_build_object('flow_slug', $1::text, 'run_id', gen_random_uuid(), "
-    "'step_slug', 'work', 'task_index', 0) from generate_series(1, $2::int)))";
 constexpr char kRead[] = "select msg_id from pgmq.read($1::text, 30, $2::int)";
 constexpr char kArchive[] = "select count(*) from pgmq.archive($1::text, $2::bigint[])";
 
 struct RawResult {
   double rate = 0;
   std::string cpu;
+  std::optional<double> server_us;
 };
 
 RawResult measure(const BenchContext& ctx, int conns, double seconds) {
@@ -35,49 +42,35 @@ RawResult measure(const BenchContext& ctx, int conns, double seconds) {
   const CpuMeter meter(admin);
   const std::string queue = unique_slug("bench_raw");
   admin.exec("select pgmq.create($1)", {queue});
-
-  std::atomic<bool> stop{false};
-  std::atomic<std::int64_t> archived{0};
-  std::mutex error_mu;
-  std::string error;
-  std::vector<std::jthread> threads;
-  for (int t = 0; t < conns; ++t) {
-    threads.emplace_back([&] {
-      try {
-        Db db = Db::open(ctx.url, "pgflow-bench-raw");
-        const std::string n = std::to_string(ctx.batch);
-        while (!stop.load()) {
-          db.exec(kSend, {queue, n});
-          pg::Result got = db.exec(kRead, {queue, n});
-          if (got.rows() == 0) continue;  // legitimately empty under concurrency (pgmq.md 6)
-          std::string ids = "{";
-          for (int i = 0; i < got.rows(); ++i)
-            absl::StrAppend(&ids, i ? "," : "", internal::absl_view(got.text(i, 0)));
-          ids += "}";
-          archived += db.integer(kArchive, {queue, ids});
-        }
-      } catch (const std::exception& e) {
-        std::lock_guard<std::mutex> lock(error_mu);
-        error = e.what();
-        stop = true;
-      }
-    });
+  std::vector<LoopMark> marks;
+  try {
+    marks = run_loop(meter, conns, seconds, seconds,
+                     [&](int, const std::atomic<bool>& stop, std::atomic<std::int64_t>& archived) {
+                       Db db = Db::open(ctx.url, "pgflow-bench-raw");
+                       const std::string n = std::to_string(ctx.batch);
+                       while (!stop.load()) {
+                         db.exec(kSendTaskMessages, {queue, n});
+                         pg::Result got = db.exec(kRead, {queue, n});
+                         // legitimately empty under concurrency (pgmq.md 6)
+                         if (got.rows() == 0) continue;
+                         std::string ids = "{";
+                         for (int i = 0; i < got.rows(); ++i)
+                           absl::StrAppend(&ids, i ? "," : "", internal::absl_view(got.text(i, 0)));
+                         ids += "}";
+                         archived += db.integer(kArchive, {queue, ids});
+                       }
+                     });
+  } catch (const BenchError& e) {
+    admin.exec("select pgmq.drop_queue($1)", {queue});
+    throw BenchError(std::string("raw PGMQ cycle: ") + e.what());
   }
-  // Half a second of warm-up, then the measured window.
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  const auto t0 = Clock::now();
-  const std::int64_t n0 = archived.load();
-  const CpuSample cpu0 = meter.sample();
-  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
-  const auto t1 = Clock::now();
-  const std::int64_t n1 = archived.load();
-  const CpuSample cpu1 = meter.sample();
-  stop = true;
-  threads.clear();
   admin.exec("select pgmq.drop_queue($1)", {queue});
-  if (!error.empty()) throw BenchError("raw PGMQ cycle: " + error);
-  return {static_cast<double>(n1 - n0) / seconds_between(t0, t1),
-          CpuMeter::per_task(cpu0, cpu1, n1 - n0, seconds_between(t0, t1))};
+  const LoopMark& from = marks.front();
+  const LoopMark& to = marks.back();
+  const std::int64_t archived = to.done - from.done;
+  return {units_per_second(from, to),
+          CpuMeter::per_task(from.cpu, to.cpu, archived, seconds_between(from.at, to.at)),
+          CpuMeter::server_us(from.cpu, to.cpu, archived)};
 }
 
 }  // namespace
@@ -99,10 +92,12 @@ void run_pgmq_cycle(BenchContext& ctx) {
                     .value = rate,
                     .unit = "tasks/s",
                     .throughput = true,
-                    .note = raw.cpu});
+                    .note = raw.cpu,
+                    .server_us = raw.server_us});
     if (rate > best) {
       best = rate;
       best_conns = conns;
+      ctx.raw_server_us = raw.server_us;
     }
   }
   ctx.raw_rate = best;

@@ -43,9 +43,10 @@ void progress(const std::string& line) {
 
 const std::vector<Flags::Spec>& Flags::specs() {
   static const std::vector<Spec> kSpecs = {
-      {"only", "abcdefghi",
+      {"only", "abcdefghiuksy",
        "sections to run, e.g. --only=ab (a raw PGMQ, b backlog, c producers, "
-       "d DAG, e latency, f map scaling, g idle, h step queues, i cancellation)"},
+       "d DAG, e latency, f map scaling, g idle, h step queues, i cancellation, "
+       "u upstream's protocol, k claims vs raw reads, s starts vs raw sends, y history growth)"},
       {"scale", "1",
        "multiplies every run/task count (e.g. 0.2 for a quick run, 5 for a long one)"},
       {"concurrency", "10", "worker max_concurrent"},
@@ -68,6 +69,22 @@ const std::vector<Flags::Spec>& Flags::specs() {
       {"fair_probes", "20", "h: probe runs per measurement (100 ms apart)"},
       {"fair_work_ms", "20",
        "h: handler time of each map element (0: the database is the only work)"},
+      {"upstream_runs", "1000",
+       "u: runs per system of each row (start_flow with 1 and 2 clients, drain, mixed), "
+       "in 4 alternating rounds"},
+      {"upstream_seconds", "15", "u: the sustained 2-client start_flow run per system (u2s)"},
+      {"upstream_sql", "",
+       "u: upstream pgflow's SQL migrations to compare with (a .sql file or a directory); "
+       "empty: bench/upstream/fetch-core.sh's cache of 0.14.1 if present; none: ours only"},
+      {"upstream_realtime", "notify",
+       "u: upstream's realtime.send stand-in: notify (pg_notify of ids, like ours' events) or "
+       "none"},
+      {"sustained_seconds", "60", "s: seconds of the sustained start run (2 threads)"},
+      {"claims", "500", "k: claims of 10 messages measured (and as many raw read + set_vt pairs)"},
+      {"claim_backlog", "2000", "k: runs still queued after the last claim"},
+      {"history_runs", "1000000",
+       "y: finished runs (with their tasks and archived messages) filled in for the second "
+       "measurement"},
       {"timeout_seconds", "180", "give up on one measurement after this long"},
       {"cluster_dir", PGFLOW_BENCH_CLUSTER_DIR,
        "where the throwaway cluster lives when DATABASE_URL is not set"},
@@ -378,7 +395,7 @@ std::string backend_cpu_by_connection(Db& db, double seconds) {
 }
 
 std::string CpuMeter::per_task(const CpuSample& from, const CpuSample& to, std::int64_t tasks,
-                               double seconds) {
+                               double seconds, std::string_view unit) {
   const double n = static_cast<double>(std::max<std::int64_t>(tasks, 1));
   const double process = to.process - from.process;
   std::string server = "n/a (server not local)";
@@ -389,8 +406,77 @@ std::string CpuMeter::per_task(const CpuSample& from, const CpuSample& to, std::
     server_util = absl::StrFormat("server %.0f%% of a core, ", 100 * s / seconds);
   }
   return absl::StrFormat(
-      "CPU per task: PostgreSQL %s, bench process %.0f us (%sbench process %.0f%%)", server,
-      process * 1e6 / n, server_util, 100 * process / seconds);
+      "CPU per %s: PostgreSQL %s, bench process %.0f us (%sbench process %.0f%%)", absl_view(unit),
+      server, process * 1e6 / n, server_util, 100 * process / seconds);
+}
+
+std::optional<double> CpuMeter::server_us(const CpuSample& from, const CpuSample& to,
+                                          std::int64_t tasks) {
+  if (!from.server || !to.server) return std::nullopt;
+  return (*to.server - *from.server) * 1e6 / static_cast<double>(std::max<std::int64_t>(tasks, 1));
+}
+
+void CpuTally::add(double window_seconds, std::int64_t window_units, const CpuSample& from,
+                   const CpuSample& to) {
+  seconds += window_seconds;
+  units += window_units;
+  used.process += to.process - from.process;
+  if (used.server && from.server && to.server) {
+    *used.server += *to.server - *from.server;
+  } else {
+    used.server.reset();
+  }
+}
+
+std::string CpuTally::per_unit(std::string_view unit) const {
+  return CpuMeter::per_task({.process = 0, .server = 0.0}, used, units, seconds, unit);
+}
+
+std::optional<double> CpuTally::server_us() const {
+  return CpuMeter::server_us({.process = 0, .server = 0.0}, used, units);
+}
+
+// ---- timed loops ----
+
+std::vector<LoopMark> run_loop(const CpuMeter& meter, int threads, double seconds,
+                               double mark_every, const LoopBody& body) {
+  std::atomic<bool> stop{false};
+  std::atomic<std::int64_t> done{0};
+  std::mutex error_mu;
+  std::string error;
+  std::vector<LoopMark> marks;
+  {
+    std::vector<std::jthread> running;
+    for (int t = 0; t < threads; ++t) {
+      running.emplace_back([&, t] {
+        try {
+          body(t, stop, done);
+        } catch (const std::exception& e) {
+          std::lock_guard<std::mutex> lock(error_mu);
+          if (error.empty()) error = e.what();
+          stop = true;
+        }
+      });
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));  // warm-up
+    auto mark = [&] { marks.push_back({Clock::now(), done.load(), meter.sample()}); };
+    mark();
+    const auto start = marks.front().at;
+    const int intervals = std::max(1, static_cast<int>(std::lround(seconds / mark_every)));
+    for (int i = 1; i <= intervals && !stop.load(); ++i) {
+      std::this_thread::sleep_until(start +
+                                    std::chrono::duration_cast<Clock::duration>(
+                                        std::chrono::duration<double>(seconds * i / intervals)));
+      mark();
+    }
+    stop = true;
+  }
+  if (!error.empty()) throw BenchError(error);
+  return marks;
+}
+
+double units_per_second(const LoopMark& from, const LoopMark& to) {
+  return static_cast<double>(to.done - from.done) / seconds_between(from.at, to.at);
 }
 
 // ---- statistics ----
@@ -411,6 +497,24 @@ double median(std::vector<double> values) { return percentile(std::move(values),
 void Report::add(ResultRow row) { rows_.push_back(std::move(row)); }
 void Report::note(std::string line) { notes_.push_back(std::move(line)); }
 void Report::target(TargetRow row) { targets_.push_back(std::move(row)); }
+void Report::verdict(Verdict v) { verdicts_.push_back(std::move(v)); }
+
+Verdict multiple_verdict(std::string what, double measured, double reference, std::string_view unit,
+                         double bound, bool at_most) {
+  const double multiple = reference > 0 ? measured / reference : 0;
+  return {.what = std::move(what),
+          .met = reference > 0 && (at_most ? multiple <= bound : multiple >= bound),
+          .figure = absl::StrFormat("%.0f vs %.0f %s = %.2fx", measured, reference, absl_view(unit),
+                                    multiple),
+          .target = absl::StrFormat("%s %.3gx", at_most ? "<=" : ">=", bound)};
+}
+
+const ResultRow* Report::find(std::string_view id) const {
+  for (const ResultRow& r : rows_) {
+    if (r.id == id) return &r;
+  }
+  return nullptr;
+}
 
 void Report::print(double raw_rate) const {
   std::printf("\n== results ==\n");
@@ -436,6 +540,15 @@ void Report::print(double raw_rate) const {
   for (const TargetRow& t : targets_) {
     const char* verdict = !t.met ? "[not measured]" : *t.met ? "[MET]" : "[NOT MET]";
     std::printf("%-15s %s\n%-15s   %s\n", verdict, t.target.c_str(), "", t.detail.c_str());
+  }
+  if (!verdicts_.empty()) std::printf("\n== verdicts (hot-path targets, issue 30) ==\n");
+  for (const bool primary : {true, false}) {
+    for (const Verdict& v : verdicts_) {
+      if (v.primary != primary) continue;
+      std::printf("%-10s %s %s: %s (target %s)\n", v.met ? "[MET]" : "[NOT MET]",
+                  primary ? "primary  " : "secondary", v.what.c_str(), v.figure.c_str(),
+                  v.target.c_str());
+    }
   }
   std::fflush(stdout);
 }

@@ -56,7 +56,7 @@ class Flags {
   double number(const std::string& name) const;
   // integer(name) multiplied by --scale, at least `minimum`.
   std::int64_t scaled(const std::string& name, std::int64_t minimum = 1) const;
-  // Whether section `id` ('a'..'g') runs (--only).
+  // Whether section `id` (a letter of --only's help) runs (--only).
   bool runs(char id) const;
   bool help() const { return help_; }
 
@@ -160,12 +160,30 @@ class CpuMeter {
   // server's processes are not visible here).
   explicit CpuMeter(Db& db);
   CpuSample sample() const;
-  // "CPU per task: server X us, bench process Y us (server Z% of a core, process W%)".
+  // "CPU per task: server X us, bench process Y us (server Z% of a core, process W%)" (another
+  // word than "task" with `unit`).
   static std::string per_task(const CpuSample& from, const CpuSample& to, std::int64_t tasks,
-                              double seconds);
+                              double seconds, std::string_view unit = "task");
+  // The server's CPU per task in microseconds (nullopt when the server is not local).
+  static std::optional<double> server_us(const CpuSample& from, const CpuSample& to,
+                                         std::int64_t tasks);
 
  private:
   std::optional<int> postmaster_;
+};
+
+// Units done, time and CPU summed over the windows of a measurement made of several (rounds
+// that alternate with another measurement, say).
+struct CpuTally {
+  double seconds = 0;
+  std::int64_t units = 0;
+  CpuSample used{.process = 0, .server = 0.0};  // the server part unknown once a window's is
+
+  void add(double window_seconds, std::int64_t window_units, const CpuSample& from,
+           const CpuSample& to);
+  double rate() const { return seconds > 0 ? static_cast<double>(units) / seconds : 0; }
+  std::string per_unit(std::string_view unit = "task") const;  // CpuMeter::per_task
+  std::optional<double> server_us() const;                     // CpuMeter::server_us
 };
 
 // CPU used so far by the backends of the running worker(s) and clients, by application name,
@@ -176,6 +194,33 @@ std::string backend_cpu_by_connection(Db& db, double seconds);
 
 // utime + stime (+ cutime + cstime with `children`) of a local process in seconds.
 std::optional<double> cpu_seconds_of_pid(int pid, bool children = false);
+
+// ---- timed loops ----
+
+// The body of one thread of a measured loop: repeats its work until `stop`, adding the units
+// it completed (messages, runs, tasks) to `done`. It opens its own connections.
+using LoopBody =
+    std::function<void(int thread, const std::atomic<bool>& stop, std::atomic<std::int64_t>& done)>;
+
+// Where a measured loop stood at one moment.
+struct LoopMark {
+  Clock::time_point at = {};
+  std::int64_t done = 0;
+  CpuSample cpu = {};
+};
+
+// Runs `body` on `threads` threads; after half a second of warm-up, marks the units done and
+// the CPU used at the start of the measured window and every `mark_every` seconds until
+// `seconds` have passed (at least two marks). A body that throws stops every thread, and the
+// error is rethrown as BenchError.
+std::vector<LoopMark> run_loop(const CpuMeter& meter, int threads, double seconds,
+                               double mark_every, const LoopBody& body);
+double units_per_second(const LoopMark& from, const LoopMark& to);
+
+// SQL that sends messages shaped like pgflow task messages to queue $1: $2 of them in one
+// pgmq.send_batch (returns how many), or one with pgmq.send (pgmq_cycle.cc).
+extern const char kSendTaskMessages[];
+extern const char kSendTaskMessage[];
 
 // ---- statistics ----
 
@@ -192,6 +237,7 @@ struct ResultRow {
   std::string unit = {};    // "tasks/s", "ms", ...
   bool throughput = false;  // printed with its ratio against the raw PGMQ rate
   std::string note = {};
+  std::optional<double> server_us = {};  // PostgreSQL CPU per task (us), when measured
 };
 
 struct TargetRow {
@@ -200,18 +246,36 @@ struct TargetRow {
   std::string detail = {};
 };
 
+// One target of the hot-path issue (#30), printed as [MET] / [NOT MET].
+struct Verdict {
+  std::string what = {};  // "b1 server CPU per task over the raw cycle's"
+  bool met = false;
+  std::string figure = {};  // the measured figure(s)
+  std::string target = {};  // "<= 2x"
+  bool primary = true;
+};
+// A verdict on measured / reference against `bound` (met at or below it when `at_most`, at or
+// above it otherwise); the figure reads "<measured> vs <reference> <unit> = <multiple>x".
+Verdict multiple_verdict(std::string what, double measured, double reference, std::string_view unit,
+                         double bound, bool at_most);
+
 class Report {
  public:
   void add(ResultRow row);
   void note(std::string line);
   void target(TargetRow row);
-  // Prints the table (ratios against `raw_rate` when > 0), the notes and the targets.
+  void verdict(Verdict v);
+  // The first row with this id, or nullptr when it did not run.
+  const ResultRow* find(std::string_view id) const;
+  // Prints the table (ratios against `raw_rate` when > 0), the notes, the targets and the
+  // verdicts (primary first).
   void print(double raw_rate) const;
 
  private:
   std::vector<ResultRow> rows_;
   std::vector<std::string> notes_;
   std::vector<TargetRow> targets_;
+  std::vector<Verdict> verdicts_;
 };
 
 struct BenchContext {
@@ -222,18 +286,60 @@ struct BenchContext {
   int batch = 10;                             // WorkerConfig::batch_size and the raw cycle's batch
   std::chrono::milliseconds timeout{120000};  // per measurement
   double raw_rate = 0;  // tasks/s of the best raw PGMQ cycle (section a), 0 if not run
+  std::optional<double> raw_server_us;  // PostgreSQL CPU per task of that raw row
 };
+
+// ---- measurements several sections share (worker_runs.cc) ----
+
+// A flow of one trivial step, "work" (the engine's overhead per task dominates).
+FlowDefinition one_step_flow(std::string slug);
+
+// How producers start runs: Client::start_flow (the run's state read back and parsed) or the
+// lean Client::start_run (only the run id).
+enum class StartCall { kStartFlow, kStartRun };
+
+// One worker throughput measurement on a compiled flow (which may hold earlier runs).
+struct Throughput {
+  bool finished = false;  // every run completed within the timeout
+  std::int64_t tasks = 0;
+  std::int64_t completed = 0;  // runs completed
+  double seconds = 0;          // the timed part
+  CpuSample cpu0 = {}, cpu1 = {};
+  std::string note = {};      // how it went (or how far it got), claims and CPU per task
+  std::string backends = {};  // backend_cpu_by_connection
+  double rate() const { return finished ? static_cast<double>(tasks) / seconds : 0; }
+  std::optional<double> server_us() const { return CpuMeter::server_us(cpu0, cpu1, tasks); }
+};
+// b: `runs` runs started while no worker runs (then ANALYZE when `analyze`); an EdgeWorker
+// with `report_batch` drains them, timed from EdgeWorker::start to the last completion.
+Throughput drain_backlog(const BenchContext& ctx, Db& db, const FlowDefinition& flow,
+                         std::int64_t runs, int report_batch, bool analyze);
+// c: `producers` threads start `runs` runs with `call` while a worker drains them, timed from
+// the first start to the last completion; producers and worker connect with `url`.
+Throughput produce_and_drain(const BenchContext& ctx, const std::string& url, Db& db,
+                             const FlowDefinition& flow, StartCall call, std::int64_t runs,
+                             int producers);
+// The result row of a Throughput in tasks/s (named "... (DID NOT FINISH)" when it did not),
+// and its backends' CPU below it.
+void add_throughput_row(BenchContext& ctx, const std::string& id, const std::string& name,
+                        const Throughput& t);
 
 // ---- sections ----
 
-void run_pgmq_cycle(BenchContext& ctx);        // a
-void run_backlog(BenchContext& ctx);           // b
-void run_producers(BenchContext& ctx);         // c
-void run_dag(BenchContext& ctx);               // d
-void run_latency_and_idle(BenchContext& ctx);  // e, g
-void run_map_scaling(BenchContext& ctx);       // f
-void run_step_queues(BenchContext& ctx);       // h
-void run_cancellation(BenchContext& ctx);      // i
+void run_pgmq_cycle(BenchContext& ctx);         // a
+void run_backlog(BenchContext& ctx);            // b
+void run_producers(BenchContext& ctx);          // c
+void run_dag(BenchContext& ctx);                // d
+void run_latency_and_idle(BenchContext& ctx);   // e, g
+void run_map_scaling(BenchContext& ctx);        // f
+void run_step_queues(BenchContext& ctx);        // h
+void run_cancellation(BenchContext& ctx);       // i
+void run_upstream_protocol(BenchContext& ctx);  // u
+void run_starts(BenchContext& ctx);             // s
+void run_claims(BenchContext& ctx);             // k
+void run_history(BenchContext& ctx);            // y
+// The verdicts on rows of the other sections (b1, c1, d1, c3, e, f4), after they ran.
+void add_row_verdicts(BenchContext& ctx);
 
 // ---- the machine ----
 

@@ -7,6 +7,7 @@
 // (WorkerMetric::kCompleted arrives once the database acknowledged the completion, and a run
 // completes in the same transaction as its last task), and checked in SQL at the end.
 #include <algorithm>
+#include <functional>
 #include <numeric>
 #include <string>
 #include <thread>
@@ -20,12 +21,13 @@
 #include "pgflow/flow.h"
 
 namespace pgflow::bench {
-namespace {
 
-// One trivial step: the engine's overhead per task dominates.
-auto one_step_flow() {
-  return Flow<"benchOneStep", int>().step<"work">([](int x) { return x + 1; });
+FlowDefinition one_step_flow(std::string slug) {
+  return renamed(Flow<"benchOneStep", int>().step<"work">([](int x) { return x + 1; }),
+                 std::move(slug));
 }
+
+namespace {
 
 struct DagReport {
   int total = 0;
@@ -72,10 +74,6 @@ std::string claim_note(const TaskCounter& c, std::int64_t tasks) {
       c.mean_claim_size(), c.mean_claim_ms());
 }
 
-// How producers start runs: Client::start_flow (the run's state read back and parsed) or the
-// lean Client::start_run (only the run id).
-enum class StartCall { kStartFlow, kStartRun };
-
 absl::Status start_one(const Client& client, StartCall call, const std::string& slug,
                        std::int64_t i) {
   if (call == StartCall::kStartRun) return client.start_run(slug, nlohmann::json(i)).status();
@@ -117,36 +115,106 @@ struct StartRates {
 StartRates start_rates(const Client& client, const CpuMeter& meter, const std::string& slug,
                        int producers, std::int64_t runs) {
   constexpr int kRounds = 10;
-  double seconds[2] = {0, 0};
-  CpuSample used[2] = {{.process = 0, .server = 0.0}, {.process = 0, .server = 0.0}};
+  CpuTally tallies[2];
   for (int round = 0; round < kRounds; ++round) {
     const std::int64_t chunk = runs / kRounds + (round < runs % kRounds ? 1 : 0);
     for (StartCall call : {StartCall::kStartFlow, StartCall::kStartRun}) {
-      const int kind = call == StartCall::kStartFlow ? 0 : 1;
       const CpuSample cpu0 = meter.sample();
       const Clock::time_point t0 = Clock::now();
       start_runs(client, call, slug, producers, chunk);
-      seconds[kind] += seconds_between(t0, Clock::now());
-      const CpuSample cpu1 = meter.sample();
-      used[kind].process += cpu1.process - cpu0.process;
-      if (cpu0.server && cpu1.server && used[kind].server) {
-        *used[kind].server += *cpu1.server - *cpu0.server;
-      } else {
-        used[kind].server.reset();
-      }
+      const double seconds = seconds_between(t0, Clock::now());
+      tallies[call == StartCall::kStartFlow ? 0 : 1].add(seconds, chunk, cpu0, meter.sample());
     }
   }
-  const CpuSample zero{.process = 0, .server = 0.0};
-  return {static_cast<double>(runs) / seconds[0], static_cast<double>(runs) / seconds[1],
-          CpuMeter::per_task(zero, used[0], runs, seconds[0]),
-          CpuMeter::per_task(zero, used[1], runs, seconds[1])};
+  return {tallies[0].rate(), tallies[1].rate(), tallies[0].per_unit(), tallies[1].per_unit()};
 }
 
 }  // namespace
 
+namespace {
+
+// Runs a worker with `config` (whose metrics feed `counter`) on `flow` until `runs` more of the
+// flow's runs completed or the timeout passed, calling `produce` once the worker started. The
+// clock and the CPU window start before the worker starts (`from_worker_start`) or right
+// before `produce`. Everything of a Throughput but its note.
+Throughput drain(const BenchContext& ctx, Db& db, const FlowDefinition& flow, WorkerConfig config,
+                 TaskCounter& counter, std::int64_t runs, bool from_worker_start,
+                 const std::function<void()>& produce) {
+  const std::int64_t completed_before = completed_runs(db, flow.slug);
+  counter.reset(runs);
+  const CpuMeter meter(db);
+  Throughput out{.tasks = runs};
+  Clock::time_point t0;
+  auto start_clock = [&] {
+    out.cpu0 = meter.sample();
+    t0 = Clock::now();
+  };
+  std::optional<Clock::time_point> done;
+  {
+    if (from_worker_start) start_clock();
+    EdgeWorker worker = start_worker(flow, std::move(config));
+    if (!from_worker_start) start_clock();
+    produce();
+    done = counter.wait(ctx.timeout);
+    out.cpu1 = meter.sample();
+    out.backends = backend_cpu_by_connection(db, seconds_between(t0, Clock::now()));
+    worker.stop();
+    (void)worker.wait();
+  }
+  out.completed = completed_runs(db, flow.slug) - completed_before;
+  out.finished = done && out.completed == runs;
+  if (out.finished) out.seconds = seconds_between(t0, *done);
+  return out;
+}
+
+}  // namespace
+
+Throughput drain_backlog(const BenchContext& ctx, Db& db, const FlowDefinition& flow,
+                         std::int64_t runs, int report_batch, bool analyze) {
+  const auto fill_start = Clock::now();
+  prefill_runs(db, flow.slug, runs, "1");
+  if (analyze) db.exec("analyze pgflow.runs, pgflow.step_states, pgflow.step_tasks");
+  const double fill_seconds = seconds_between(fill_start, Clock::now());
+
+  TaskCounter counter;
+  Throughput out = drain(ctx, db, flow, worker_config(ctx, report_batch, &counter), counter, runs,
+                         /*from_worker_start=*/true, [] {});
+  if (!out.finished) {
+    out.note = absl::StrFormat("%d of %d runs completed within %d s", out.completed, runs,
+                               ctx.timeout.count() / 1000);
+    return out;
+  }
+  out.note = absl::StrFormat(
+      "%d runs in %.2f s (timed from EdgeWorker::start; pre-fill took %.2f s, not timed%s); %s; "
+      "%s",
+      runs, out.seconds, fill_seconds, analyze ? ", then ANALYZE" : "", claim_note(counter, runs),
+      CpuMeter::per_task(out.cpu0, out.cpu1, runs, out.seconds));
+  return out;
+}
+
+void add_throughput_row(BenchContext& ctx, const std::string& id, const std::string& name,
+                        const Throughput& t) {
+  if (!t.finished) {
+    ctx.report.add({.id = id,
+                    .name = name + " (DID NOT FINISH)",
+                    .value = 0,
+                    .unit = "tasks/s",
+                    .note = t.note});
+    return;
+  }
+  ctx.report.add({.id = id,
+                  .name = name,
+                  .value = t.rate(),
+                  .unit = "tasks/s",
+                  .throughput = true,
+                  .note = t.note,
+                  .server_us = t.server_us()});
+  if (!t.backends.empty())
+    ctx.report.add({.id = "", .name = "", .value = 0, .unit = "", .note = t.backends});
+}
+
 void run_backlog(BenchContext& ctx) {
   const std::int64_t runs = ctx.flags.scaled("backlog");
-  const auto flow = one_step_flow();
   double with_batching = 0;
   // b1 and b2 drain a backlog that arrived in a burst (the planner's statistics of the run
   // tables predate it, as in production until autovacuum analyzes them); b3 repeats b1 after
@@ -163,57 +231,15 @@ void run_backlog(BenchContext& ctx) {
     progress(absl::StrFormat("b: 1-step flow, backlog of %d runs, report_batch_size %d%s", runs,
                              report_batch, analyze ? ", ANALYZE after the pre-fill" : ""));
     Db db = Db::open(ctx.url);
-    const FlowDefinition def = renamed(flow, unique_slug("bench_backlog"));
+    const FlowDefinition def = one_step_flow(unique_slug("bench_backlog"));
     compile_flow(db, def);
-    const auto fill_start = Clock::now();
-    prefill_runs(db, def.slug, runs, "1");
-    if (analyze) db.exec("analyze pgflow.runs, pgflow.step_states, pgflow.step_tasks");
-    const double fill_seconds = seconds_between(fill_start, Clock::now());
-
-    TaskCounter counter;
-    counter.reset(runs);
-    const CpuMeter meter(db);
-    const CpuSample cpu0 = meter.sample();
-    const auto t0 = Clock::now();
-    std::optional<Clock::time_point> done;
-    CpuSample cpu1;
-    std::string backends;
-    {
-      EdgeWorker worker = start_worker(def, worker_config(ctx, report_batch, &counter));
-      done = counter.wait(ctx.timeout);
-      cpu1 = meter.sample();
-      backends = backend_cpu_by_connection(db, seconds_between(t0, Clock::now()));
-      worker.stop();
-      (void)worker.wait();
-    }
-    const std::int64_t finished = completed_runs(db, def.slug);
+    const Throughput drained = drain_backlog(ctx, db, def, runs, report_batch, analyze);
     const std::string id = config.id;
-    const std::string name = absl::StrFormat("worker, 1-step backlog, report_batch_size %d%s",
-                                             report_batch, analyze ? ", fresh stats" : "");
-    if (!done || finished != runs) {
-      ctx.report.add({.id = id,
-                      .name = name + " (DID NOT FINISH)",
-                      .value = 0,
-                      .unit = "tasks/s",
-                      .note = absl::StrFormat("%d of %d runs completed within %d s", finished, runs,
-                                              ctx.timeout.count() / 1000)});
-    } else {
-      const double rate = static_cast<double>(runs) / seconds_between(t0, *done);
-      if (id == "b1") with_batching = rate;
-      ctx.report.add({.id = id,
-                      .name = name,
-                      .value = rate,
-                      .unit = "tasks/s",
-                      .throughput = true,
-                      .note = absl::StrFormat(
-                          "%d runs in %.2f s (timed from EdgeWorker::start; pre-fill "
-                          "took %.2f s, not timed%s); %s; %s",
-                          runs, seconds_between(t0, *done), fill_seconds,
-                          analyze ? ", then ANALYZE" : "", claim_note(counter, runs),
-                          CpuMeter::per_task(cpu0, cpu1, runs, seconds_between(t0, *done)))});
-      if (!backends.empty())
-        ctx.report.add({.id = "", .name = "", .value = 0, .unit = "", .note = backends});
-    }
+    if (id == "b1") with_batching = drained.rate();
+    add_throughput_row(ctx, id,
+                       absl::StrFormat("worker, 1-step backlog, report_batch_size %d%s",
+                                       report_batch, analyze ? ", fresh stats" : ""),
+                       drained);
     drop_flow(db, def.slug);
     vacuum_run_tables(db);
   }
@@ -237,66 +263,51 @@ std::string with_session_setting(const std::string& url, const std::string& sett
   return url + (url.find('?') == std::string::npos ? "?" : "&") + "options=-c%20" + setting;
 }
 
-// One end-to-end measurement: `producers` threads start `runs` runs of a fresh 1-step flow
-// with `call` while a worker drains them; producers and worker connect with `url`.
-void end_to_end(BenchContext& ctx, const std::string& url, StartCall call, const std::string& id,
-                const std::string& what, std::int64_t runs, int producers) {
-  Db db = Db::open(ctx.url);
-  const FlowDefinition def = renamed(one_step_flow(), unique_slug("bench_e2e"));
-  compile_flow(db, def);
+Throughput produce_and_drain(const BenchContext& ctx, const std::string& url, Db& db,
+                             const FlowDefinition& flow, StartCall call, std::int64_t runs,
+                             int producers) {
   absl::StatusOr<Client> client =
       Client::connect({.connection_string = url, .max_connections = producers});
   if (!client.ok()) throw BenchError(absl::StrCat("Client::connect: ", client.status().message()));
-
   TaskCounter counter;
-  counter.reset(runs);
-  std::optional<Clock::time_point> done;
-  Clock::time_point t0, produced;
-  const CpuMeter meter(db);
-  CpuSample cpu0, cpu1;
-  std::string backends;
-  {
-    WorkerConfig config = worker_config(ctx, 64, &counter);
-    config.connection_string = url;
-    EdgeWorker worker = start_worker(def, std::move(config));
-    cpu0 = meter.sample();
-    t0 = Clock::now();
-    start_runs(*client, call, def.slug, producers, runs);  // a failure throws; the worker drains
-    produced = Clock::now();
-    done = counter.wait(ctx.timeout);
-    cpu1 = meter.sample();
-    backends = backend_cpu_by_connection(db, seconds_between(t0, Clock::now()));
-    worker.stop();
-    (void)worker.wait();
+  WorkerConfig config = worker_config(ctx, 64, &counter);
+  config.connection_string = url;
+  Clock::time_point first_start, produced;
+  Throughput out = drain(ctx, db, flow, std::move(config), counter, runs,
+                         /*from_worker_start=*/false, [&] {
+                           first_start = Clock::now();
+                           // A failure throws; the worker drains.
+                           start_runs(*client, call, flow.slug, producers, runs);
+                           produced = Clock::now();
+                         });
+  if (!out.finished) {
+    out.note = absl::StrFormat("%d of %d runs completed", out.completed, runs);
+    return out;
   }
-  const std::int64_t finished = completed_runs(db, def.slug);
-  const std::string name =
-      absl::StrFormat("end to end, %d producers + worker, 1-step flow%s", producers, what);
-  if (!done || finished != runs) {
-    ctx.report.add({.id = id,
-                    .name = name + " (DID NOT FINISH)",
-                    .value = 0,
-                    .unit = "tasks/s",
-                    .note = absl::StrFormat("%d of %d runs completed", finished, runs)});
-  } else {
-    const double rate = static_cast<double>(runs) / seconds_between(t0, *done);
-    const double start_rate = static_cast<double>(runs) / seconds_between(t0, produced);
-    ctx.report.add({.id = id,
-                    .name = name,
-                    .value = rate,
-                    .unit = "tasks/s",
-                    .throughput = true,
-                    .note = absl::StrFormat(
-                        "%d runs: first start_flow to last completion %.2f s; the "
-                        "producers alone started %.0f runs/s; %s; %s (incl. producers)",
-                        runs, seconds_between(t0, *done), start_rate, claim_note(counter, runs),
-                        CpuMeter::per_task(cpu0, cpu1, runs, seconds_between(t0, *done)))});
-    if (!backends.empty())
-      ctx.report.add({.id = "", .name = "", .value = 0, .unit = "", .note = backends});
-  }
+  out.note = absl::StrFormat(
+      "%d runs: first start_flow to last completion %.2f s; the producers alone started %.0f "
+      "runs/s; %s; %s (incl. producers)",
+      runs, out.seconds, static_cast<double>(runs) / seconds_between(first_start, produced),
+      claim_note(counter, runs), CpuMeter::per_task(out.cpu0, out.cpu1, runs, out.seconds));
+  return out;
+}
+
+namespace {
+
+// One end-to-end measurement on a fresh 1-step flow (produce_and_drain), and its row.
+void end_to_end(BenchContext& ctx, const std::string& url, StartCall call, const std::string& id,
+                const std::string& what, std::int64_t runs, int producers) {
+  Db db = Db::open(ctx.url);
+  const FlowDefinition def = one_step_flow(unique_slug("bench_e2e"));
+  compile_flow(db, def);
+  add_throughput_row(
+      ctx, id, absl::StrFormat("end to end, %d producers + worker, 1-step flow%s", producers, what),
+      produce_and_drain(ctx, url, db, def, call, runs, producers));
   drop_flow(db, def.slug);
   vacuum_run_tables(db);
 }
+
+}  // namespace
 
 void run_producers(BenchContext& ctx) {
   const std::int64_t runs = ctx.flags.scaled("e2e_runs");
@@ -308,7 +319,7 @@ void run_producers(BenchContext& ctx) {
   {
     // c2/c3: producers alone (no worker), one thread against two, on the same flow.
     Db db = Db::open(ctx.url);
-    const FlowDefinition def = renamed(one_step_flow(), unique_slug("bench_start"));
+    const FlowDefinition def = one_step_flow(unique_slug("bench_start"));
     compile_flow(db, def);
     absl::StatusOr<Client> client =
         Client::connect({.connection_string = ctx.url, .max_connections = 2});
@@ -409,7 +420,8 @@ void run_dag(BenchContext& ctx) {
                     .throughput = true,
                     .note = absl::StrFormat("%d runs x %d tasks in %.2f s; %s; %s", runs,
                                             map_size + 4, secs, claim_note(counter, tasks),
-                                            CpuMeter::per_task(cpu0, cpu1, tasks, secs))});
+                                            CpuMeter::per_task(cpu0, cpu1, tasks, secs)),
+                    .server_us = CpuMeter::server_us(cpu0, cpu1, tasks)});
     ctx.report.add({.id = "d2",
                     .name = absl::StrFormat("5-step DAG with a %d-element map: runs", map_size),
                     .value = static_cast<double>(runs) / secs,

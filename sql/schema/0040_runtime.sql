@@ -7,7 +7,7 @@
 -- clients that know only started/completed/failed see it end. restart_of_run_id links a
 -- retry_run's new run to the run it retried (unset if that run is deleted).
 create table pgflow.runs (
-  run_id            uuid primary key not null default gen_random_uuid(),
+  run_id            uuid primary key not null default pgflow._new_run_id(),
   flow_slug         text not null references pgflow.flows (flow_slug),
   status            text not null default 'started',
   input             jsonb not null,
@@ -27,13 +27,14 @@ create table pgflow.runs (
   constraint cancel_reason_only_when_cancelled check (cancel_reason is null or cancelled_at is not null)
 );
 create index idx_runs_flow_slug on pgflow.runs (flow_slug);
-create index idx_runs_status on pgflow.runs (status);
 create index idx_runs_restart_of_run_id on pgflow.runs (restart_of_run_id) where restart_of_run_id is not null;
 
 -- Step statuses: created -> started -> completed | failed | skipped (taskless steps go
 -- created -> completed; unmet conditions created -> skipped | failed).
 create table pgflow.step_states (
-  flow_slug       text not null references pgflow.flows (flow_slug),
+  -- (flow_slug needs no key of its own: (flow_slug, step_slug) references a step, whose flow
+  -- exists; each foreign key costs a lookup and a row lock per insert, since 0015)
+  flow_slug       text not null,
   run_id          uuid not null references pgflow.runs (run_id),
   step_slug       text not null,
   status          text not null default 'created',
@@ -67,12 +68,9 @@ create table pgflow.step_states (
   constraint failed_at_is_after_started_at check (failed_at is null or failed_at >= started_at),
   constraint skipped_at_is_after_created_at check (skipped_at is null or skipped_at >= created_at)
 );
-create index idx_step_states_ready on pgflow.step_states (run_id, status, remaining_deps)
-  where status = 'created' and remaining_deps = 0;
-create index idx_step_states_failed on pgflow.step_states (run_id, step_slug) where status = 'failed';
-create index idx_step_states_skipped on pgflow.step_states (run_id, step_slug) where status = 'skipped';
-create index idx_step_states_flow_slug on pgflow.step_states (flow_slug);
-create index idx_step_states_run_id on pgflow.step_states (run_id);
+-- No index beside the primary key (since 0015): every query reaches step states by run (a run
+-- has a handful), and each index costs an entry on every status change (bench/README.md, "Hot
+-- path"). Deleting a flow's rows goes through its runs (_delete_flow_contents).
 
 -- Task statuses: queued -> started -> completed | failed, back to queued on retry or stall
 -- recovery; skipped (its step was skipped) and cancelled (its run failed) are terminal too.
@@ -80,8 +78,11 @@ create index idx_step_states_run_id on pgflow.step_states (run_id);
 -- queue-scoped); queue_name is a snapshot of the step's route taken when the task was created
 -- and never changes. message_id stays nullable.
 create table pgflow.step_tasks (
-  flow_slug              text not null references pgflow.flows (flow_slug),
-  run_id                 uuid not null references pgflow.runs (run_id),
+  -- (flow_slug and run_id need no keys of their own: (run_id, step_slug) references a step
+  -- state, which references its run and its flow's step; each foreign key costs a lookup and a
+  -- row lock per insert, since 0015)
+  flow_slug              text not null,
+  run_id                 uuid not null,
   step_slug              text not null,
   message_id             bigint,
   task_index             int not null default 0,
@@ -117,13 +118,15 @@ create table pgflow.step_tasks (
   constraint queue_name_is_canonical
     check (queue_name = lower(queue_name) and length(queue_name) between 1 and 47)
 );
+-- Indexes (since 0015), each one a query needs; every status change writes an entry into each
+-- index whose predicate the new row matches (bench/README.md, "Hot path"). Queries by run and
+-- step use the primary key, also for a status (a run has few tasks per step, and a map's
+-- output reads them in task_index order anyway).
+-- Claims: a message's task.
 create unique index step_tasks_queue_message_key on pgflow.step_tasks (queue_name, message_id)
   where message_id is not null;
-create index idx_step_tasks_queued on pgflow.step_tasks (run_id, step_slug) where status = 'queued';
-create index idx_step_tasks_completed on pgflow.step_tasks (run_id, step_slug) where status = 'completed';
-create index idx_step_tasks_failed on pgflow.step_tasks (run_id, step_slug) where status = 'failed';
-create index idx_step_tasks_flow_run_step on pgflow.step_tasks (flow_slug, run_id, step_slug);
-create index idx_step_tasks_started on pgflow.step_tasks (started_at) where status = 'started';
-create index idx_step_tasks_queued_msg on pgflow.step_tasks (queue_name, message_id)
-  where status = 'queued';
-create index idx_step_tasks_last_worker on pgflow.step_tasks (last_worker_id) where status = 'started';
+-- `pgflow status --metrics`: a flow's waiting tasks (one entry per task, written at insert).
+create index idx_step_tasks_queued on pgflow.step_tasks (flow_slug) where status = 'queued';
+-- Running tasks: stall recovery scans them all (few: those in flight), release_claim finds a
+-- worker's.
+create index idx_step_tasks_started on pgflow.step_tasks (last_worker_id) where status = 'started';

@@ -3,8 +3,8 @@
 -- builds (scripts/sql-schema check proves it; sql/README.md says how to change the core).
 --
 -- Function bodies are not checked at creation (as in pg_dump output), so the functions can be
--- listed by concern rather than by call order. Only the slug rules come before the tables:
--- their check constraints call them.
+-- listed by concern rather than by call order. Only the slug rules and the run id come before
+-- the tables: check constraints and a column default call them.
 \set ON_ERROR_STOP on
 set check_function_bodies = off;
 set client_min_messages = warning;
@@ -14,6 +14,7 @@ set client_min_messages = warning;
 \ir functions/definitions/is_valid_slug.sql
 \ir 0020_definitions.sql
 \ir 0030_workers.sql
+\ir functions/runtime/_new_run_id.sql
 \ir 0040_runtime.sql
 \ir 0050_types.sql
 \ir 0060_locks.sql
@@ -62,7 +63,7 @@ set client_min_messages = warning;
 \ir functions/queues/set_vt_batch.sql
 
 -- Events.
-\ir functions/events/_emit.sql
+\ir functions/events/_emit_events.sql
 \ir functions/events/_emit_run_event.sql
 \ir functions/events/_run_event_details.sql
 \ir functions/events/_emit_step_event.sql

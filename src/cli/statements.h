@@ -209,7 +209,8 @@ cross join lateral (
          round(extract(epoch from now() - min(st.queued_at) filter (where st.status = 'queued'))::numeric, 3)
            as oldest_queued_age_seconds
   from pgflow.step_tasks st
-  where st.flow_slug = f.flow_slug and st.status in ('queued', 'started')) t
+  -- (an OR, not IN: each arm matches one partial index, idx_step_tasks_queued / _started)
+  where st.flow_slug = f.flow_slug and (st.status = 'queued' or st.status = 'started')) t
 cross join lateral (
   select count(*) filter (where ru.status = 'started') as started,
          count(*) filter (where ru.status = 'completed') as completed,

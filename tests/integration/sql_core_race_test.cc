@@ -1,6 +1,7 @@
 // Races in the SQL core that pgTAP cannot express: several real connections calling the
 // core's functions at the same moment. Each test checks the end state is the one a serial
 // execution would give, and that no call failed (no deadlock, no constraint violation).
+#include <algorithm>
 #include <barrier>
 #include <string>
 #include <thread>
@@ -253,6 +254,54 @@ TEST_F(SqlCoreRace, EventsArePublishedWithPgNotifyWithoutData) {
                                        {"flow_slug", "notify_me"},
                                        {"step_slug", "only"},
                                        {"status", "started"}}));
+}
+
+// complete_tasks publishes a batch's events in one call (schema 0015): the completed steps'
+// notifications, then the completed runs', each in run_id order, still without data.
+TEST_F(SqlCoreRace, ABatchOfResultsNotifiesItsStepsThenItsRuns) {
+  ASSERT_THAT(exec("select pgflow.create_flow('notify_batch', timeout => 60)"), IsOk());
+  ASSERT_THAT(exec("select pgflow.add_step('notify_batch', 'only')"), IsOk());
+  ASSERT_THAT(exec("select pgflow.register_worker($1::uuid, 'fn', 'notify_batch', "
+                   "'notify_batch', pgflow.worker_protocol())",
+                   {kWorker}),
+              IsOk());
+  std::vector<std::string> runs = {
+      sql("select run_id from pgflow.start_flow('notify_batch', '{}')"),
+      sql("select run_id from pgflow.start_flow('notify_batch', '{}')")};
+  std::sort(runs.begin(), runs.end());
+  PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection listener, pg::Connection::open(db_->url()));
+  ASSERT_THAT(listener.listen("pgflow_events"), IsOk());
+  ASSERT_EQ(
+      sql("select count(*) from pgflow.complete_tasks(("
+          "  select jsonb_agg(jsonb_build_object('run_id', c.run_id, 'step_slug', c.step_slug,"
+          "                   'task_index', c.task_index, 'output', '{\"secret\": "
+          "\"hunter2\"}'::jsonb))"
+          "  from pgflow.claim_tasks('notify_batch', 'notify_batch',"
+          "         array(select m.msg_id from pgmq.read('notify_batch', 60, 10) m),"
+          "         $1::uuid, null, gen_random_uuid()) c where c.outcome = 'claimed'))",
+          {kWorker}),
+      "2");
+
+  std::vector<nlohmann::json> events;
+  for (int i = 0; i < 4; ++i) {
+    auto n =
+        listener.wait_notification(std::chrono::steady_clock::now() + std::chrono::seconds(10));
+    ASSERT_THAT(n, IsOk());
+    ASSERT_TRUE(n->has_value()) << "expected four notifications, got " << i;
+    EXPECT_THAT((*n)->payload, ::testing::Not(::testing::HasSubstr("hunter2")));
+    events.push_back(nlohmann::json::parse((*n)->payload));
+  }
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(events[i], (nlohmann::json{{"event", "step:completed"},
+                                         {"run_id", runs[i]},
+                                         {"flow_slug", "notify_batch"},
+                                         {"step_slug", "only"},
+                                         {"status", "completed"}}));
+    EXPECT_EQ(events[2 + i], (nlohmann::json{{"event", "run:completed"},
+                                             {"run_id", runs[i]},
+                                             {"flow_slug", "notify_batch"},
+                                             {"status", "completed"}}));
+  }
 }
 
 }  // namespace

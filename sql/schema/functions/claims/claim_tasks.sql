@@ -16,8 +16,8 @@
 -- Applications must not send messages to pgflow-owned queues.
 --
 -- Steps: 1. the subscription; 2. classify the batch (_classify_claim_batch); 3a. a fatal batch:
--- reset, pause, report (_refuse_claim_batch); 3b. claim, 3c. defer, 3d. archive; 4. one row per
--- message.
+-- reset, pause, report (_refuse_claim_batch); 3b. claim (one UPDATE since 0015), 3c. defer,
+-- 3d. archive; 4. one row per message.
 -- Plans: tasks and runs are reached by row address (ctid) or by index probes per message, never
 -- by joins planned from statistics, which a burst of work makes stale (bench/README.md).
 -- `claim_id` (worker protocol 6, schema 0014) is an id the worker chose for this call: the
@@ -42,8 +42,7 @@ declare
   v_flow pgflow.flows;
   v_ids bigint[] := array(select distinct i from unnest(msg_ids) i where i is not null order by i);
   v_items pgflow._claim_item[];
-  v_item pgflow._claim_item;
-  v_claim bigint[] := '{}';
+  v_claim bigint[];
   v_defer bigint[];
   v_defer_offsets int[];
   v_archive bigint[];
@@ -98,21 +97,19 @@ begin
     return;
   end if;
 
-  -- 3b. Claim the eligible tasks (only rows this call changes are the worker's), one by row
-  -- address each (a TID scan: no plan to go wrong); a task changed since it was classified no
-  -- longer matches, and counts as taken.
-  foreach v_item in array v_items loop
-    continue when v_item.class <> 'claim';
+  -- 3b. Claim the eligible tasks in one statement, each by row address (a TID scan per item:
+  -- no plan to go wrong), in msg_id order; a task changed since it was classified no longer
+  -- matches, and counts as taken.
+  with claimed as (
     update pgflow.step_tasks t
     -- greatest(): a task committed after this transaction began is queued "later" than now().
     set status = 'started', attempts_count = t.attempts_count + 1,
         started_at = greatest(now(), t.queued_at),
         last_worker_id = claim_tasks.worker_id, last_claim_id = claim_tasks.claim_id
-    where t.ctid = v_item.task_ctid and t.status = 'queued';
-    if found then
-      v_claim := v_claim || v_item.msg_id;
-    end if;
-  end loop;
+    from unnest(v_items) c
+    where c.class = 'claim' and t.ctid = c.task_ctid and t.status = 'queued'
+    returning c.msg_id)
+  select coalesce(array_agg(k.msg_id order by k.msg_id), '{}') into v_claim from claimed k;
   v_items := array(
     select case when c.class = 'claim' and not c.msg_id = any(v_claim)
              then row(c.msg_id, 'taken', 'claimed by another worker meanwhile', c.run_id,

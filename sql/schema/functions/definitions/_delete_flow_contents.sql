@@ -43,8 +43,11 @@ begin
     v_route := v_route || lower(p_flow_slug);
   end if;
 
-  select t.queue_name into v_stray from pgflow.step_tasks t
-  where t.flow_slug = p_flow_slug and not t.queue_name = any(v_route) limit 1;
+  -- A flow's tasks and step states are reached through its runs (no index by flow since 0015).
+  select t.queue_name into v_stray
+  from pgflow.runs r join pgflow.step_tasks t on t.run_id = r.run_id
+  where r.flow_slug = p_flow_slug and t.flow_slug = p_flow_slug and not t.queue_name = any(v_route)
+  limit 1;
   if found then
     raise exception 'Flow "%" has tasks in queue "%", which is not on its route; refusing to delete',
       p_flow_slug, v_stray using errcode = 'object_in_use';
@@ -59,8 +62,10 @@ begin
   end loop;
 
   perform 1 from pgflow.runs r where r.flow_slug = p_flow_slug order by r.run_id for update;
-  delete from pgflow.step_tasks t where t.flow_slug = p_flow_slug;
-  delete from pgflow.step_states s where s.flow_slug = p_flow_slug;
+  delete from pgflow.step_tasks t using pgflow.runs r
+  where r.flow_slug = p_flow_slug and t.run_id = r.run_id and t.flow_slug = p_flow_slug;
+  delete from pgflow.step_states s using pgflow.runs r
+  where r.flow_slug = p_flow_slug and s.run_id = r.run_id and s.flow_slug = p_flow_slug;
   delete from pgflow.runs r where r.flow_slug = p_flow_slug;
   delete from pgflow.deps d where d.flow_slug = p_flow_slug;
   delete from pgflow.steps s where s.flow_slug = p_flow_slug;

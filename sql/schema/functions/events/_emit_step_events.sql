@@ -6,15 +6,10 @@ returns void
 language plpgsql volatile
 set search_path = pg_catalog, pg_temp
 as $$
-declare
-  v_state pgflow.step_states;
 begin
-  for v_state in
-    select ss.* from pgflow.step_states ss
+  perform pgflow._emit_events(array(
+    select ss from pgflow.step_states ss
     join unnest(p_step_slugs) with ordinality u(slug, n) on ss.step_slug = u.slug
-    where ss.run_id = p_run_id order by u.n
-  loop
-    perform pgflow._emit_step_event(v_state);
-  end loop;
+    where ss.run_id = p_run_id order by u.n), null);
 end;
 $$;

@@ -1,6 +1,6 @@
 -- The broadcast payload of a run event beyond event_type, run_id, flow_slug and status (see
 -- _emit_run_event).
--- Called by: _emit, when it broadcasts.
+-- Called by: _emit_events, when it broadcasts.
 create or replace function pgflow._run_event_details(p_run pgflow.runs, p_error_message text)
 returns jsonb
 language plpgsql stable

@@ -1,6 +1,6 @@
 -- The broadcast payload of a step event beyond event_type, run_id, step_slug and status (see
 -- _emit_step_event).
--- Called by: _emit, when it broadcasts.
+-- Called by: _emit_events, when it broadcasts.
 create or replace function pgflow._step_event_details(p_state pgflow.step_states)
 returns jsonb
 language plpgsql stable

@@ -34,7 +34,7 @@ declare
   v_kinds text[];
   v_finished pgflow.step_states[];
   v_advance uuid[];
-  v_run pgflow.runs;
+  v_completed pgflow.runs[];
   v_queues text[];
   v_message_ids bigint[];
 begin
@@ -175,19 +175,16 @@ begin
     into v_advance
     from counted c;
 
-    perform pgflow._emit_step_event(f) from unnest(v_finished) f;
-
-    -- Runs without steps left complete (maybe_complete_run for all of them at once); the
-    -- others move on.
-    for v_run in
+    -- Runs without steps left complete (maybe_complete_run for all of them at once), and the
+    -- batch's events go out in one call (the steps', then the runs'); the others move on.
+    with done as (
       update pgflow.runs r
       set status = 'completed', completed_at = now(), output = pgflow._run_output(r.run_id)
       from unnest(v_finished) f
       where r.run_id = f.run_id and r.status = 'started' and r.remaining_steps = 0
-      returning r.*
-    loop
-      perform pgflow._emit_run_event(v_run);
-    end loop;
+      returning r)
+    select array_agg(d.r order by (d.r).run_id) into v_completed from done d;
+    perform pgflow._emit_events(v_finished, v_completed);
     if v_advance is not null then
       for i in 1 .. cardinality(v_advance) loop
         perform pgflow._advance_run(v_advance[i]);

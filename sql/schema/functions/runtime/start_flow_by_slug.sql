@@ -1,8 +1,10 @@
 -- Starts a run of the concrete flow `flow_slug` (a pinned version, whatever its alias's active
 -- version is): checks the input (a flow with a root map needs an array), creates the run and one
 -- step state per step (root steps already started, with their tasks and messages, when no root
--- step has a condition and no root map is empty), publishes run:started, then advances the run (conditions, taskless
--- steps, other ready steps get their tasks and messages; a run without tasks completes at once).
+-- step has a condition and no root map is empty), publishes run:started, then advances the run
+-- (conditions, taskless steps, other ready steps get their tasks and messages; a run without
+-- tasks completes at once) unless its root steps were created started (nothing else can be
+-- ready then).
 -- Locks: the new run's rows only (nobody else can see them before commit); queue rows last.
 -- Called by: start_flow (after resolving the alias), start_flow_with_states_by_slug (and so
 -- Client::start_flow_by_slug); SQL users.
@@ -15,19 +17,24 @@ as $$
 #variable_conflict use_column
 declare
   v_run pgflow.runs;
+  v_step_count int;
   v_has_root_map boolean;
   v_has_root_condition boolean;
   v_roots_start boolean;
   v_step record;
 begin
-  if not exists (select 1 from pgflow.flows f where f.flow_slug = start_flow_by_slug.flow_slug) then
+  -- The flow's steps in one read (since 0015); the flow itself only when it has none.
+  select count(*),
+         coalesce(bool_or(s.deps_count = 0 and s.step_type = 'map'), false),
+         coalesce(bool_or(s.deps_count = 0 and (s.required_input_pattern is not null
+                                                or s.forbidden_input_pattern is not null)), false)
+  into v_step_count, v_has_root_map, v_has_root_condition
+  from pgflow.steps s
+  where s.flow_slug = start_flow_by_slug.flow_slug;
+  if v_step_count = 0
+     and not exists (select 1 from pgflow.flows f where f.flow_slug = start_flow_by_slug.flow_slug) then
     raise exception 'Flow "%" does not exist', start_flow_by_slug.flow_slug using errcode = 'no_data_found';
   end if;
-  select coalesce(bool_or(s.step_type = 'map'), false),
-         coalesce(bool_or(s.required_input_pattern is not null or s.forbidden_input_pattern is not null), false)
-  into v_has_root_map, v_has_root_condition
-  from pgflow.steps s
-  where s.flow_slug = start_flow_by_slug.flow_slug and s.deps_count = 0;
   if v_has_root_map and start_flow_by_slug.input is null then
     raise exception 'Flow % has root map steps but input is NULL', start_flow_by_slug.flow_slug;
   elsif v_has_root_map and jsonb_typeof(start_flow_by_slug.input) <> 'array' then
@@ -50,8 +57,8 @@ begin
   end if;
 
   insert into pgflow.runs (run_id, flow_slug, input, remaining_steps)
-  values (coalesce(start_flow_by_slug.run_id, gen_random_uuid()), start_flow_by_slug.flow_slug, start_flow_by_slug.input,
-          (select count(*) from pgflow.steps s where s.flow_slug = start_flow_by_slug.flow_slug))
+  values (coalesce(start_flow_by_slug.run_id, pgflow._new_run_id()), start_flow_by_slug.flow_slug, start_flow_by_slug.input,
+          v_step_count)
   returning * into v_run;
 
   -- In the common case — no root step has a condition and no root map is empty — nothing can
@@ -93,7 +100,11 @@ begin
     perform pgflow._enqueue_step_tasks(v_run, v_step.state, v_step.queue_name, v_step.start_delay);
   end loop;
 
-  perform pgflow._advance_run(v_run.run_id);
+  -- With its root steps started, a run with steps has nothing else ready and cannot be done
+  -- (every other step waits for a dependency): _advance_run would find nothing to do.
+  if not (v_roots_start and v_step_count > 0) then
+    perform pgflow._advance_run(v_run.run_id);
+  end if;
   return query select * from pgflow.runs r where r.run_id = v_run.run_id;
 end;
 $$;

@@ -1,0 +1,27 @@
+-- Since 0015 the run tables keep only the indexes a query needs: every status change of a
+-- task or step state writes an entry into each index whose predicate its new row matches, so
+-- an index no query reads costs on every task (bench/README.md, "Hot path").
+begin;
+select plan(4);
+
+select is(array(select indexdef from pg_indexes
+                where schemaname = 'pgflow' and tablename = 'step_tasks' order by indexname),
+  array['CREATE INDEX idx_step_tasks_queued ON pgflow.step_tasks USING btree (flow_slug) WHERE (status = ''queued''::text)',
+        'CREATE INDEX idx_step_tasks_started ON pgflow.step_tasks USING btree (last_worker_id) WHERE (status = ''started''::text)',
+        'CREATE UNIQUE INDEX step_tasks_pkey ON pgflow.step_tasks USING btree (run_id, step_slug, task_index)',
+        'CREATE UNIQUE INDEX step_tasks_queue_message_key ON pgflow.step_tasks USING btree (queue_name, message_id) WHERE (message_id IS NOT NULL)'],
+  'step_tasks: the primary key, the message key of claims, waiting tasks by flow, running tasks by worker');
+select is(array(select indexname::text from pg_indexes
+                where schemaname = 'pgflow' and tablename = 'step_states' order by indexname),
+  array['step_states_pkey'], 'step_states: the primary key only (every query reaches them by run)');
+select is(array(select indexname::text from pg_indexes
+                where schemaname = 'pgflow' and tablename = 'runs' order by indexname),
+  array['idx_runs_flow_slug', 'idx_runs_restart_of_run_id', 'runs_pkey'],
+  'runs: no index by status (no query reads runs by status alone)');
+-- A task's claim changes status (queued -> started): the entries it writes are the primary
+-- key's, the message key's and the running-task index's; its completion the first two.
+select is((select count(*)::int from pg_index i where i.indrelid = 'pgflow.step_tasks'::regclass), 4,
+  'four indexes on step_tasks (was nine)');
+
+select * from finish();
+rollback;
