@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# compare_versions.sh [--from N] [--to M] [--rounds R] [--runs K]
+# compare_versions.sh [--from N] [--to M] [--rounds R] [--runs K] [--kinds "start single ..."]
 #
 # Compares the SQL hot path of two schema versions in one run: builds one database migrated to
 # version N (default: the previous one) and one to version M (default: the newest) on a
@@ -11,6 +11,9 @@
 # by other load on the machine, so its ratio is the one to quote).
 #
 #   start   K runs of a 1-step flow started with start_flow (time per run)
+#   states  the same with start_flow_with_states, as Client::start_flow starts a run (it returns
+#           the run's state)
+#   lean    the same with start_run, as Client::start_run starts a run (it returns the run id)
 #   single  K runs of a 1-step flow started, then claimed (10 per claim_tasks) and completed as
 #           that version's worker reports them (complete_tasks per claim since 0006, else
 #           complete_task per task)
@@ -27,13 +30,14 @@ pgflow=${PGFLOW_BIN:-$root/build/src/pgflow}
 [ -x "$pgflow" ] || pgflow=$root/build-bench/src/pgflow
 [ -x "$pgflow" ] || { echo "compare_versions: build the pgflow program first (scripts/test.sh)" >&2; exit 2; }
 latest=$(ls "$root/sql/migrations" | sed -n 's/^\([0-9]\{4\}\)_.*/\1/p' | tail -n 1)
-to=$((10#$latest)); from=$((to - 1)); rounds=5; runs=2000
+to=$((10#$latest)); from=$((to - 1)); rounds=5; runs=2000; kinds="start states lean single dag"
 while [ $# -gt 0 ]; do
   case "$1" in
     --from) from=$2; shift 2 ;;
     --to) to=$2; shift 2 ;;
     --rounds) rounds=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
+    --kinds) kinds=$2; shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -55,7 +59,10 @@ workload() {  # TEMPLATE KIND
   local db=$base/round kind=$2 flow="b_$RANDOM$RANDOM"
   "${psql[@]}" "$url" -c "set client_min_messages = warning" -c "drop database if exists round" \
     -c "create database round template $1" >/dev/null
-  if [ "$kind" = start ]; then
+  if [ "$kind" = start ] || [ "$kind" = states ] || [ "$kind" = lean ]; then
+    local call="perform pgflow.start_flow('$flow', '{}')"
+    [ "$kind" = states ] && call="perform pgflow.start_flow_with_states('$flow', '{}')"
+    [ "$kind" = lean ] && call="perform pgflow.start_run('$flow', '{}')"
     "${psql[@]}" "$db" <<SQL
 select pgflow.create_flow('$flow', timeout => 60);
 select pgflow.add_step('$flow', 'only');
@@ -64,7 +71,7 @@ declare
   t0 timestamptz := clock_timestamp();
 begin
   for i in 1..$runs loop
-    perform pgflow.start_flow('$flow', '{}');
+    $call;
   end loop;
   raise notice '%', round((extract(epoch from clock_timestamp() - t0) * 1000 / $runs)::numeric, 4);
 end \$\$;
@@ -130,7 +137,7 @@ fastest() { sort -n | head -n 1; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", b / a}'; }
 
 echo "schema $from vs $to, $rounds rounds alternating, $runs runs per round (PostgreSQL default settings)"
-for kind in start single dag; do
+for kind in $kinds; do
   : >"$cluster/$kind.$from"; : >"$cluster/$kind.$to"
   for r in $(seq 1 "$rounds"); do
     order="$from $to"

@@ -3,12 +3,17 @@
 -- message that snapshots that queue; announces the work when it is visible at once. No queue
 -- DDL happens here.
 -- Locks: the caller holds the run and the step state; task rows -> queue rows.
+-- Plans: the insert is planned once per session (plan_cache_mode; since 0016): left to choose,
+-- PostgreSQL planned it again on every call, as a custom plan for the task count always looked
+-- cheaper than the generic one. It calls send_batch's implementation (the overload with headers
+-- and a time), not a SQL wrapper, which would be parsed and planned again on every call.
 -- Called by: start_ready_steps, start_flow_by_slug (root steps it creates started).
 create or replace function pgflow._enqueue_step_tasks(p_run pgflow.runs, p_state pgflow.step_states,
                                                       p_queue_name text, p_start_delay int)
 returns void
 language plpgsql volatile
 set search_path = pg_catalog, pg_temp
+set plan_cache_mode = force_generic_plan
 as $$
 begin
   perform pgflow._emit_step_event(p_state);
@@ -21,7 +26,7 @@ begin
          array(select jsonb_build_object('flow_slug', p_run.flow_slug, 'run_id', p_run.run_id,
                                          'step_slug', p_state.step_slug, 'task_index', i)
                from generate_series(0, p_state.initial_tasks - 1) i order by i),
-         p_start_delay) with ordinality as m(msg_id, n);
+         null::jsonb[], clock_timestamp() + make_interval(secs => p_start_delay)) with ordinality as m(msg_id, n);
   if p_start_delay = 0 then
     perform pgflow._announce_work(p_queue_name);
   end if;

@@ -3,11 +3,14 @@
 -- SECURITY DEFINER (upstream's client calls it through RPC): only granted roles may call it.
 -- Locks: none (reads).
 -- Called by: start_flow_with_states, Client::get_run / wait_for_run; upstream clients.
+-- PL/pgSQL, not SQL, since 0016: a SQL function with a SET clause is never inlined, so every
+-- call parsed and planned its body again (sql/schema/README.md, Plans).
 create or replace function pgflow.get_run_with_states(run_id uuid) returns jsonb
-language sql stable security definer
+language plpgsql stable security definer
 set search_path = pg_catalog, pg_temp
 as $$
-  select jsonb_build_object(
+begin
+  return (select jsonb_build_object(
     'run', to_jsonb(r),
     'steps', coalesce((
       select jsonb_agg(to_jsonb(ss) order by s.step_index)
@@ -16,7 +19,8 @@ as $$
       where ss.run_id = r.run_id), '[]'::jsonb),
     'flow_alias', (select f.flow_alias from pgflow.flows f where f.flow_slug = r.flow_slug))
   from pgflow.runs r
-  where r.run_id = get_run_with_states.run_id
+  where r.run_id = get_run_with_states.run_id);
+end;
 $$;
 
 -- SECURITY DEFINER: runs as the schema owner, so nobody calls it unless granted

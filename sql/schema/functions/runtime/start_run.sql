@@ -4,13 +4,17 @@
 -- granted to the same roles; it runs in the caller's transaction.
 -- Locks: those of start_flow_by_slug (the new run's rows; queue rows last).
 -- Called by: Client::start_run; other drivers.
+-- PL/pgSQL, not SQL, since 0016: a SQL function with a SET clause is never inlined, so every
+-- call parsed and planned its body again (sql/schema/README.md, Plans).
 create or replace function pgflow.start_run(flow_alias text, input jsonb, run_id uuid default null)
 returns uuid
-language sql volatile security definer
+language plpgsql volatile security definer
 set search_path = pg_catalog, pg_temp
 as $$
-  select pgflow.start_run_by_slug(pgflow._resolve_flow_alias(start_run.flow_alias), start_run.input,
-                                  start_run.run_id)
+begin
+  return pgflow.start_run_by_slug(pgflow._resolve_flow_alias(start_run.flow_alias), start_run.input,
+                                  start_run.run_id);
+end;
 $$;
 
 -- SECURITY DEFINER: runs as the schema owner, so nobody calls it unless granted
