@@ -59,10 +59,13 @@ workload() {  # TEMPLATE KIND
   local db=$base/round kind=$2 flow="b_$RANDOM$RANDOM"
   "${psql[@]}" "$url" -c "set client_min_messages = warning" -c "drop database if exists round" \
     -c "create database round template $1" >/dev/null
-  if [ "$kind" = start ] || [ "$kind" = states ] || [ "$kind" = lean ]; then
-    local call="perform pgflow.start_flow('$flow', '{}')"
-    [ "$kind" = states ] && call="perform pgflow.start_flow_with_states('$flow', '{}')"
-    [ "$kind" = lean ] && call="perform pgflow.start_run('$flow', '{}')"
+  local start_fn=""
+  case $kind in
+    start) start_fn=start_flow ;;
+    states) start_fn=start_flow_with_states ;;
+    lean) start_fn=start_run ;;
+  esac
+  if [ -n "$start_fn" ]; then
     "${psql[@]}" "$db" <<SQL
 select pgflow.create_flow('$flow', timeout => 60);
 select pgflow.add_step('$flow', 'only');
@@ -71,7 +74,7 @@ declare
   t0 timestamptz := clock_timestamp();
 begin
   for i in 1..$runs loop
-    $call;
+    perform pgflow.$start_fn('$flow', '{}');
   end loop;
   raise notice '%', round((extract(epoch from clock_timestamp() - t0) * 1000 / $runs)::numeric, 4);
 end \$\$;

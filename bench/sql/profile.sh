@@ -73,11 +73,12 @@ profile raw_send "$starts"
 profile start "$starts"
 profile raw_read "$claims"
 profile claim "$claims"
+# The raw messages, 10 a batch, in prof_raw_batches (numbered from 1).
 "${psql[@]}" >/dev/null <<SQL
 create table prof_raw_batches as
-  select (row_number() over (order by msg_id) - 1) / 10 + 1 as b, msg_id from pgmq.q_prof_raw;
-create table prof_raw_batches2 as select b, array_agg(msg_id) ids from prof_raw_batches group by b;
-drop table prof_raw_batches; alter table prof_raw_batches2 rename to prof_raw_batches;
+  select b, array_agg(msg_id order by msg_id) ids
+  from (select (row_number() over (order by msg_id) - 1) / 10 + 1 as b, msg_id from pgmq.q_prof_raw) m
+  group by b;
 SQL
 # complete_batches: the started tasks, 10 a batch, in prof_batches (numbered from 1).
 complete_batches() {
@@ -93,8 +94,7 @@ create table prof_batches as
 select setval('prof_batch', 1, false);
 SQL
 }
-complete_batches
-"${psql[@]}" -c "select setval('prof_batch', 1, false)" >/dev/null
+complete_batches  # (also rewinds prof_batch)
 profile raw_archive "$claims"
 "${psql[@]}" -c "select setval('prof_batch', 1, false)" >/dev/null
 profile complete "$claims"
@@ -131,7 +131,7 @@ statements complete $((claims / 5))
 # The split: innermost frame of a known kind wins (the first matching line of a sample's chain,
 # which perf script prints leaf first).
 split() {
-  perf script -i "$out/$1.data" --comm postgres -F comm,ip,sym,dso 2>/dev/null | awk -v calls="$(cat "$out/$1.calls")" '
+  perf script -i "$out/$1.data" --comm postgres -F comm,ip,sym,dso 2>/dev/null | awk '
     function kind(s, d) {
       if (d ~ /plpgsql\.so/) return "PL/pgSQL";
       if (s ~ /^(do_fsync|ext4_sync_file|__x64_sys_fdatasync|issue_xlog_fsync)$/) return "commit flush";
@@ -171,11 +171,12 @@ printf '%s\n' "profile: schema $("${psql[@]}" -c "select max(version) from pgflo
 declare -A cpu
 for name in raw_send start raw_read claim raw_archive complete; do
   split "$name" >"$out/$name.split"
+  calls=$(cat "$out/$name.calls")
   elapsed=$(sed -n 's/^latency average = \([0-9.]*\) ms/\1/p' "$out/$name.pgbench")
   samples=$(awk -F'\t' '$1 == "TOTAL" {print $2}' "$out/$name.split")
-  cpu[$name]=$(awk -v s="$samples" -v n="$(cat "$out/$name.calls")" 'BEGIN {printf "%.3f", s / 499 * 1000 / n}')
-  printf '\n%s: %s calls, latency %s ms, server CPU %s ms per call\n' "$name" "$(cat "$out/$name.calls")" "$elapsed" "${cpu[$name]}"
-  awk -F'\t' -v calls="$(cat "$out/$name.calls")" '$1 != "TOTAL" {printf "  %-34s %5.1f%%\n", $1, $2}' "$out/$name.split"
+  cpu[$name]=$(awk -v s="$samples" -v n="$calls" 'BEGIN {printf "%.3f", s / 499 * 1000 / n}')
+  printf '\n%s: %s calls, latency %s ms, server CPU %s ms per call\n' "$name" "$calls" "$elapsed" "${cpu[$name]}"
+  awk -F'\t' '$1 != "TOTAL" {printf "  %-34s %5.1f%%\n", $1, $2}' "$out/$name.split"
   if [ -f "$out/$name.statements" ]; then
     printf '  statements (pg_stat_statements; µs per call, nested ones included in their caller):\n'
     sed 's/^/    /' "$out/$name.statements"
