@@ -26,9 +26,8 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
-pgflow=${PGFLOW_BIN:-$root/build/src/pgflow}
-[ -x "$pgflow" ] || pgflow=$root/build-bench/src/pgflow
-[ -x "$pgflow" ] || { echo "compare_versions: build the pgflow program first (scripts/test.sh)" >&2; exit 2; }
+. "$root/bench/sql/lib.sh"
+find_pgflow compare_versions
 latest=$(ls "$root/sql/migrations" | sed -n 's/^\([0-9]\{4\}\)_.*/\1/p' | tail -n 1)
 to=$((10#$latest)); from=$((to - 1)); rounds=5; runs=2000; kinds="start states lean single dag"
 while [ $# -gt 0 ]; do
@@ -41,11 +40,7 @@ while [ $# -gt 0 ]; do
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
-cluster=$root/build/bench-sql-cluster
-url=$("$root/scripts/pgcluster" start "$cluster")
-trap '"$root/scripts/pgcluster" remove "$cluster" >/dev/null 2>&1 || true' EXIT
-psql=("$PG_BIN/psql" -X -q -A -t -v ON_ERROR_STOP=1)
-base=${url%/*}
+start_bench_cluster "$root/build/bench-sql-cluster"
 
 for v in "$from" "$to"; do
   "${psql[@]}" "$url" -c "set client_min_messages = warning" -c "drop database if exists v$v" \
@@ -135,8 +130,6 @@ end \$\$;
 SQL
 }
 
-median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
-fastest() { sort -n | head -n 1; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", b / a}'; }
 
 echo "schema $from vs $to, $rounds rounds alternating, $runs runs per round (PostgreSQL default settings)"

@@ -12,8 +12,8 @@
 // accept (a broken slug, a run id that is not a UUID, text PostgreSQL cannot hold) is
 // kInvalidArgument before anything is sent; a refusal of the database (a bad input for the
 // flow, a run in the wrong state) keeps its SQLSTATE (pgflow::sql_state) and its message,
-// prefixed with what was asked. Starts are never retried automatically: pass a run id to make a
-// start safe to repeat.
+// prefixed with what was asked. Starts are never retried automatically: pass a run id, or start
+// with an idempotency key, to make a start safe to repeat.
 #ifndef PGFLOW_RUN_CONTROL_H_
 #define PGFLOW_RUN_CONTROL_H_
 
@@ -35,6 +35,12 @@ namespace pgflow {
 namespace pg {
 class Connection;  // (internal: the library's connection, never used in user code)
 }  // namespace pg
+
+// What an idempotent start returns: the run of its key, and whether this call created it.
+struct IdempotentStart {
+  std::string run_id;
+  bool created = false;  // false: an earlier start with the same alias and key created run_id
+};
 
 class RunControl {
  public:
@@ -64,6 +70,20 @@ class RunControl {
   absl::StatusOr<std::string> start_run_by_slug(
       std::string_view flow_slug, const nlohmann::json& input,
       std::optional<std::string> run_id = std::nullopt) const;
+
+  // The idempotent starts (docs/flow-control.md, "Idempotent starts"; schema 0017): the first
+  // start of alias `flow_alias` with `idempotency_key` (1 to 255 characters: an order id, a
+  // webhook delivery id; where start_run takes a run id) creates a run; every later one with
+  // the same alias and key returns that run with created = false and starts nothing, whatever
+  // its input, until the run is deleted (pruning frees its key). Concurrent starts with one key
+  // create exactly one run. The _by_slug form starts a concrete version; its key still belongs
+  // to the version's alias.
+  absl::StatusOr<IdempotentStart> start_run_idempotent(std::string_view flow_alias,
+                                                       const nlohmann::json& input,
+                                                       std::string_view idempotency_key) const;
+  absl::StatusOr<IdempotentStart> start_run_idempotent_by_slug(
+      std::string_view flow_slug, const nlohmann::json& input,
+      std::string_view idempotency_key) const;
 
   // Run control (docs/client.md, "Cancelling, retrying and resuming runs").
   // Cancels a started run: it fails with cancelled_at and `reason`, its unfinished tasks are
@@ -116,6 +136,18 @@ class RunControl {
       const F& flow, const FlowInput<F>& input,
       std::optional<std::string> run_id = std::nullopt) const {
     return start_run_by_slug(flow.definition().slug, nlohmann::json(input), std::move(run_id));
+  }
+  template <TypedFlow F>
+  absl::StatusOr<IdempotentStart> start_run_idempotent(const F& flow, const FlowInput<F>& input,
+                                                       std::string_view idempotency_key) const {
+    return start_run_idempotent(alias_of(flow.definition()), nlohmann::json(input),
+                                idempotency_key);
+  }
+  template <TypedFlow F>
+  absl::StatusOr<IdempotentStart> start_run_idempotent_by_slug(
+      const F& flow, const FlowInput<F>& input, std::string_view idempotency_key) const {
+    return start_run_idempotent_by_slug(flow.definition().slug, nlohmann::json(input),
+                                        idempotency_key);
   }
 
  protected:

@@ -47,7 +47,8 @@
 --
 -- pgflow_starter: start_flow_with_states (a run of an alias's active version),
 --   start_flow_with_states_by_slug (a pinned version), their lean forms start_run and
---   start_run_by_slug (returning only the run id), run control (cancel_run, retry_run,
+--   start_run_by_slug (returning only the run id), the idempotent starts start_run_idempotent
+--   and start_run_idempotent_by_slug (schema 0017 or later), run control (cancel_run, retry_run,
 --   resume_run) and get_run_with_states (all SECURITY DEFINER) and nothing else: no table,
 --   no queue. They run inside the caller's transaction, so
 --   `select pgflow.start_flow_with_states($1, $2::jsonb)` in your own transaction starts a run
@@ -195,7 +196,7 @@ begin
   if not exists (select 1 from pg_catalog.pg_roles r where r.rolname = 'pgflow_starter') then
     create role pgflow_starter nologin;
     comment on role pgflow_starter is
-      'pgflow: starts, cancels, retries and resumes runs and reads their state (start_flow_with_states[_by_slug], start_run[_by_slug], cancel_run, retry_run, resume_run, get_run_with_states). Grant it to application logins. See sql/contrib/grants.sql.';
+      'pgflow: starts, cancels, retries and resumes runs and reads their state (start_flow_with_states[_by_slug], start_run[_by_slug], start_run_idempotent[_by_slug], cancel_run, retry_run, resume_run, get_run_with_states). Grant it to application logins. See sql/contrib/grants.sql.';
   end if;
   -- Existing roles are left as they are, but a group role that can log in is a mistake.
   if exists (select 1 from pg_catalog.pg_roles r
@@ -219,6 +220,12 @@ begin
                             pgflow.retry_run(uuid, uuid),
                             pgflow.resume_run(uuid),
                             pgflow.get_run_with_states(uuid) to pgflow_starter;
+  -- The idempotent starts (schema 0017 or later; the script serves 0014 onwards).
+  for v_fn in select p.oid::regprocedure from pg_catalog.pg_proc p
+              where p.pronamespace = 'pgflow'::regnamespace
+                and p.proname in ('start_run_idempotent', 'start_run_idempotent_by_slug') order by 1 loop
+    execute pg_catalog.format('grant execute on function %s to pgflow_starter', v_fn);
+  end loop;
 
   -- ---- pgflow_worker: pgflow ------------------------------------------------------------------
   grant usage on schema pgflow to pgflow_worker;

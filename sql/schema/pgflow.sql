@@ -18,6 +18,7 @@ set client_min_messages = warning;
 \ir 0040_runtime.sql
 \ir 0050_types.sql
 \ir 0060_locks.sql
+\ir 0070_idempotency.sql
 
 -- Definitions: building, comparing, compiling and deleting flows.
 \ir functions/definitions/is_local.sql
@@ -78,6 +79,9 @@ set client_min_messages = warning;
 \ir functions/runtime/start_flow_with_states.sql
 \ir functions/runtime/start_flow_with_states_by_slug.sql
 \ir functions/runtime/start_run_by_slug.sql
+\ir functions/runtime/_start_run_idempotent.sql
+\ir functions/runtime/start_run_idempotent.sql
+\ir functions/runtime/start_run_idempotent_by_slug.sql
 \ir functions/runtime/start_run.sql
 \ir functions/runtime/_lock_run_for_control.sql
 \ir functions/runtime/cancel_run.sql

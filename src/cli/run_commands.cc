@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -184,9 +185,21 @@ int resume(const Globals& g, const ControlOptions& o) {
 struct StartOptions {
   std::string flow;
   std::string input = "{}";
-  std::optional<std::string> run_id, timeout;
+  std::optional<std::string> run_id, idempotency_key, timeout;
   bool wait = false;
 };
+
+// Starts the run --idempotency-key names, or finds the one an earlier start with the key
+// created: its state, and whether this start created it.
+absl::StatusOr<std::pair<RunState, bool>> start_idempotent(const Client& client,
+                                                           const StartOptions& o) {
+  absl::StatusOr<IdempotentStart> started =
+      client.start_run_idempotent(o.flow, nlohmann::json::parse(o.input), *o.idempotency_key);
+  if (!started.ok()) return started.status();
+  absl::StatusOr<RunState> run = client.get_run(started->run_id);
+  if (!run.ok()) return run.status();
+  return std::pair<RunState, bool>{*std::move(run), started->created};
+}
 
 // One line of live progress: steps done, and the progress of started map steps.
 std::string progress_line(const RunState& run) {
@@ -206,16 +219,34 @@ std::string progress_line(const RunState& run) {
 int start(const Globals& g, const StartOptions& o) {
   absl::StatusOr<Client> client = connect_client(g);
   if (!client.ok()) return fail(client.status());
-  absl::StatusOr<RunState> run =
-      client->start_flow(o.flow, nlohmann::json::parse(o.input), o.run_id);
+  absl::StatusOr<RunState> run;
+  bool created = true;
+  if (o.idempotency_key) {
+    absl::StatusOr<std::pair<RunState, bool>> started = start_idempotent(*client, o);
+    if (!started.ok()) return fail(started.status());
+    run = std::move(started->first);
+    created = started->second;
+  } else {
+    run = client->start_flow(o.flow, nlohmann::json::parse(o.input), o.run_id);
+  }
   if (!run.ok()) return fail(run.status());
+  if (!created && !g.json) {
+    // (stderr: stdout keeps the shape a start prints; --json says it in "created")
+    std::fprintf(stderr,
+                 "pgflow: the idempotency key already started run %s (%s); not started again\n",
+                 run->run_id.c_str(), std::string(to_string(run->status)).c_str());
+  }
   if (!o.wait) {
     if (g.json) {
-      print_json({{"run_id", run->run_id},
-                  {"flow_slug", run->flow_slug},
-                  {"status", to_string(run->status)}});
-    } else {
+      nlohmann::json out = {{"run_id", run->run_id},
+                            {"flow_slug", run->flow_slug},
+                            {"status", to_string(run->status)}};
+      if (o.idempotency_key) out["created"] = created;
+      print_json(out);
+    } else if (created) {
       std::printf("run %s started (flow %s)\n", run->run_id.c_str(), run->flow_slug.c_str());
+    } else {
+      std::printf("run %s (flow %s)\n", run->run_id.c_str(), run->flow_slug.c_str());
     }
     return kOk;
   }
@@ -249,6 +280,7 @@ int start(const Globals& g, const StartOptions& o) {
   absl::StatusOr<nlohmann::json> shown = read_run(g, run->run_id);
   if (!shown.ok()) return fail(shown.status());
   if (g.json) {
+    if (o.idempotency_key) (*shown)["created"] = created;
     print_json(*shown);
   } else {
     print_run(*shown);
@@ -341,6 +373,11 @@ void add_run_commands(CommandSet& commands) {
       ->add_option("--run-id", start_options->run_id,
                    "the new run's id (makes the start safe to repeat)")
       ->check(kUuid);
+  start_command
+      ->add_option("--idempotency-key", start_options->idempotency_key,
+                   "start at most one run of FLOW's alias for KEY (1 to 255 characters): a "
+                   "repeat finds that run, says so on stderr and does not start another")
+      ->excludes("--run-id");
   start_command->add_flag(
       "--wait", start_options->wait,
       "wait until the run ends, with live progress on a terminal; exit 0 completed, 3 failed, "

@@ -107,24 +107,70 @@ enum class StartBy { kAlias, kSlug };
 // What a start returns: the new run's state as JSON, or only its id (the lean start).
 enum class StartReturns { kState, kRunId };
 
+// What every start checks before sending, in this order: the name, `argument` (the check of
+// the start's own argument: a run id, an idempotency key), and the input as JSON text.
+struct StartRequest {
+  std::string what;  // for messages: `flow alias "x"` or `flow "x"`
+  std::string input_json;
+};
+
+absl::StatusOr<StartRequest> start_request(StartBy by, std::string_view name,
+                                           const absl::Status& argument,
+                                           const nlohmann::json& input) {
+  const bool by_alias = by == StartBy::kAlias;
+  PGFLOW_RETURN_IF_ERROR(check_name(by_alias ? "flow alias" : "flow slug", name));
+  PGFLOW_RETURN_IF_ERROR(argument);
+  StartRequest request{
+      absl::StrCat(by_alias ? "flow alias \"" : "flow \"", internal::absl_view(name), "\""), ""};
+  absl::StatusOr<std::string> input_json = input_text(input);
+  if (!input_json.ok()) return start_error(input_json.status(), request.what);
+  request.input_json = *std::move(input_json);
+  return request;
+}
+
 // Starts a run; returns the entry point's one text value.
 absl::StatusOr<std::string> exec_start(pg::Connection& conn, StartBy by, StartReturns returns,
                                        std::string_view name, const nlohmann::json& input,
                                        const std::optional<std::string>& run_id) {
+  PGFLOW_ASSIGN_OR_RETURN(
+      StartRequest request,
+      start_request(by, name, run_id ? check_uuid("run id", *run_id) : absl::OkStatus(), input));
   const bool by_alias = by == StartBy::kAlias;
-  PGFLOW_RETURN_IF_ERROR(check_name(by_alias ? "flow alias" : "flow slug", name));
-  if (run_id) PGFLOW_RETURN_IF_ERROR(check_uuid("run id", *run_id));
-  const std::string what =
-      absl::StrCat(by_alias ? "flow alias \"" : "flow \"", internal::absl_view(name), "\"");
-  absl::StatusOr<std::string> input_json = input_text(input);
-  if (!input_json.ok()) return start_error(input_json.status(), what);
   const char* sql = returns == StartReturns::kState
                         ? (by_alias ? internal::kStartFlow : internal::kStartFlowBySlug)
                         : (by_alias ? internal::kStartRun : internal::kStartRunBySlug);
   absl::StatusOr<pg::Result> r =
-      conn.exec(sql, {std::string(name), *std::move(input_json), run_id});
-  if (!r.ok()) return start_error(r.status(), what);
+      conn.exec(sql, {std::string(name), std::move(request.input_json), run_id});
+  if (!r.ok()) return start_error(r.status(), request.what);
   return std::string(r->scalar());
+}
+
+// An idempotency key: 1 to 255 characters of text PostgreSQL can hold (the database's rule,
+// checked here first with its SQLSTATE, 22023).
+absl::Status check_idempotency_key(std::string_view key) {
+  PGFLOW_RETURN_IF_ERROR(check_text("idempotency key", key));
+  const auto characters = std::count_if(key.begin(), key.end(), [](char c) {
+    return (static_cast<unsigned char>(c) & 0xC0) != 0x80;  // not a UTF-8 continuation byte
+  });
+  if (characters >= 1 && characters <= 255) return absl::OkStatus();
+  return pg::database_error(
+      "22023", absl::StrCat("pgflow: Idempotency key must be 1 to 255 characters (got ", characters,
+                            " characters)"));
+}
+
+absl::StatusOr<IdempotentStart> exec_start_idempotent(pg::Connection& conn, StartBy by,
+                                                      std::string_view name,
+                                                      const nlohmann::json& input,
+                                                      std::string_view key) {
+  PGFLOW_ASSIGN_OR_RETURN(StartRequest request,
+                          start_request(by, name, check_idempotency_key(key), input));
+  const char* sql =
+      by == StartBy::kAlias ? internal::kStartRunIdempotent : internal::kStartRunIdempotentBySlug;
+  absl::StatusOr<pg::Result> r =
+      conn.exec(sql, {std::string(name), std::move(request.input_json), std::string(key)});
+  if (!r.ok()) return start_error(r.status(), request.what);
+  PGFLOW_ASSIGN_OR_RETURN(bool created, r->boolean(0, 1));
+  return IdempotentStart{std::string(r->text(0, 0)), created};
 }
 
 absl::StatusOr<RunState> start_on(pg::Connection& conn, StartBy by, std::string_view name,
@@ -319,6 +365,30 @@ absl::StatusOr<std::string> RunControl::start_run_by_slug(std::string_view flow_
     return id.status();
   }));
   return id;
+}
+
+absl::StatusOr<IdempotentStart> RunControl::start_run_idempotent(
+    std::string_view flow_alias, const nlohmann::json& input,
+    std::string_view idempotency_key) const {
+  absl::StatusOr<IdempotentStart> started =
+      absl::UnknownError("pgflow: start_run_idempotent did not run");
+  PGFLOW_RETURN_IF_ERROR(on_connection(false, [&](pg::Connection& c) {
+    started = exec_start_idempotent(c, StartBy::kAlias, flow_alias, input, idempotency_key);
+    return started.status();
+  }));
+  return started;
+}
+
+absl::StatusOr<IdempotentStart> RunControl::start_run_idempotent_by_slug(
+    std::string_view flow_slug, const nlohmann::json& input,
+    std::string_view idempotency_key) const {
+  absl::StatusOr<IdempotentStart> started =
+      absl::UnknownError("pgflow: start_run_idempotent_by_slug did not run");
+  PGFLOW_RETURN_IF_ERROR(on_connection(false, [&](pg::Connection& c) {
+    started = exec_start_idempotent(c, StartBy::kSlug, flow_slug, input, idempotency_key);
+    return started.status();
+  }));
+  return started;
 }
 
 absl::StatusOr<bool> RunControl::cancel_run(std::string_view run_id,

@@ -13,6 +13,13 @@ inline constexpr char kStartFlowBySlug[] =
 inline constexpr char kStartRun[] = "select pgflow.start_run($1, $2::jsonb, $3::uuid)::text";
 inline constexpr char kStartRunBySlug[] =
     "select pgflow.start_run_by_slug($1, $2::jsonb, $3::uuid)::text";
+// The idempotent starts ($1 alias or slug, $2 input, $3 idempotency key): the run id and
+// whether this call created it.
+inline constexpr char kStartRunIdempotent[] =
+    "select s.run_id::text, s.created from pgflow.start_run_idempotent($1, $2::jsonb, $3) s";
+inline constexpr char kStartRunIdempotentBySlug[] =
+    "select s.run_id::text, s.created from pgflow.start_run_idempotent_by_slug($1, $2::jsonb, $3) "
+    "s";
 
 // ---- runs ----
 inline constexpr char kGetRun[] = "select pgflow.get_run_with_states($1::uuid)::text";

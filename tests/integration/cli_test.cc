@@ -487,6 +487,41 @@ TEST_F(CliTest, StartWaitsForTheRunAndItsExitStatusSaysHowItEnded) {
   EXPECT_THAT(unknown.err, HasSubstr("noSuchFlow"));
 }
 
+// --idempotency-key: the first start creates the run, a repeat finds it, says so on stderr
+// and starts nothing; --wait follows the key's run; the key cannot be combined with --run-id.
+TEST_F(CliTest, StartWithAnIdempotencyKeyStartsOnce) {
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker,
+                              EdgeWorker::start(kSum, test_worker_config(db_->url())));
+  CommandResult first = pgflow("start cliSum --input '[1]' --idempotency-key order-9 --json");
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  const json created = json::parse(first.out);
+  EXPECT_EQ(created["created"], true);
+  EXPECT_THAT(first.err, ::testing::IsEmpty());
+
+  CommandResult again =
+      pgflow("start cliSum --input '[2, 3]' --idempotency-key order-9 --wait --json");
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  const json waited = json::parse(again.out);
+  EXPECT_EQ(waited["run_id"], created["run_id"]) << "the repeat follows the key's run";
+  EXPECT_EQ(waited["created"], false) << "and says it did not start it";
+  EXPECT_EQ(waited["output"], json({{"total", 2}})) << "which ran with the first input";
+
+  CommandResult plain = pgflow("start cliSum --input '[4]' --idempotency-key order-9");
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_EQ(plain.out, "run " + created["run_id"].get<std::string>() + " (flow cliSum)\n");
+  EXPECT_THAT(plain.err, HasSubstr("the idempotency key already started run " +
+                                   created["run_id"].get<std::string>() + " (completed)"));
+  EXPECT_EQ(sql("select count(*) from pgflow.runs"), "1");
+
+  CommandResult both =
+      pgflow("start cliSum --idempotency-key k --run-id 0b0e0c6e-9c4b-4f5e-8d2a-111111111111");
+  EXPECT_NE(both.exit_code, 0);
+  EXPECT_THAT(both.err, HasSubstr("excludes"));
+  CommandResult empty = pgflow("start cliSum --idempotency-key ''");
+  EXPECT_EQ(empty.exit_code, 1);
+  EXPECT_THAT(empty.err, HasSubstr("Idempotency key must be 1 to 255 characters"));
+}
+
 TEST_F(CliTest, StartWaitShowsLiveProgressOnlyOnATerminal) {
   PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker,
                               EdgeWorker::start(kSum, test_worker_config(db_->url())));

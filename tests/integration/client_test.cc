@@ -136,6 +136,137 @@ TEST_F(ClientTest, TheLeanStartIsTypedAndJoinsTheCallersTransaction) {
       << "and neither survives the rollback";
 }
 
+// The idempotent start: one run per alias and key, whichever way it is started; bad keys are
+// refused (before anything is sent: TheIdempotentStartOnAnOlderSchemaSaysToMigrate); a failed
+// start leaves the key free.
+TEST_F(ClientTest, TheIdempotentStartCreatesOneRunPerKey) {
+  compile(wf::sequential);
+  PGFLOW_ASSERT_OK_AND_ASSIGN(IdempotentStart first,
+                              client_->start_run_idempotent("wSequential", 5, "order-1"));
+  EXPECT_TRUE(first.created);
+  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState run, client_->get_run(first.run_id));
+  EXPECT_EQ(run.input, 5);
+  EXPECT_EQ(run.step("a")->status, pgflow::StepStatus::kStarted);
+
+  PGFLOW_ASSERT_OK_AND_ASSIGN(IdempotentStart again,
+                              client_->start_run_idempotent("wSequential", 6, "order-1"));
+  EXPECT_EQ(again.run_id, first.run_id);
+  EXPECT_FALSE(again.created);
+  PGFLOW_ASSERT_OK_AND_ASSIGN(
+      IdempotentStart pinned,
+      client_->start_run_idempotent_by_slug("wSequential", json::object(), "order-1"));
+  EXPECT_EQ(pinned.run_id, first.run_id) << "a start by slug finds the alias's key";
+  EXPECT_FALSE(pinned.created);
+  EXPECT_EQ(sql("select count(*) from pgflow.runs"), "1");
+  PGFLOW_ASSERT_OK_AND_ASSIGN(IdempotentStart other,
+                              client_->start_run_idempotent("wSequential", 7, "order-2"));
+  EXPECT_TRUE(other.created);
+  EXPECT_NE(other.run_id, first.run_id);
+
+  EXPECT_THAT(client_->start_run_idempotent("wSequential", 1, ""),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("Idempotency key must be 1 to 255 characters (got 0")));
+  EXPECT_THAT(client_->start_run_idempotent("wSequential", 1, std::string(256, 'k')),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("(got 256 characters)")));
+  EXPECT_THAT(client_->start_run_idempotent("wSequential", 1, std::string(255, 'k')), IsOk());
+  EXPECT_THAT(client_->start_run_idempotent("wSequential", 1, "bad\xff"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("idempotency key")));
+  EXPECT_THAT(client_->start_run_idempotent("noSuchFlow", 1, "k"),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("noSuchFlow")));
+
+  compile(wf::maps);
+  EXPECT_THAT(client_->start_run_idempotent("wMaps", json{{"not", "an array"}}, "batch-1"),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("not an array")));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(IdempotentStart fixed,
+                              client_->start_run_idempotent(wf::maps, {1, 2}, "batch-1"));
+  EXPECT_TRUE(fixed.created) << "the failed start left the key free";
+}
+
+// Many producers start with one key at the same moment (each its own client, so its own
+// session): exactly one run is created and every producer gets its id.
+TEST_F(ClientTest, ConcurrentIdempotentStartsCreateExactlyOneRun) {
+  compile(wf::sequential);
+  constexpr int kProducers = 6;
+  constexpr int kKeys = 20;
+  std::vector<Client> clients;
+  for (int i = 0; i < kProducers; ++i) {
+    PGFLOW_ASSERT_OK_AND_ASSIGN(Client c, Client::connect({.connection_string = db_->url()}));
+    clients.push_back(std::move(c));
+  }
+  for (int k = 0; k < kKeys; ++k) {
+    const std::string key = "race-" + std::to_string(k);
+    std::vector<absl::StatusOr<IdempotentStart>> results(kProducers);
+    std::atomic<int> ready{0};
+    {
+      std::vector<std::jthread> producers;
+      for (int i = 0; i < kProducers; ++i) {
+        producers.emplace_back([&, i] {
+          ready.fetch_add(1);
+          while (ready.load() < kProducers) std::this_thread::yield();
+          results[i] = clients[i].start_run_idempotent("wSequential", i, key);
+        });
+      }
+    }
+    int created = 0;
+    for (const auto& r : results) {
+      ASSERT_THAT(r, IsOk()) << key;
+      created += r->created ? 1 : 0;
+      EXPECT_EQ(r->run_id, results[0]->run_id) << key;
+    }
+    EXPECT_EQ(created, 1) << key;
+  }
+  EXPECT_EQ(sql("select count(*) from pgflow.runs"), std::to_string(kKeys));
+  EXPECT_EQ(sql("select count(*) from pgflow.run_idempotency_keys k join pgflow.runs r "
+                "using (run_id)"),
+            std::to_string(kKeys));
+}
+
+// Inside the caller's transaction the key is taken only if that commits.
+TEST_F(ClientTest, TheIdempotentStartJoinsTheCallersTransaction) {
+  compile(wf::sequential);
+  absl::Status rolled_back = client_->in_transaction([&](Transaction& tx) -> absl::Status {
+    absl::StatusOr<IdempotentStart> a = tx.start_run_idempotent(wf::sequential, 1, "tx-1");
+    if (!a.ok()) return a.status();
+    EXPECT_TRUE(a->created);
+    absl::StatusOr<IdempotentStart> b = tx.start_run_idempotent_by_slug("wSequential", 2, "tx-1");
+    if (!b.ok()) return b.status();
+    EXPECT_EQ(b->run_id, a->run_id) << "the transaction sees its own key";
+    return absl::AbortedError("changed my mind");
+  });
+  EXPECT_THAT(rolled_back, StatusIs(absl::StatusCode::kAborted, HasSubstr("changed my mind")));
+  EXPECT_EQ(sql("select count(*) from pgflow.run_idempotency_keys"), "0");
+
+  std::string committed;
+  ASSERT_THAT(client_->in_transaction([&](Transaction& tx) -> absl::Status {
+    absl::StatusOr<IdempotentStart> a = tx.start_run_idempotent(wf::sequential, 3, "tx-1");
+    if (!a.ok()) return a.status();
+    EXPECT_TRUE(a->created) << "the rolled-back start left the key free";
+    committed = a->run_id;
+    return absl::OkStatus();
+  }),
+              IsOk());
+  PGFLOW_ASSERT_OK_AND_ASSIGN(IdempotentStart after,
+                              client_->start_run_idempotent("wSequential", 4, "tx-1"));
+  EXPECT_EQ(after.run_id, committed);
+  EXPECT_FALSE(after.created);
+}
+
+// A database migrated before 0017 has no idempotent start: the error says what to do; a bad key
+// is refused before anything is sent (so still kInvalidArgument, not the missing function).
+TEST_F(ClientTest, TheIdempotentStartOnAnOlderSchemaSaysToMigrate) {
+  compile(wf::sequential);
+  ASSERT_THAT(conn_->exec("drop function pgflow.start_run_idempotent(text, jsonb, text)"), IsOk());
+  EXPECT_THAT(
+      client_->start_run_idempotent("wSequential", 1, "k"),
+      StatusIs(absl::StatusCode::kFailedPrecondition,
+               AllOf(HasSubstr("pgflow.start_run_idempotent"), HasSubstr("run `pgflow migrate`"))));
+  EXPECT_THAT(client_->start_run_idempotent("wSequential", 1, ""),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("Idempotency key must be 1 to 255 characters (got 0")));
+  EXPECT_THAT(client_->start_run_idempotent("wSequential", 1, std::string(256, 'k')),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("(got 256 characters)")));
+}
+
 // A database migrated before 0007 has no lean start: the error says what to do.
 TEST_F(ClientTest, TheLeanStartOnAnOlderSchemaSaysToMigrate) {
   compile(wf::sequential);

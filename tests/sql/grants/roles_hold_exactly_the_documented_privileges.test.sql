@@ -94,8 +94,10 @@ select is(array(select pg_temp.other_privileges('pgflow_starter')), array[
   'function pgflow.start_flow_with_states_by_slug(text,jsonb,uuid): EXECUTE',
   'function pgflow.start_run(text,jsonb,uuid): EXECUTE',
   'function pgflow.start_run_by_slug(text,jsonb,uuid): EXECUTE',
+  'function pgflow.start_run_idempotent(text,jsonb,text): EXECUTE',
+  'function pgflow.start_run_idempotent_by_slug(text,jsonb,text): EXECUTE',
   'schema pgflow: USAGE'],
-  'only the eight SECURITY DEFINER entry points');
+  'only the ten SECURITY DEFINER entry points');
 select is(has_schema_privilege('pgflow_starter', 'pgmq', 'USAGE'), false, 'and no access to PGMQ');
 
 -- PUBLIC and the SECURITY DEFINER functions
@@ -109,7 +111,8 @@ select is(array(select p.proname::text from pg_proc p
                 'complete_tasks', 'ensure_flow_compiled', 'fail_task', 'fail_tasks', 'get_run_with_states',
                 'mark_worker_stopped', 'register_worker', 'release_claim', 'requeue_stalled_tasks', 'resume_run', 'retry_run',
                 'setup_requeue_stalled_tasks_cron', 'start_flow_with_states', 'start_flow_with_states_by_slug',
-                'start_run', 'start_run_by_slug', 'start_tasks', 'worker_heartbeat'],
+                'start_run', 'start_run_by_slug', 'start_run_idempotent', 'start_run_idempotent_by_slug',
+                'start_tasks', 'worker_heartbeat'],
           '(the migrations'' SECURITY DEFINER set is unchanged)');
 select is(has_function_privilege('grants_owner', 'pgflow.setup_requeue_stalled_tasks_cron(text)', 'EXECUTE'), true,
           'the owner keeps all of them');

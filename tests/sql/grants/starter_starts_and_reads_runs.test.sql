@@ -1,10 +1,11 @@
 -- A login whose only privilege is membership in pgflow_starter does what pgflow::Client does:
 -- the schema check, start_flow_with_states (also inside its own transaction), the pinned
--- start_flow_with_states_by_slug, the lean start_run / start_run_by_slug, get_run_with_states,
+-- start_flow_with_states_by_slug, the lean start_run / start_run_by_slug, the idempotent
+-- start_run_idempotent[_by_slug], get_run_with_states,
 -- LISTEN pgflow_events. Runs go to a queue the worker created; the SECURITY DEFINER functions
 -- run as the (non-superuser) pgflow owner.
 begin;
-select plan(18);
+select plan(20);
 
 \i _install_as_owner.sql
 set role grants_owner;
@@ -43,6 +44,10 @@ select is(pgflow.start_run('grants_start', '{"x": 5}', 'c0000000-0000-0000-0000-
 select pgflow.start_run_by_slug('grants_start', '{"x": 6}') as pinned_run \gset
 select is(pgflow.get_run_with_states(:'pinned_run')->'run'->'input',
           '{"x": 6}'::jsonb, 'start_run_by_slug: starts a run of the concrete version');
+select created as first_created, run_id as keyed_run from pgflow.start_run_idempotent('grants_start', '{"x": 7}', 'order-7') \gset
+select is(:'first_created'::boolean, true, 'start_run_idempotent: the first start with a key creates the run');
+select is((select row(run_id, created)::text from pgflow.start_run_idempotent_by_slug('grants_start', '{"x": 8}', 'order-7')),
+          row(:'keyed_run'::uuid, false)::text, 'start_run_idempotent_by_slug: a repeat returns it, not created');
 select throws_ok($$select pgflow.start_run('no_such_flow', '{}')$$,
                  'P0002', 'Flow alias "no_such_flow" does not exist', 'start_run: an unknown alias is reported');
 select is(pgflow.get_run_with_states('c0000000-0000-0000-0000-000000000021')->'run'->'input', '{"x": 1}'::jsonb,
@@ -60,7 +65,7 @@ select is(pgflow.get_run_with_states('c0000000-0000-0000-0000-000000000023'), nu
           'is gone with it when that transaction rolls back');
 reset session authorization;
 
-select is((select (active, archived) from pgflow_tests.queue_counts('grants_start'))::text, '(5,0)',
+select is((select (active, archived) from pgflow_tests.queue_counts('grants_start'))::text, '(6,0)',
           'the runs'' messages are in the worker-created queue');
 
 select * from finish();

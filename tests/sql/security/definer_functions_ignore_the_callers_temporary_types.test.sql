@@ -36,7 +36,7 @@ select pg_get_userbyid(proowner) as owner from pg_proc where proname = 'requeue_
 select dblink_disconnect('setup');
 
 begin;
-select plan(26);
+select plan(28);
 \i ../../../sql/contrib/grants.sql
 create role trap_worker_login nologin in role pgflow_worker;
 create role trap_starter_login nologin in role pgflow_starter;
@@ -97,6 +97,10 @@ select lives_ok($$select pgflow.start_run('trap', '{"n": 2}')$$,
           'start_run');
 select lives_ok($$select pgflow.start_run_by_slug('trap', '{"n": 2}')$$,
           'start_run_by_slug');
+select lives_ok($$select pgflow.start_run_idempotent('trap', '{"n": 2}', 'trap-key-1')$$,
+          'start_run_idempotent');
+select lives_ok($$select pgflow.start_run_idempotent_by_slug('trap', '{"n": 2}', 'trap-key-2')$$,
+          'start_run_idempotent_by_slug');
 select lives_ok($$select pgflow.cancel_run('c0000000-0000-0000-0000-000000000006', 'x')$$,
           'cancel_run');
 select lives_ok($$select pgflow.retry_run('c0000000-0000-0000-0000-000000000002')$$,
@@ -125,7 +129,8 @@ select is(array(select distinct p.proname::pg_catalog.text from pg_proc p
           array['cancel_run', 'claim_tasks', 'complete_task', 'complete_tasks', 'ensure_flow_compiled', 'fail_task',
                 'fail_tasks', 'get_run_with_states', 'mark_worker_stopped', 'register_worker',
                 'release_claim', 'requeue_stalled_tasks', 'resume_run', 'retry_run', 'start_flow_with_states',
-                'start_flow_with_states_by_slug', 'start_run', 'start_run_by_slug', 'start_tasks', 'worker_heartbeat'],
+                'start_flow_with_states_by_slug', 'start_run', 'start_run_by_slug', 'start_run_idempotent',
+                'start_run_idempotent_by_slug', 'start_tasks', 'worker_heartbeat'],
           'every SECURITY DEFINER function the roles may call was called above');
 select is(array(select p.proname::pg_catalog.text from pg_proc p
                 where p.pronamespace = 'pgflow'::regnamespace and p.prosecdef

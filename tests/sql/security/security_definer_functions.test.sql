@@ -1,6 +1,6 @@
 -- SECURITY DEFINER where a documented role model needs it: the client read/start entry points
 -- (with the pinned start_flow_with_states_by_slug of flow aliases and the lean
--- start_run[_by_slug]), run control (cancel_run, retry_run, resume_run), stall recovery and its
+-- start_run[_by_slug], since 0017 start_run_idempotent[_by_slug]), run control (cancel_run, retry_run, resume_run), stall recovery and its
 -- cron setup; queue creation and the pause of a worker function (0011); and, since 0012, the
 -- whole worker API (with, since 0014, claim_tasks with a claim id and release_claim), so that
 -- the worker role writes no table directly (docs/security.md). Each
@@ -14,7 +14,8 @@ select is(array(select p.proname::text from pg_proc p
                 'complete_tasks', 'ensure_flow_compiled', 'fail_task', 'fail_tasks', 'get_run_with_states',
                 'mark_worker_stopped', 'register_worker', 'release_claim', 'requeue_stalled_tasks', 'resume_run', 'retry_run',
                 'setup_requeue_stalled_tasks_cron', 'start_flow_with_states', 'start_flow_with_states_by_slug',
-                'start_run', 'start_run_by_slug', 'start_tasks', 'worker_heartbeat'],
+                'start_run', 'start_run_by_slug', 'start_run_idempotent', 'start_run_idempotent_by_slug',
+                'start_tasks', 'worker_heartbeat'],
           'the SECURITY DEFINER functions');
 select is(array(select p.oid::regprocedure::text from pg_proc p
                 where p.pronamespace = 'pgflow'::regnamespace and p.prosecdef
