@@ -32,6 +32,10 @@ void Maintenance::run(const std::stop_token& stop) {
     if (clock_.now() >= next_beat) {
       next_beat += config_.heartbeat_interval;
       heartbeat(stop);
+      // An announcement can be lost without a reconnect (a pooled connection, a listener
+      // that never got it): asking at every heartbeat bounds a stop's delay by the interval.
+      // One query, only while tasks run.
+      if (!stop.stop_requested()) stop_unwanted_tasks();
     }
     if (recovery && clock_.now() >= next_recovery) {
       next_recovery += config_.stall_recovery_interval;
@@ -89,7 +93,7 @@ void Maintenance::stop_unwanted_tasks() {
   absl::StatusOr<std::vector<std::uint64_t>> unwanted =
       store_.unwanted_tasks(running, config_.worker_id);
   if (!unwanted.ok()) {
-    // The next announcement checks again; worker stop and the task deadline still apply.
+    // The next announcement or heartbeat checks again; worker stop and the deadline still apply.
     log_.warn("could not check which running tasks are still wanted",
               {{"error", std::string(unwanted.status().message())}});
     return;

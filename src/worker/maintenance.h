@@ -1,8 +1,8 @@
 // The worker's upkeep, on its own thread and connection: heartbeats (an operator's deprecation
 // stops the worker), stall recovery (one pass at a time across the cluster; a lock held
 // elsewhere for several intervals is reported), and the stop announcements of the database
-// (tasks this worker runs that it no longer wants are stopped). When the worker stops, it marks
-// the worker stopped.
+// (tasks this worker runs that it no longer wants are stopped; asked again at every heartbeat,
+// in case an announcement was lost). When the worker stops, it marks the worker stopped.
 #ifndef PGFLOW_WORKER_MAINTENANCE_H_
 #define PGFLOW_WORKER_MAINTENANCE_H_
 

@@ -102,6 +102,26 @@ TEST_F(RunControlTest, CancelDuringALongMapStopsEveryRunningHandlerAndNothingCom
   }
 }
 
+// A task ended without a stop announcement (here: a plain UPDATE, which notifies nobody; in
+// production a notification lost on a pooled connection) is still stopped: the worker asks
+// again at every heartbeat.
+TEST_F(RunControlTest, ATaskEndedWithoutAnAnnouncementStopsAtTheNextHeartbeat) {
+  Holders holders;
+  auto flow = Flow<"rcSilent", std::vector<int>>().map<"slow">(
+      [&holders](int x, Context& ctx) { return holders.hold(x, ctx); });
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(flow, config(2)));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id, client_->start_run(flow, std::vector<int>(2, 1)));
+  ASSERT_TRUE(wait_for([&] { return holders.started.load() == 2; }));
+  sql("update pgflow.step_tasks set status = 'cancelled' where run_id = $1::uuid and task_index = "
+      "0",
+      {run_id});
+  ASSERT_TRUE(wait_for([&] { return dropped_.load() == 1; }))
+      << "the ended task's handler saw its token (heartbeat_interval is 200 ms here)";
+  EXPECT_EQ(holders.stopped.load(), 1) << "and only that one";
+  worker.stop();
+  EXPECT_THAT(worker.wait(), IsOk());
+}
+
 TEST_F(RunControlTest, ARunFailingThroughOneMapElementStopsTheOtherElementsHandlers) {
   Holders holders;
   auto flow = Flow<"rcFailingMap", std::vector<int>>({.max_attempts = 1})

@@ -201,11 +201,12 @@ void FakeDatabase::add_fatal_message(const std::string& message_id, const std::s
   wake.request_stop();
 }
 
-void FakeDatabase::cancel_run(const std::string& run_id) {
+void FakeDatabase::cancel_run(const std::string& run_id, bool announced) {
   std::stop_source wake;
   {
     absl::MutexLock lock(&mu_);
     cancelled_runs_.insert(run_id);
+    if (!announced) return;
     stop_announced_ = true;
     wake = std::exchange(stop_wake_, std::stop_source());
   }

@@ -35,8 +35,9 @@ class FakeDatabase {
   // A message the next claim finds unsupported (a fatal claim).
   void add_fatal_message(const std::string& message_id, const std::string& reason)
       ABSL_LOCKS_EXCLUDED(mu_);
-  // The database ends run `run_id`'s tasks and announces it (the worker stops their handlers).
-  void cancel_run(const std::string& run_id) ABSL_LOCKS_EXCLUDED(mu_);
+  // The database ends run `run_id`'s tasks and announces it (the worker stops their handlers);
+  // with `announced` false the announcement is lost (as on a pooled connection).
+  void cancel_run(const std::string& run_id, bool announced = true) ABSL_LOCKS_EXCLUDED(mu_);
   // Down: results cannot be reported (calls wait until up again or their stop).
   void set_down(bool down) ABSL_LOCKS_EXCLUDED(mu_);
   void set_deprecated(bool deprecated) ABSL_LOCKS_EXCLUDED(mu_);

@@ -189,6 +189,39 @@ TEST_F(WorkerUnits, TasksTheDatabaseNoLongerWantsAreStoppedAndTheirResultsDroppe
   EXPECT_EQ(db_.reported()[0].run_id, "kept");
 }
 
+// A lost announcement (a pooled connection, a listener that missed it) delays the stop until
+// the next heartbeat, which asks again.
+TEST_F(WorkerUnits, AnUnwantedTaskWhoseAnnouncementWasLostStopsAtTheNextHeartbeat) {
+  std::atomic<int> dropped{0};
+  WorkerConfig c = config();
+  c.metrics = [&](const WorkerMetric& m) {
+    if (m.kind == WorkerMetric::Kind::kDropped) ++dropped;
+  };
+  std::latch running(1);
+  std::atomic<bool> stopped{false};
+  auto worker = start(
+      [&](const nlohmann::json&, Context& ctx) -> absl::StatusOr<nlohmann::json> {
+        std::latch stop_seen(1);
+        std::stop_callback on_stop(ctx.stop_token(), [&] { stop_seen.count_down(); });
+        running.count_down();
+        stop_seen.wait();
+        stopped = true;
+        return "whatever";
+      },
+      c);
+  db_.add_task("cancelled", "s");
+  running.wait();
+  ASSERT_TRUE(clock_.wait_for_sleepers(3));  // poller, maintenance and supervisor wait
+  db_.cancel_run("cancelled", /*announced=*/false);
+  EXPECT_FALSE(stopped.load()) << "nothing was announced, and no heartbeat came yet";
+  clock_.advance(seconds(5));  // the heartbeat interval
+  ASSERT_TRUE(pgflow::testing::wait_for([&] { return dropped.load() == 1; }));
+  EXPECT_TRUE(stopped.load());
+  worker->request_stop(absl::OkStatus());
+  EXPECT_THAT(worker->wait(), IsOk());
+  EXPECT_TRUE(db_.reported().empty()) << "its result is dropped";
+}
+
 TEST_F(WorkerUnits, AFatalClaimStopsTheWorkerWithTheReasonAndTheResumeCommand) {
   auto worker = start(
       [](const nlohmann::json&, Context&) -> absl::StatusOr<nlohmann::json> { return nullptr; });
