@@ -189,18 +189,6 @@ struct StartOptions {
   bool wait = false;
 };
 
-// Starts the run --idempotency-key names, or finds the one an earlier start with the key
-// created: its state, and whether this start created it.
-absl::StatusOr<std::pair<RunState, bool>> start_idempotent(const Client& client,
-                                                           const StartOptions& o) {
-  absl::StatusOr<IdempotentStart> started =
-      client.start_run_idempotent(o.flow, nlohmann::json::parse(o.input), *o.idempotency_key);
-  if (!started.ok()) return started.status();
-  absl::StatusOr<RunState> run = client.get_run(started->run_id);
-  if (!run.ok()) return run.status();
-  return std::pair<RunState, bool>{*std::move(run), started->created};
-}
-
 // One line of live progress: steps done, and the progress of started map steps.
 std::string progress_line(const RunState& run) {
   int done = 0;
@@ -222,10 +210,12 @@ int start(const Globals& g, const StartOptions& o) {
   absl::StatusOr<RunState> run;
   bool created = true;
   if (o.idempotency_key) {
-    absl::StatusOr<std::pair<RunState, bool>> started = start_idempotent(*client, o);
+    // The key's run (this start's, or an earlier one's), read back for what follows.
+    absl::StatusOr<IdempotentStart> started =
+        client->start_run_idempotent(o.flow, nlohmann::json::parse(o.input), *o.idempotency_key);
     if (!started.ok()) return fail(started.status());
-    run = std::move(started->first);
-    created = started->second;
+    created = started->created;
+    run = client->get_run(started->run_id);
   } else {
     run = client->start_flow(o.flow, nlohmann::json::parse(o.input), o.run_id);
   }

@@ -63,6 +63,14 @@ class WorkerUnits : public ::testing::Test {
     return worker;
   }
   std::unique_ptr<Worker> start(StepHandler handler) { return start(std::move(handler), config()); }
+  // config(), counting the results dropped because their tasks were no longer wanted.
+  WorkerConfig config_counting_drops(std::atomic<int>& dropped) {
+    WorkerConfig c = config();
+    c.metrics = [&dropped](const WorkerMetric& m) {
+      if (m.kind == WorkerMetric::Kind::kDropped) ++dropped;
+    };
+    return c;
+  }
 
   FakeClock clock_;
   FakeDatabase db_{clock_};
@@ -162,10 +170,7 @@ TEST_F(WorkerUnits, AResultThatArrivesAfterTheDeadlineStillCompletesTheTask) {
 
 TEST_F(WorkerUnits, TasksTheDatabaseNoLongerWantsAreStoppedAndTheirResultsDropped) {
   std::atomic<int> dropped{0};
-  WorkerConfig c = config();
-  c.metrics = [&](const WorkerMetric& m) {
-    if (m.kind == WorkerMetric::Kind::kDropped) ++dropped;
-  };
+  WorkerConfig c = config_counting_drops(dropped);
   std::latch running(2);
   auto worker = start(
       [&](const nlohmann::json&, Context& ctx) -> absl::StatusOr<nlohmann::json> {
@@ -193,10 +198,7 @@ TEST_F(WorkerUnits, TasksTheDatabaseNoLongerWantsAreStoppedAndTheirResultsDroppe
 // the next heartbeat, which asks again.
 TEST_F(WorkerUnits, AnUnwantedTaskWhoseAnnouncementWasLostStopsAtTheNextHeartbeat) {
   std::atomic<int> dropped{0};
-  WorkerConfig c = config();
-  c.metrics = [&](const WorkerMetric& m) {
-    if (m.kind == WorkerMetric::Kind::kDropped) ++dropped;
-  };
+  WorkerConfig c = config_counting_drops(dropped);
   std::latch running(1);
   std::atomic<bool> stopped{false};
   auto worker = start(
