@@ -5,7 +5,8 @@
 // DAG with a map, e. start_flow -> handler latency, f. map scaling 1k vs 10k, g. idle worker,
 // h. a small step's latency during a map backlog, one queue vs one queue per step, i. cancellation,
 // u. our SQL API driven as upstream's TypeScript worker drives it (and upstream's, when at hand),
-// k. claims and s. starts against raw PGMQ calls, y. b1 and c1 with a million finished runs.
+// k. claims and s. starts against raw PGMQ calls, y. b1 and c1 with a million finished runs,
+// l. concurrency limits.
 // Uses DATABASE_URL when set; otherwise creates a throwaway cluster with scripts/pgcluster
 // (default settings, not --fast) and removes it at the end.
 #include <pthread.h>
@@ -148,6 +149,7 @@ int bench_main(int argc, char** argv) {
     if (ctx.flags.runs('k')) run_claims(ctx);
     if (ctx.flags.runs('s')) run_starts(ctx);
     if (ctx.flags.runs('y')) run_history(ctx);
+    if (ctx.flags.runs('l')) run_flow_control(ctx);
     add_row_verdicts(ctx);
 
     if (worker_problems() > 0) {

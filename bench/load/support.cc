@@ -43,10 +43,11 @@ void progress(const std::string& line) {
 
 const std::vector<Flags::Spec>& Flags::specs() {
   static const std::vector<Spec> kSpecs = {
-      {"only", "abcdefghiuksy",
+      {"only", "abcdefghiuksyl",
        "sections to run, e.g. --only=ab (a raw PGMQ, b backlog, c producers, "
        "d DAG, e latency, f map scaling, g idle, h step queues, i cancellation, "
-       "u upstream's protocol, k claims vs raw reads, s starts vs raw sends, y history growth)"},
+       "u upstream's protocol, k claims vs raw reads, s starts vs raw sends, y history growth, "
+       "l concurrency limits)"},
       {"scale", "1",
        "multiplies every run/task count (e.g. 0.2 for a quick run, 5 for a long one)"},
       {"concurrency", "10", "worker max_concurrent"},
@@ -55,6 +56,9 @@ const std::vector<Flags::Spec>& Flags::specs() {
        "connection counts of the raw PGMQ cycle; the best rate is the reference"},
       {"raw_seconds", "3", "measured seconds per raw PGMQ configuration"},
       {"backlog", "3000", "b: runs pre-filled before the worker starts (per report batch size)"},
+      {"limit_rounds", "3", "l: alternating rounds of the backlog drain without and with a limit"},
+      {"limit_tasks", "2000", "l: tasks drained by three workers under a step limit of 5"},
+      {"priority_backlog", "2000", "l: priority-0 runs waiting when the priority-10 run starts"},
       {"e2e_runs", "3000", "c: runs started by the producers"},
       {"producers", "2", "c: producer threads (each start_flow is its own transaction)"},
       {"dag_runs", "30", "d: runs of the 5-step DAG"},
@@ -189,8 +193,10 @@ std::string unique_slug(std::string_view base) {
 
 void compile_flow(Db& db, const FlowDefinition& flow) {
   std::string out = db.scalar(
-      "select pgflow.ensure_flow_compiled($1, $2::jsonb, pgflow.worker_protocol(), $3)::text",
-      {flow.slug, shape_of(flow).dump(), std::string(to_string(flow.queue_mode))});
+      "select pgflow.ensure_flow_compiled($1, $2::jsonb, pgflow.worker_protocol(), $3, null, "
+      "null, $4::jsonb)::text",
+      {flow.slug, shape_of(flow).dump(), std::string(to_string(flow.queue_mode)),
+       flow_control_of(flow).dump()});
   if (out.find("\"mismatch\"") != std::string::npos) {
     throw BenchError("flow " + flow.slug + " exists with another shape: " + out);
   }

@@ -338,6 +338,7 @@ void run_upstream_protocol(BenchContext& ctx);  // u
 void run_starts(BenchContext& ctx);             // s
 void run_claims(BenchContext& ctx);             // k
 void run_history(BenchContext& ctx);            // y
+void run_flow_control(BenchContext& ctx);       // l
 // The verdicts on rows of the other sections (b1, c1, d1, c3, e, f4), after they ran.
 void add_row_verdicts(BenchContext& ctx);
 

@@ -57,14 +57,19 @@ struct FlowOptionValues {
   std::optional<int> max_attempts = {};
   std::optional<std::chrono::seconds> base_delay = {};
   std::optional<std::chrono::seconds> timeout = {};
+  // Deployment metadata, not shape: see flow_control_of(). nullopt: no flow-wide limit.
+  std::optional<int> concurrency_limit = {};
 };
 
-// Step-level option values; nullopt means inherit the flow's value (start_delay: 0).
+// Step-level option values; nullopt means inherit the flow's value (start_delay: 0;
+// concurrency_limit: no limit of the step's own).
 struct StepOptionValues {
   std::optional<int> max_attempts = {};
   std::optional<std::chrono::seconds> base_delay = {};
   std::optional<std::chrono::seconds> timeout = {};
   std::optional<std::chrono::seconds> start_delay = {};
+  // Deployment metadata, not shape: see flow_control_of(). nullopt: no limit of its own.
+  std::optional<int> concurrency_limit = {};
 };
 
 // pgflow::StepHandler
@@ -130,6 +135,14 @@ struct FlowDefinition {
 // JavaScript's Array.prototype.sort does for slugs.
 nlohmann::ordered_json shape_of(const FlowDefinition& flow);
 
+// The flow-control options the worker deploys beside the shape (pgflow.ensure_flow_compiled's
+// flow_control), with only the limits that are set:
+//
+//   {"concurrencyLimit"?: n, "steps"?: {step_slug: {"concurrencyLimit": n}, …}}
+//
+// An empty object when the flow uses none (the worker then deploys it as before).
+nlohmann::ordered_json flow_control_of(const FlowDefinition& flow);
+
 // The alias a flow is started by: its deployment alias, or its own slug.
 inline const std::string& alias_of(const FlowDefinition& flow) {
   return flow.alias ? *flow.alias : flow.slug;
@@ -152,9 +165,9 @@ absl::StatusOr<std::vector<StepRoute>> routes_of(const FlowDefinition& flow);
 // compile-time rule for hand-built definitions: slugs (shared rules; flow slug at most 47
 // characters), unique step slugs (also ignoring case), dependencies on earlier steps only and
 // at most one for a map, patterns are JSON objects, option ranges (max_attempts >= 1,
-// base_delay >= 1, timeout >= 3, start_delay >= 0), a handler for every step, in queue mode
-// kStep at least one step and a private queue name that fits for each (routes_of), and an
-// alias under the shared slug rules.
+// base_delay >= 1, timeout >= 3, start_delay >= 0, concurrency_limit >= 1), a handler for
+// every step, in queue mode kStep at least one step and a private queue name that fits for
+// each (routes_of), and an alias under the shared slug rules.
 // Returns kInvalidArgument listing every problem; each names the flow, the step and the field.
 absl::Status validate(const FlowDefinition& flow);
 

@@ -20,7 +20,14 @@
 //   .step<"send">({.timeout = pgflow::runtime(config.send_timeout)}, send);
 //
 // Ranges (upstream pgflow's DSL rules): max_attempts >= 1, base_delay >= 1,
-// timeout >= 3, start_delay >= 0.
+// timeout >= 3, start_delay >= 0; and ours: concurrency_limit >= 1.
+//
+// concurrency_limit caps how many tasks of the step (or, on the flow, of all its steps) are
+// started at once across every worker; see docs/flow-control.md. It is deployment metadata
+// beside the shape (shape_of() leaves it out; the worker deploys it with the shape):
+//
+//   pgflow::Flow<"crawl", Site>({.concurrency_limit = 50})
+//       .step<"fetch">({.concurrency_limit = 5}, fetch_page);
 #ifndef PGFLOW_FLOW_OPTIONS_H_
 #define PGFLOW_FLOW_OPTIONS_H_
 
@@ -91,6 +98,14 @@ struct TimeoutRule {
           "pgflow: timeout must be at least 3 seconds; leave it unset to inherit the flow's value");
   }
 };
+struct ConcurrencyLimitRule {
+  static constexpr bool kSeconds = false;
+  static consteval void check(int v) {
+    if (v < 1)
+      pgflow_option_value_out_of_range(
+          "pgflow: concurrency_limit must be at least 1; leave it unset for no limit");
+  }
+};
 struct StartDelayRule {
   static constexpr bool kSeconds = true;
   static consteval void check(int v) {
@@ -150,25 +165,33 @@ using BaseDelay = detail::CheckedOption<detail::BaseDelayRule>;
 using Timeout = detail::CheckedOption<detail::TimeoutRule>;
 // Seconds between the step becoming ready and its tasks becoming visible. Default: 0.
 using StartDelay = detail::CheckedOption<detail::StartDelayRule>;
+// Most tasks (of a step, or of the whole flow) started at once across every worker process
+// and host; the others wait queued. A deployment option beside the shape, like the queue
+// mode: not part of shape_of(), compared at startup. Default: unset (no limit).
+using ConcurrencyLimit = detail::CheckedOption<detail::ConcurrencyLimitRule>;
 
 // pgflow::FlowOptions
 //
-// Defaults for every step of the flow. There is no flow-level start_delay (it would
-// compound along the graph), as upstream.
+// Defaults for every step of the flow, except concurrency_limit: one cap shared by all the
+// flow's steps together. There is no flow-level start_delay (it would compound along the
+// graph), as upstream.
 struct FlowOptions {
-  MaxAttempts max_attempts = {};  // Default: unset (database default 3).
-  BaseDelay base_delay = {};      // Default: unset (database default 5).
-  Timeout timeout = {};           // Default: unset (database default 60).
+  MaxAttempts max_attempts = {};            // Default: unset (database default 3).
+  BaseDelay base_delay = {};                // Default: unset (database default 5).
+  Timeout timeout = {};                     // Default: unset (database default 60).
+  ConcurrencyLimit concurrency_limit = {};  // Default: unset (no limit for the whole flow).
 };
 
 // pgflow::StepOptions
 //
-// Per-step overrides; an unset value inherits the flow's.
+// Per-step overrides; an unset value inherits the flow's (concurrency_limit: this step's own
+// cap, on top of the flow's shared one).
 struct StepOptions {
-  MaxAttempts max_attempts = {};  // Default: the flow's.
-  BaseDelay base_delay = {};      // Default: the flow's.
-  Timeout timeout = {};           // Default: the flow's.
-  StartDelay start_delay = {};    // Default: 0.
+  MaxAttempts max_attempts = {};            // Default: the flow's.
+  BaseDelay base_delay = {};                // Default: the flow's.
+  Timeout timeout = {};                     // Default: the flow's.
+  StartDelay start_delay = {};              // Default: 0.
+  ConcurrencyLimit concurrency_limit = {};  // Default: unset (only the flow's limit applies).
 };
 
 }  // namespace pgflow

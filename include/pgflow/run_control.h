@@ -104,6 +104,22 @@ class RunControl {
   // one whose flow was redefined since it started, is kFailedPrecondition.
   absl::StatusOr<RunState> resume_run(std::string_view run_id) const;
 
+  // Sets a run's priority (default 0; higher first; schema 0018): the order in which the
+  // waiting tasks of flows with a concurrency limit are admitted (docs/flow-control.md,
+  // "Priorities"). It applies to the run's waiting tasks at once and to every task it queues
+  // later; a retry keeps it. As a start option, set it in the start's transaction, so the run's
+  // first tasks are admitted in its order:
+  //
+  //   client->in_transaction([&](pgflow::Transaction& tx) -> absl::Status {
+  //     absl::StatusOr<std::string> run_id = tx.start_run(orders, order);
+  //     if (!run_id.ok()) return run_id.status();
+  //     return tx.set_run_priority(*run_id, 10);
+  //   });
+  //
+  // kNotFound for an unknown run. A flow without a limit admits its tasks as they are queued:
+  // there a priority changes nothing.
+  absl::Status set_run_priority(std::string_view run_id, int priority) const;
+
   // The typed starts: the same calls with a typed flow (pgflow/typed_flow.h) and its input
   // type, checked at compile time: start_flow(onboard, Signup{...}). start_flow,
   // start_flow_by_alias and start_run start the flow's alias (a DeployedFlow's alias, a plain

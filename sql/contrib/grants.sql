@@ -14,7 +14,7 @@
 --     grant pgflow_starter to my_app_login;
 --
 -- pgflow_worker: what pgflow::EdgeWorker runs (docs/worker.md): worker_protocol(),
---   ensure_flow_compiled(slug, shape, 5, queue_mode, route_map, alias) (verify a flow, or compile
+--   ensure_flow_compiled(slug, shape, protocol, queue_mode, route_map, alias[, flow_control]) (verify a flow, or compile
 --   a new one and initialise its alias when the alias has no active version), register_worker,
 --   pgmq.read + claim_tasks, release_claim, complete_tasks/fail_tasks, worker_heartbeat,
 --   requeue_stalled_tasks(), mark_worker_stopped, `select input from pgflow.runs` and which of
@@ -49,7 +49,8 @@
 --   start_flow_with_states_by_slug (a pinned version), their lean forms start_run and
 --   start_run_by_slug (returning only the run id), the idempotent starts start_run_idempotent
 --   and start_run_idempotent_by_slug (schema 0017 or later), run control (cancel_run, retry_run,
---   resume_run) and get_run_with_states (all SECURITY DEFINER) and nothing else: no table,
+--   resume_run; set_run_priority, schema 0018 or later) and get_run_with_states (all SECURITY
+--   DEFINER) and nothing else: no table,
 --   no queue. They run inside the caller's transaction, so
 --   `select pgflow.start_flow_with_states($1, $2::jsonb)` in your own transaction starts a run
 --   exactly when your data commits (Client::in_transaction does this). The invoker
@@ -220,10 +221,12 @@ begin
                             pgflow.retry_run(uuid, uuid),
                             pgflow.resume_run(uuid),
                             pgflow.get_run_with_states(uuid) to pgflow_starter;
-  -- The idempotent starts (schema 0017 or later; the script serves 0014 onwards).
+  -- The idempotent starts (schema 0017 or later; the script serves 0014 onwards) and run
+  -- priorities (0018 or later).
   for v_fn in select p.oid::regprocedure from pg_catalog.pg_proc p
               where p.pronamespace = 'pgflow'::regnamespace
-                and p.proname in ('start_run_idempotent', 'start_run_idempotent_by_slug') order by 1 loop
+                and p.proname in ('start_run_idempotent', 'start_run_idempotent_by_slug',
+                                  'set_run_priority') order by 1 loop
     execute pg_catalog.format('grant execute on function %s to pgflow_starter', v_fn);
   end loop;
 
@@ -235,8 +238,21 @@ begin
   grant select on pgflow.flows, pgflow.flow_aliases, pgflow.steps, pgflow.deps, pgflow.runs,
                   pgflow.step_states, pgflow.step_tasks, pgflow.workers, pgflow.worker_functions,
                   pgflow.locks to pgflow_worker;
-  grant execute on function pgflow.ensure_flow_compiled(text, jsonb, int, text, jsonb, text),
-                            pgflow.register_worker(uuid, text, text, text, int),
+  -- The concurrency limits and run priorities (schema 0018 or later).
+  for v_rel in select c.oid::regclass from pg_catalog.pg_class c
+              where c.relnamespace = 'pgflow'::regnamespace
+                and c.relname in ('concurrency_gates', 'step_concurrency_limits', 'run_priorities') order by 1 loop
+    execute pg_catalog.format('grant select on %s to pgflow_worker', v_rel);
+  end loop;
+  -- The worker's deployment: ensure_flow_compiled with a queue mode, route and alias (schema
+  -- 0014 to 0017), and with flow control too (0018 or later). Upstream 0.16.0's two-argument
+  -- signature is not granted: it only refuses the worker.
+  for v_fn in select p.oid::regprocedure from pg_catalog.pg_proc p
+              where p.pronamespace = 'pgflow'::regnamespace and p.proname = 'ensure_flow_compiled'
+                and p.pronargs >= 6 order by 1 loop
+    execute pg_catalog.format('grant execute on function %s to pgflow_worker', v_fn);
+  end loop;
+  grant execute on function pgflow.register_worker(uuid, text, text, text, int),
                             pgflow.claim_tasks(text, text, bigint[], uuid, text),
                             pgflow.claim_tasks(text, text, bigint[], uuid, text, uuid),
                             pgflow.release_claim(uuid, uuid),

@@ -64,6 +64,9 @@ create table pgflow.steps (
   when_exhausted          text not null default 'fail',
   created_at              timestamptz not null default now(),
   queue_name              text not null,
+  -- A concurrency limit applies to its tasks (its own or its flow's; since 0018): they are
+  -- queued held (_store_flow_control keeps it; the starts read it with the step).
+  concurrency_limited     boolean not null default false,
   primary key (flow_slug, step_slug),
   unique (flow_slug, step_index),
   check (pgflow.is_valid_slug(step_slug)),

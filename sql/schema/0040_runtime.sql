@@ -100,6 +100,12 @@ create table pgflow.step_tasks (
   permanently_stalled_at timestamptz,
   queue_name             text not null,
   last_claim_id          uuid,  -- the claim_tasks call that started it (worker protocol 6)
+  -- Concurrency limits (since 0018): NULL for a task no limit applies to; 'held' while it
+  -- waits for a slot (its message invisible), 'admitted' once it has one (0080_concurrency_limits.sql).
+  gate                   text,
+  -- The run's priority while a limit applies to the task (set_run_priority, since 0018);
+  -- NULL otherwise.
+  priority               int,
   constraint step_tasks_pkey primary key (run_id, step_slug, task_index),
   foreign key (run_id, step_slug) references pgflow.step_states (run_id, step_slug),
   constraint valid_status check (
@@ -116,7 +122,8 @@ create table pgflow.step_tasks (
   constraint failed_at_is_after_started_at check (
     failed_at is null or started_at is null or failed_at >= started_at),
   constraint queue_name_is_canonical
-    check (queue_name = lower(queue_name) and length(queue_name) between 1 and 47)
+    check (queue_name = lower(queue_name) and length(queue_name) between 1 and 47),
+  constraint gate_is_valid check (gate in ('held', 'admitted'))
 );
 -- Indexes (since 0015), each one a query needs; every status change writes an entry into each
 -- index whose predicate the new row matches (bench/README.md, "Hot path"). Queries by run and
@@ -130,3 +137,9 @@ create index idx_step_tasks_queued on pgflow.step_tasks (flow_slug) where status
 -- Running tasks: stall recovery scans them all (few: those in flight), release_claim finds a
 -- worker's.
 create index idx_step_tasks_started on pgflow.step_tasks (last_worker_id) where status = 'started';
+-- Concurrency limits (since 0018): a limited flow's tasks that hold a slot (gate 'admitted'),
+-- counted per step, and those waiting for one ('held'; always queued), in admission order.
+-- Tasks without a limit, and tasks that ended, have no entry.
+create index idx_step_tasks_gated on pgflow.step_tasks
+  (flow_slug, gate, step_slug, priority desc, queued_at, run_id, task_index)
+  where gate is not null and status in ('queued', 'started');

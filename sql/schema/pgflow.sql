@@ -19,6 +19,7 @@ set client_min_messages = warning;
 \ir 0050_types.sql
 \ir 0060_locks.sql
 \ir 0070_idempotency.sql
+\ir 0080_concurrency_limits.sql
 
 -- Definitions: building, comparing, compiling and deleting flows.
 \ir functions/definitions/is_local.sql
@@ -47,6 +48,15 @@ set client_min_messages = warning;
 \ir functions/definitions/_flows_before_delete.sql
 \ir functions/definitions/ensure_flow_compiled.sql
 \ir functions/definitions/activate_flow_version.sql
+
+-- Concurrency limits: the deployment options and admission at commit.
+\ir functions/limits/_normalize_flow_control.sql
+\ir functions/limits/_get_flow_control.sql
+\ir functions/limits/_store_flow_control.sql
+\ir functions/limits/_compare_flow_control.sql
+\ir functions/limits/_admit_tasks.sql
+\ir functions/limits/_admit_gated_tasks.sql
+\ir functions/limits/_admit_waiting_tasks.sql
 
 -- Queues: provisioning and every PGMQ operation on a task's message.
 \ir functions/queues/_queue_meta_name.sql
@@ -86,6 +96,7 @@ set client_min_messages = warning;
 \ir functions/runtime/_lock_run_for_control.sql
 \ir functions/runtime/cancel_run.sql
 \ir functions/runtime/retry_run.sql
+\ir functions/runtime/set_run_priority.sql
 \ir functions/runtime/resume_run.sql
 \ir functions/runtime/get_run_with_states.sql
 \ir functions/runtime/_advance_run.sql

@@ -138,6 +138,7 @@ int show_run(const Globals& g, const std::string& run_id) {
 struct ControlOptions {
   std::string run_id;
   std::optional<std::string> reason, new_run_id;
+  int priority = 0;
 };
 
 int cancel(const Globals& g, const ControlOptions& o) {
@@ -182,10 +183,23 @@ int resume(const Globals& g, const ControlOptions& o) {
   return kOk;
 }
 
+int prioritize(const Globals& g, const ControlOptions& o) {
+  absl::StatusOr<Client> client = connect_client(g);
+  if (!client.ok()) return fail(client.status());
+  if (absl::Status s = client->set_run_priority(o.run_id, o.priority); !s.ok()) return fail(s);
+  if (g.json) {
+    print_json({{"run_id", o.run_id}, {"priority", o.priority}});
+  } else {
+    std::printf("run %s: priority %d\n", o.run_id.c_str(), o.priority);
+  }
+  return kOk;
+}
+
 struct StartOptions {
   std::string flow;
   std::string input = "{}";
   std::optional<std::string> run_id, idempotency_key, timeout;
+  std::optional<int> priority;
   bool wait = false;
 };
 
@@ -207,24 +221,36 @@ std::string progress_line(const RunState& run) {
 int start(const Globals& g, const StartOptions& o) {
   absl::StatusOr<Client> client = connect_client(g);
   if (!client.ok()) return fail(client.status());
-  absl::StatusOr<RunState> run;
+  absl::StatusOr<RunState> run = absl::UnknownError("pgflow: the start did not run");
+  std::string run_id;
   bool created = true;
-  if (o.idempotency_key) {
-    // The key's run (this start's, or an earlier one's), read back for what follows.
-    absl::StatusOr<IdempotentStart> started =
-        client->start_run_idempotent(o.flow, nlohmann::json::parse(o.input), *o.idempotency_key);
-    if (!started.ok()) return fail(started.status());
-    created = started->created;
-    run = client->get_run(started->run_id);
-  } else {
-    run = client->start_flow(o.flow, nlohmann::json::parse(o.input), o.run_id);
-  }
+  // The start and its priority in one transaction: the run's first tasks are admitted in its
+  // order. (A key's earlier run keeps its own priority.)
+  absl::Status started = client->in_transaction([&](Transaction& tx) -> absl::Status {
+    if (o.idempotency_key) {
+      absl::StatusOr<IdempotentStart> keyed =
+          tx.start_run_idempotent(o.flow, nlohmann::json::parse(o.input), *o.idempotency_key);
+      if (!keyed.ok()) return keyed.status();
+      created = keyed->created;
+      run_id = keyed->run_id;
+    } else {
+      run = tx.start_flow(o.flow, nlohmann::json::parse(o.input), o.run_id);
+      if (!run.ok()) return run.status();
+      run_id = run->run_id;
+    }
+    if (o.priority && created) return tx.set_run_priority(run_id, *o.priority);
+    return absl::OkStatus();
+  });
+  if (!started.ok()) return fail(started);
+  // The key's run (this start's, or an earlier one's), read back for what follows.
+  if (o.idempotency_key) run = client->get_run(run_id);
   if (!run.ok()) return fail(run.status());
   if (!created && !g.json) {
     // (stderr: stdout keeps the shape a start prints; --json says it in "created")
     std::fprintf(stderr,
-                 "pgflow: the idempotency key already started run %s (%s); not started again\n",
-                 run->run_id.c_str(), std::string(to_string(run->status)).c_str());
+                 "pgflow: the idempotency key already started run %s (%s); not started again%s\n",
+                 run->run_id.c_str(), std::string(to_string(run->status)).c_str(),
+                 o.priority ? " (its priority is unchanged: pgflow run priority sets it)" : "");
   }
   if (!o.wait) {
     if (g.json) {
@@ -347,6 +373,14 @@ void add_run_commands(CommandSet& commands) {
       ->required()
       ->check(kUuid);
 
+  CLI::App* priority_command =
+      commands.add(run, "priority",
+                   "set a run's priority (default 0, higher first): the order in which the "
+                   "waiting tasks of flows with a concurrency limit are admitted",
+                   [control](const Globals& g) { return prioritize(g, *control); });
+  priority_command->add_option("RUN_ID", control->run_id, "the run")->required()->check(kUuid);
+  priority_command->add_option("PRIORITY", control->priority, "any integer")->required();
+
   auto start_options = std::make_shared<StartOptions>();
   CLI::App* start_command = commands.add(
       &app, "start", "start a run of FLOW's active version; --wait follows it to the end",
@@ -368,6 +402,10 @@ void add_run_commands(CommandSet& commands) {
                    "start at most one run of FLOW's alias for KEY (1 to 255 characters): a "
                    "repeat finds that run, says so on stderr and does not start another")
       ->excludes("--run-id");
+  start_command->add_option("--priority", start_options->priority,
+                            "the run's priority (default 0, higher first), set in the start's "
+                            "transaction: the order in which waiting tasks of flows with a "
+                            "concurrency limit are admitted");
   start_command->add_flag(
       "--wait", start_options->wait,
       "wait until the run ends, with live progress on a terminal; exit 0 completed, 3 failed, "

@@ -208,6 +208,19 @@ absl::StatusOr<std::string> retry_on(pg::Connection& conn, std::string_view run_
   return std::string(r->scalar());
 }
 
+absl::Status set_priority_on(pg::Connection& conn, std::string_view run_id, int priority) {
+  PGFLOW_RETURN_IF_ERROR(check_uuid("run id", run_id));
+  absl::StatusOr<pg::Result> r =
+      conn.exec(internal::kSetRunPriority, {std::string(run_id), std::to_string(priority)});
+  if (r.ok()) return absl::OkStatus();
+  if (sql_state(r.status()) == "42883") {
+    return with_message(r.status(),
+                        "pgflow: run priorities need pgflow schema 0018: run `pgflow "
+                        "migrate` (pgflow.set_run_priority does not exist)");
+  }
+  return run_control_error(r.status(), "prioritizing", run_id);
+}
+
 absl::StatusOr<RunState> resume_on(pg::Connection& conn, std::string_view run_id) {
   PGFLOW_RETURN_IF_ERROR(check_uuid("run id", run_id));
   absl::StatusOr<pg::Result> r = conn.exec(internal::kResumeRun, {std::string(run_id)});
@@ -409,6 +422,11 @@ absl::StatusOr<std::string> RunControl::retry_run(std::string_view run_id,
     return retried.status();
   }));
   return retried;
+}
+
+absl::Status RunControl::set_run_priority(std::string_view run_id, int priority) const {
+  return on_connection(false,
+                       [&](pg::Connection& c) { return set_priority_on(c, run_id, priority); });
 }
 
 absl::StatusOr<RunState> RunControl::resume_run(std::string_view run_id) const {

@@ -26,6 +26,7 @@ inline constexpr char kGetRun[] = "select pgflow.get_run_with_states($1::uuid)::
 inline constexpr char kCancelRun[] = "select pgflow.cancel_run($1::uuid, $2)";
 inline constexpr char kRetryRun[] = "select pgflow.retry_run($1::uuid, $2::uuid)::text";
 inline constexpr char kResumeRun[] = "select (pgflow.resume_run($1::uuid)).run_id";
+inline constexpr char kSetRunPriority[] = "select pgflow.set_run_priority($1::uuid, $2::int)";
 
 // ---- aliases ----
 // Every alias, as FlowAlias JSON: those with an active version and those whose members have

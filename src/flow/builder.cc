@@ -36,7 +36,7 @@ std::shared_ptr<const FlowDefinition> new_flow(std::string_view slug, const Flow
   auto flow = std::make_shared<FlowDefinition>();
   flow->slug = std::string(slug);
   flow->options = FlowOptionValues{options.max_attempts.value(), options.base_delay.seconds(),
-                                   options.timeout.seconds()};
+                                   options.timeout.seconds(), options.concurrency_limit.value()};
   return flow;
 }
 
@@ -50,7 +50,8 @@ void apply_step_arg(StepDefinition& step, IfNotPattern&& arg) {
 
 void apply_step_arg(StepDefinition& step, const StepOptions& options) {
   step.options = StepOptionValues{options.max_attempts.value(), options.base_delay.seconds(),
-                                  options.timeout.seconds(), options.start_delay.seconds()};
+                                  options.timeout.seconds(), options.start_delay.seconds(),
+                                  options.concurrency_limit.value()};
 }
 
 std::shared_ptr<const FlowDefinition> with_queue_mode(const FlowDefinition& flow, QueueMode mode) {

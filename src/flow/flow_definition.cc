@@ -144,6 +144,18 @@ nlohmann::ordered_json shape_of(const FlowDefinition& flow) {
   return shape;
 }
 
+nlohmann::ordered_json flow_control_of(const FlowDefinition& flow) {
+  nlohmann::ordered_json control = nlohmann::ordered_json::object();
+  put_if_set(control, "concurrencyLimit", flow.options.concurrency_limit);
+  nlohmann::ordered_json steps = nlohmann::ordered_json::object();
+  for (const StepDefinition& step : flow.steps) {
+    if (step.options.concurrency_limit)
+      steps[step.slug] = {{"concurrencyLimit", *step.options.concurrency_limit}};
+  }
+  if (!steps.empty()) control["steps"] = std::move(steps);
+  return control;
+}
+
 absl::StatusOr<std::vector<StepRoute>> routes_of(const FlowDefinition& flow) {
   const std::string flow_queue = internal::ascii_lower(flow.slug);
   std::vector<StepRoute> routes;
@@ -180,6 +192,7 @@ absl::Status validate(const FlowDefinition& flow) {
   check_range(problems, nullptr, "max_attempts", flow.options.max_attempts, 1, "");
   check_range(problems, nullptr, "base_delay", in_seconds(flow.options.base_delay), 1, "second");
   check_range(problems, nullptr, "timeout", in_seconds(flow.options.timeout), 3, "seconds");
+  check_range(problems, nullptr, "concurrency_limit", flow.options.concurrency_limit, 1, "");
 
   for (std::size_t i = 0; i < flow.steps.size(); ++i) {
     const StepDefinition& step = flow.steps[i];
@@ -234,6 +247,7 @@ absl::Status validate(const FlowDefinition& flow) {
     check_range(problems, name, "base_delay", in_seconds(step.options.base_delay), 1, "second");
     check_range(problems, name, "timeout", in_seconds(step.options.timeout), 3, "seconds");
     check_range(problems, name, "start_delay", in_seconds(step.options.start_delay), 0, "seconds");
+    check_range(problems, name, "concurrency_limit", step.options.concurrency_limit, 1, "");
 
     if (!step.handler) problems.step_field(step.slug, "handler", "is not set");
   }

@@ -112,11 +112,23 @@ class PgStore final : public Store {
   }
 
   absl::StatusOr<DeployOutcome> deploy(const Deployment& d) override {
-    PGFLOW_ASSIGN_OR_RETURN(pg::Result r, once([&](pg::Connection& c) {
-                              return c.exec(kEnsureFlowCompiled,
-                                            {d.flow_slug, d.shape, std::to_string(d.protocol),
-                                             d.queue_mode, d.route_map, d.flow_alias});
-                            }));
+    absl::StatusOr<pg::Result> deployed = once([&](pg::Connection& c) {
+      const std::string protocol = std::to_string(d.protocol);
+      if (d.flow_control.empty()) {
+        return c.exec(kEnsureFlowCompiled,
+                      {d.flow_slug, d.shape, protocol, d.queue_mode, d.route_map, d.flow_alias});
+      }
+      return c.exec(kEnsureFlowCompiledWithFlowControl,
+                    {d.flow_slug, d.shape, protocol, d.queue_mode, d.route_map, d.flow_alias,
+                     d.flow_control});
+    });
+    if (!deployed.ok() && !d.flow_control.empty() && sql_state(deployed.status()) == "42883") {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "pgflow: flow \"", d.flow_slug,
+          "\" has concurrency limits, which this database's pgflow schema does not support "
+          "(they need schema 0018: run `pgflow migrate`)"));
+    }
+    PGFLOW_ASSIGN_OR_RETURN(pg::Result r, std::move(deployed));
     std::optional<nlohmann::json> json = parse_json(r.scalar());
     if (!json) return absl::InternalError("ensure_flow_compiled returned unparsable JSON");
     DeployOutcome out;

@@ -45,16 +45,21 @@ absl::Status deploy_and_register(Store& store, const FlowDefinition& flow,
     route.push_back(absl::StrCat(r.step_slug, ":", r.queue_name));
   }
   const std::string queue_mode(to_string(flow.queue_mode));
+  const nlohmann::ordered_json control = flow_control_of(flow);
+  const std::string flow_control = control.empty() ? "" : control.dump();
   PGFLOW_ASSIGN_OR_RETURN(DeployOutcome deployed, store.deploy({.flow_slug = flow.slug,
                                                                 .shape = shape_of(flow).dump(),
                                                                 .queue_mode = queue_mode,
                                                                 .route_map = route_map.dump(),
                                                                 .flow_alias = alias_of(flow),
+                                                                .flow_control = flow_control,
                                                                 .protocol = kWorkerProtocol}));
   if (deployed.status == "mismatch") {
     return absl::FailedPreconditionError(
         absl::StrCat("pgflow: flow \"", flow.slug, "\" in the database differs from this worker's ",
-                     deployed.mismatch_kind == "routing" ? "queue mode or route" : "definition",
+                     deployed.mismatch_kind == "routing"       ? "queue mode or route"
+                     : deployed.mismatch_kind == "flowControl" ? "concurrency limits"
+                                                               : "definition",
                      " (deploy the change as a new flow slug, e.g. a new version of the same "
                      "alias: docs/deploying.md):\n  ",
                      absl::StrJoin(deployed.differences, "\n  ")));
@@ -75,6 +80,7 @@ absl::Status deploy_and_register(Store& store, const FlowDefinition& flow,
                               {"active_flow", deployed.active_flow_slug.value_or("none")},
                               {"queue_mode", queue_mode},
                               {"route", absl::StrJoin(route, ",")},
+                              {"flow_control", control.empty() ? "none" : flow_control},
                               {"max_concurrent", std::to_string(config.max_concurrent)},
                               {"connections", "4"}});
   if (deployed.status == "recompiled") {

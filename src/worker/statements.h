@@ -11,6 +11,10 @@ inline constexpr char kWorkerProtocolQuery[] = "select pgflow.worker_protocol()"
 // an alias without an active version (seed 004).
 inline constexpr char kEnsureFlowCompiled[] =
     "select pgflow.ensure_flow_compiled($1, $2::jsonb, $3::int, $4, $5::jsonb, $6)::text";
+// The same with flow-control options (schema 0018 or later).
+inline constexpr char kEnsureFlowCompiledWithFlowControl[] =
+    "select pgflow.ensure_flow_compiled($1, $2::jsonb, $3::int, $4, $5::jsonb, $6, "
+    "$7::jsonb)::text";
 
 inline constexpr char kRegisterWorker[] =
     "select worker_id from pgflow.register_worker($1::uuid, $2, $3, $4, $5::int)";

@@ -33,6 +33,9 @@ struct Deployment {
   std::string queue_mode = {};  // "flow" | "step"
   std::string route_map = {};   // JSON [{stepSlug, queueName}], as this library derived it
   std::string flow_alias = {};
+  // JSON flow-control options (flow_control_of), or empty when the flow has none: it is then
+  // deployed as before schema 0018, so a database without concurrency limits still takes it.
+  std::string flow_control = {};
   int protocol = 0;  // the worker protocol this library speaks
 };
 
@@ -40,7 +43,7 @@ struct Deployment {
 struct DeployOutcome {
   std::string status = {};  // compiled | verified | recompiled | mismatch
   std::vector<std::string> differences = {};
-  std::string mismatch_kind = {};  // "shape" | "routing" (a mismatch or recompilation)
+  std::string mismatch_kind = {};  // "shape" | "routing" | "flowControl" (mismatch, recompilation)
   std::string activation = {};     // activated | active | inactive
   std::string flow_alias = {};
   std::optional<std::string> active_flow_slug = {};

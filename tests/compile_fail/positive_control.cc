@@ -20,7 +20,7 @@ const auto flow =
         .array<"friends">(pgflow::after<"profile">,
                           [](const std::string& p) { return std::vector<std::string>{p}; })
         .map<"notifyAll">(
-            pgflow::over<"friends">, {.start_delay = 0},
+            pgflow::over<"friends">, {.start_delay = 0, .concurrency_limit = 5},
             [](const std::string& f, pgflow::Context& ctx) { return f + ctx.run_id(); })
         .step<"gift">(
             pgflow::after<"profile">, pgflow::when(R"({"profile": "vip"})"_json),

@@ -522,6 +522,40 @@ TEST_F(CliTest, StartWithAnIdempotencyKeyStartsOnce) {
   EXPECT_THAT(empty.err, HasSubstr("Idempotency key must be 1 to 255 characters"));
 }
 
+// --priority sets the run's priority in the start's transaction (a key's earlier run keeps its
+// own); `pgflow run priority` changes it later.
+TEST_F(CliTest, StartWithAPriorityAndChangeItLater) {
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker,
+                              EdgeWorker::start(kSum, test_worker_config(db_->url())));
+  CommandResult started = pgflow("start cliSum --input '[1]' --priority 7 --json");
+  ASSERT_EQ(started.exit_code, 0) << started.err;
+  const std::string run_id = json::parse(started.out)["run_id"].get<std::string>();
+  const std::string priority_of =
+      "select coalesce((select priority::text from pgflow.run_priorities "
+      "where run_id = $1::uuid), 'default')";
+  EXPECT_EQ(sql(priority_of, {run_id}), "7");
+
+  CommandResult keyed =
+      pgflow("start cliSum --input '[2]' --idempotency-key k1 --priority 2 --json");
+  ASSERT_EQ(keyed.exit_code, 0) << keyed.err;
+  const std::string keyed_run = json::parse(keyed.out)["run_id"].get<std::string>();
+  EXPECT_EQ(sql(priority_of, {keyed_run}), "2");
+  CommandResult repeat = pgflow("start cliSum --input '[2]' --idempotency-key k1 --priority 9");
+  ASSERT_EQ(repeat.exit_code, 0) << repeat.err;
+  EXPECT_EQ(sql(priority_of, {keyed_run}), "2") << "a repeat does not reprioritize the key's run";
+
+  CommandResult changed = pgflow("run priority " + run_id + " -3");
+  ASSERT_EQ(changed.exit_code, 0) << changed.err;
+  EXPECT_EQ(changed.out, "run " + run_id + ": priority -3\n");
+  EXPECT_EQ(sql(priority_of, {run_id}), "-3");
+  EXPECT_EQ(pgflow("run priority " + run_id + " 0").exit_code, 0);
+  EXPECT_EQ(sql(priority_of, {run_id}), "default");
+
+  CommandResult unknown = pgflow("run priority 00000000-0000-0000-0000-000000000000 1");
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_THAT(unknown.err, HasSubstr("00000000-0000-0000-0000-000000000000"));
+}
+
 TEST_F(CliTest, StartWaitShowsLiveProgressOnlyOnATerminal) {
   PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker,
                               EdgeWorker::start(kSum, test_worker_config(db_->url())));

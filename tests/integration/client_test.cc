@@ -267,6 +267,47 @@ TEST_F(ClientTest, TheIdempotentStartOnAnOlderSchemaSaysToMigrate) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("(got 256 characters)")));
 }
 
+// A run's priority, set in the start's transaction, is a start option: in a flow limited to one
+// task at a time, the prioritized run's task is admitted before the runs that were waiting;
+// set on a Client later it reorders a waiting run. An unknown run is kNotFound.
+TEST_F(ClientTest, APriorityOrdersTheAdmissionOfALimitedFlowsWaitingTasks) {
+  const auto ranked =
+      Flow<"wRanked", int>({.concurrency_limit = 1}).step<"work">([](int x) { return x; });
+  compile(ranked);
+  for (int i = 1; i <= 3; ++i) ASSERT_THAT(client_->start_run(ranked, i), IsOk());
+  std::string urgent;
+  ASSERT_THAT(client_->in_transaction([&](Transaction& tx) -> absl::Status {
+    absl::StatusOr<std::string> run = tx.start_run(ranked, 4);
+    if (!run.ok()) return run.status();
+    urgent = *run;
+    return tx.set_run_priority(urgent, 10);
+  }),
+              IsOk());
+  const std::string admitted_order =
+      "select string_agg(r.input::text, ',' order by t.priority desc, t.queued_at, t.run_id) "
+      "from pgflow.step_tasks t join pgflow.runs r using (run_id) "
+      "where t.flow_slug = 'wRanked' and t.status = 'queued' and t.gate = 'held'";
+  EXPECT_EQ(sql(admitted_order), "4,2,3") << "run 1 holds the slot; 4 goes next";
+  const std::string third = sql("select run_id from pgflow.runs where input = '3'");
+  ASSERT_THAT(client_->set_run_priority(third, 5), IsOk());
+  EXPECT_EQ(sql(admitted_order), "4,3,2");
+
+  // A worker drains them one at a time, in that order.
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker,
+                              EdgeWorker::start(ranked, test_worker_config(db_->url())));
+  ASSERT_THAT(wait_until(*conn_, "select count(*) = 4 from pgflow.runs where status = 'completed'"),
+              IsOk());
+  EXPECT_EQ(sql("select string_agg(r.input::text, ',' order by t.started_at, t.run_id) "
+                "from pgflow.step_tasks t join pgflow.runs r using (run_id) "
+                "where t.flow_slug = 'wRanked'"),
+            "1,4,3,2");
+  EXPECT_THAT(
+      client_->set_run_priority("00000000-0000-0000-0000-000000000000", 1),
+      StatusIs(absl::StatusCode::kNotFound, HasSubstr("00000000-0000-0000-0000-000000000000")));
+  EXPECT_THAT(client_->set_run_priority("not-a-uuid", 1),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("not-a-uuid")));
+}
+
 // A database migrated before 0007 has no lean start: the error says what to do.
 TEST_F(ClientTest, TheLeanStartOnAnOlderSchemaSaysToMigrate) {
   compile(wf::sequential);

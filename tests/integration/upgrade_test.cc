@@ -395,7 +395,9 @@ int wait_for_backend(pg::Connection& observer, const std::string& application_na
 TEST_F(Upgrade0002, BackfillsQueueNameOnEveryStepAndTaskIncludingNullMessageIds) {
   ASSERT_NO_FATAL_FAILURE(populated_0001());
   const std::string tasks_sql =
-      "select string_agg((to_jsonb(t) - 'queue_name' - 'last_claim_id')::text, e'\\n' "
+      "select string_agg((to_jsonb(t) - 'queue_name' - 'last_claim_id' - 'gate' - "
+      "'priority')::text, "
+      "e'\\n' "
       "order by run_id, step_slug, task_index) from pgflow.step_tasks t";
   const std::string runs_sql =
       "select string_agg(to_jsonb(r)::text, e'\\n' order by run_id) from pgflow.runs r";
@@ -464,6 +466,7 @@ TEST_F(Upgrade0002, UpgradedFlowsVerifyAtStartupAndRunNewRunsEndToEnd) {
                               {"differences", nlohmann::json::array()},
                               {"mismatchKind", nullptr},
                               {"flow_alias", c.flow},
+                              {"flow_control", nlohmann::json::object()},
                               {"activation", "active"},
                               {"active_flow_slug", c.flow}}));
     ASSERT_NO_FATAL_FAILURE(register_worker(c.worker, c.flow));
@@ -2011,6 +2014,46 @@ TEST_F(Upgrade0012, RowsNamingAnotherQueueAreListedByTheAuditRefusedAndNothingCh
   EXPECT_THAT(audit_0012(),
               ::testing::Not(::testing::Contains(Field(&AuditRow::severity, Eq("error")))));
   EXPECT_THAT(migrate(url(), {.target_version = 12}), IsOk());
+}
+
+// 0018 replaces ensure_flow_compiled's six-argument signature with a seven-argument one: a role
+// granted the old one (pgflow_worker, or an application's) can call the new one right after
+// the migration, before grants.sql runs again. Tasks queued before it have no gate: a worker
+// claims them as before.
+TEST_F(Upgrade0002, Upgrade0018CarriesCompileGrantsOverAndLeavesQueuedTasksUngated) {
+  ASSERT_NO_FATAL_FAILURE(create_database(17));
+  const std::string role = absl::StrCat("pgflow_u18_", getpid());
+  ASSERT_THAT(exec(absl::StrCat("create role ", role, " nologin")), IsOk());
+  ASSERT_THAT(exec(absl::StrCat("grant execute on function pgflow.ensure_flow_compiled(text, "
+                                "jsonb, int, text, jsonb, text) to ",
+                                role)),
+              IsOk());
+  const std::string shape =
+      R"({"steps": [{"slug": "a", "stepType": "single", "dependencies": [], "whenUnmet": "skip",
+          "whenExhausted": "fail", "requiredInputPattern": {"defined": false},
+          "forbiddenInputPattern": {"defined": false}}]})";
+  EXPECT_EQ(scalar("select pgflow.ensure_flow_compiled('before18', $1::jsonb, "
+                   "pgflow.worker_protocol(), 'flow', null, null)->>'status'",
+                   {shape}),
+            "compiled");
+  const std::string run = scalar("select pgflow.start_run('before18', '{}')::text");
+
+  ASSERT_THAT(migrate(url()), IsOk());
+  EXPECT_EQ(scalar(absl::StrCat("select has_function_privilege('", role,
+                                "', 'pgflow.ensure_flow_compiled(text, jsonb, int, text, jsonb, "
+                                "text, jsonb)', 'EXECUTE')::text")),
+            "true");
+  EXPECT_EQ(scalar("select coalesce(t.gate, 'none') || ' ' || (q.vt <= clock_timestamp())::text "
+                   "from pgflow.step_tasks t join pgmq.q_before18 q on q.msg_id = t.message_id "
+                   "where t.run_id = $1::uuid",
+                   {run}),
+            "none true");
+  EXPECT_EQ(scalar("select pgflow.ensure_flow_compiled('before18', $1::jsonb, "
+                   "pgflow.worker_protocol(), 'flow', null, null)->>'status'",
+                   {shape}),
+            "verified");
+  ASSERT_THAT(conn_->exec_script(absl::StrCat("drop owned by ", role, "; drop role ", role)),
+              IsOk());
 }
 
 }  // namespace

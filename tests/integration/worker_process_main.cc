@@ -3,18 +3,22 @@
 // that step of the step-queued wSplit flow (tests/testing/split_flow.h), chosen at run time
 // through WorkerConfig::step, holding map elements from N on (none when N < 0). Runs
 // EdgeWorker::run until SIGTERM/SIGINT; exits 0 after a clean stop, 1 otherwise.
+// `pgflow_test_worker URL N --limited LOG` runs the wLimited flow (tests/testing/limited_flow.h)
+// whose handler sleeps N ms and logs to LOG.
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
 #include "pgflow/worker.h"
 #include "testing/child_flow.h"
+#include "testing/limited_flow.h"
 #include "testing/split_flow.h"
 #include "testing/worker_harness.h"
 
 int main(int argc, char** argv) {
-  if (argc != 3 && argc != 4) {
-    std::fprintf(stderr, "usage: pgflow_test_worker URL N [STEP]\n");
+  const bool limited = argc == 5 && std::string(argv[3]) == "--limited";
+  if (argc != 3 && argc != 4 && !limited) {
+    std::fprintf(stderr, "usage: pgflow_test_worker URL N [STEP | --limited LOG]\n");
     return 2;
   }
   pgflow::WorkerConfig config = pgflow::testing::test_worker_config(argv[1]);
@@ -22,7 +26,9 @@ int main(int argc, char** argv) {
   config.log_level = pgflow::LogLevel::kInfo;
   const int n = std::atoi(argv[2]);
   absl::Status s;
-  if (argc == 4) {
+  if (limited) {
+    s = pgflow::EdgeWorker::run(pgflow::testing::limited_flow(n, argv[4]), config);
+  } else if (argc == 4) {
     config.step = argv[3];
     s = pgflow::EdgeWorker::run(pgflow::testing::split_flow(/*hold_from=*/n), config);
   } else {

@@ -7,10 +7,15 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <memory>
+#include <sstream>
+#include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -22,6 +27,7 @@
 #include "pgflow/worker.h"
 #include "testing/child_flow.h"
 #include "testing/database_test.h"
+#include "testing/limited_flow.h"
 #include "testing/pg_fixture.h"
 #include "testing/split_flow.h"
 #include "testing/status_matchers.h"
@@ -49,13 +55,13 @@ using ::testing::HasSubstr;
 // wSplit flow (map elements from `n` on are held until the worker stops).
 class ChildWorker {
  public:
-  ChildWorker(const std::string& url, int n, std::string step = "") {
-    std::string arg = std::to_string(n);
-    std::string bin = PGFLOW_TEST_WORKER_BIN;
-    std::vector<char*> argv = {bin.data(), const_cast<char*>(url.c_str()), arg.data()};
-    if (!step.empty()) argv.push_back(step.data());
-    argv.push_back(nullptr);
-    spawned_ = posix_spawn(&pid_, bin.c_str(), nullptr, nullptr, argv.data(), environ) == 0;
+  ChildWorker(const std::string& url, int n, std::string step = "")
+      : ChildWorker(url, n, step.empty() ? std::vector<std::string>{} : std::vector{step}) {}
+  // A worker of the wLimited flow (handler sleeps `sleep_ms`, logs to `log`).
+  static std::unique_ptr<ChildWorker> limited(const std::string& url, int sleep_ms,
+                                              const std::string& log) {
+    return std::unique_ptr<ChildWorker>(
+        new ChildWorker(url, sleep_ms, std::vector<std::string>{"--limited", log}));
   }
   ~ChildWorker() {
     if (pid_ > 0 && !reaped_) {
@@ -65,6 +71,7 @@ class ChildWorker {
   }
   bool spawned() const { return spawned_; }
   void signal(int sig) { kill(pid_, sig); }
+  pid_t pid() const { return pid_; }
   // Waits for the process to end; its exit code, or -signal when killed.
   int wait() {
     int status = 0;
@@ -74,6 +81,15 @@ class ChildWorker {
   }
 
  private:
+  ChildWorker(const std::string& url, int n, std::vector<std::string> extra) {
+    std::string arg = std::to_string(n);
+    std::string bin = PGFLOW_TEST_WORKER_BIN;
+    std::vector<char*> argv = {bin.data(), const_cast<char*>(url.c_str()), arg.data()};
+    for (std::string& e : extra) argv.push_back(e.data());
+    argv.push_back(nullptr);
+    spawned_ = posix_spawn(&pid_, bin.c_str(), nullptr, nullptr, argv.data(), environ) == 0;
+  }
+
   pid_t pid_ = -1;
   bool spawned_ = false;
   bool reaped_ = false;
@@ -415,6 +431,93 @@ TEST(WorkerRestartTest, StartupRetriesOnlyWhileTheDatabaseIsUnreachableAndOnlyUn
                   {.connection_string = url, .connect_timeout = std::chrono::milliseconds(300)}),
               StatusIs(absl::StatusCode::kUnavailable,
                        HasSubstr("unreachable for the connect_timeout of 300 ms")));
+}
+
+// The most handlers that ran at the same moment, from the "start <us>" / "end <us>" lines every
+// process appended to `log`; a handler without an end (its process was killed) ends at `killed_us`.
+int most_handlers_at_once(const std::string& log, long long killed_us, int* started) {
+  std::ifstream in(log);
+  std::vector<std::pair<long long, int>> events;  // (time, +1 start / -1 end)
+  std::map<std::string, int> open;                // task -> starts without an end
+  std::string kind, task;
+  long long us = 0;
+  while (in >> kind >> us >> task) {
+    events.emplace_back(us, kind == "start" ? 1 : -1);
+    open[task] += kind == "start" ? 1 : -1;
+    if (kind == "start") ++*started;
+  }
+  for (const auto& [t, n] : open) {
+    for (int i = 0; i < n; ++i) events.emplace_back(killed_us, -1);
+  }
+  std::sort(events.begin(), events.end());  // at one instant, ends (-1) before starts
+  int now = 0, most = 0;
+  for (const auto& [t, delta] : events) most = std::max(most, now += delta);
+  return most;
+}
+
+// Three worker processes (max_concurrent 4 each: 12 slots) drain 60 runs of wLimited, whose
+// step allows 5 started tasks at once across all workers. No more than 5 handlers ever run at
+// the same moment (every handler's start and end, logged by all processes to one file), no
+// more than 5 tasks hold a slot in SQL samples, and one process killed mid-drain gives its
+// slots back through stall recovery: every run completes.
+TEST_F(WorkerProcessTest, AConcurrencyLimitHoldsAcrossWorkerProcessesAndAKill) {
+  constexpr int kRuns = 60;
+  const std::string url = db_->url();
+  const std::string log = absl::StrCat(::testing::TempDir(), "pgflow-limited-", getpid(), ".log");
+  std::remove(log.c_str());
+  std::vector<std::unique_ptr<ChildWorker>> workers;
+  for (int i = 0; i < 3; ++i) workers.push_back(ChildWorker::limited(url, 40, log));
+  for (const auto& w : workers) ASSERT_TRUE(w->spawned());
+  ASSERT_THAT(wait_until(*conn_,
+                         "select count(*) = 3 from pgflow.workers "
+                         "where function_name = 'wLimited-worker' and stopped_at is null"),
+              IsOk());
+  for (int i = 0; i < kRuns; ++i) {
+    PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run, start_run(*conn_, "wLimited", i));
+  }
+
+  const std::string sample =
+      "select count(*) filter (where status = 'started') || ' ' || "
+      "count(*) filter (where gate = 'admitted' and status in ('queued', 'started')) || ' ' || "
+      "count(*) filter (where status = 'completed') from pgflow.step_tasks "
+      "where flow_slug = 'wLimited'";
+  int most_started = 0, most_admitted = 0, completed = 0;
+  long long killed_us = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (completed < kRuns && std::chrono::steady_clock::now() < deadline) {
+    std::istringstream row(sql(sample));
+    int started = 0, admitted = 0;
+    row >> started >> admitted >> completed;
+    most_started = std::max(most_started, started);
+    most_admitted = std::max(most_admitted, admitted);
+    if (killed_us == 0 && completed >= kRuns / 3) {
+      workers[0]->signal(SIGKILL);
+      EXPECT_EQ(workers[0]->wait(), -SIGKILL);
+      killed_us = pgflow::testing::now_us();
+      // Its tasks look stalled at once (instead of after timeout + 30 s): those of the worker
+      // whose heartbeat stopped.
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+      sql("update pgflow.step_tasks t set queued_at = now() - interval '2 hours', "
+          "started_at = now() - interval '1 hour' from pgflow.workers w "
+          "where t.flow_slug = 'wLimited' and t.status = 'started' "
+          "and w.worker_id = t.last_worker_id and w.last_heartbeat_at < now() - interval '800 ms'");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ(completed, kRuns) << "not every run completed within 120 s";
+  EXPECT_NE(killed_us, 0);
+  EXPECT_EQ(
+      sql("select count(*) from pgflow.runs where flow_slug = 'wLimited' and status = 'completed'"),
+      std::to_string(kRuns));
+  EXPECT_LE(most_started, pgflow::testing::kLimitedFlowLimit);
+  EXPECT_LE(most_admitted, pgflow::testing::kLimitedFlowLimit);
+  int handler_starts = 0;
+  EXPECT_LE(most_handlers_at_once(log, killed_us, &handler_starts),
+            pgflow::testing::kLimitedFlowLimit);
+  EXPECT_GE(handler_starts, kRuns);
+  for (std::size_t i = 1; i < workers.size(); ++i) workers[i]->signal(SIGTERM);
+  for (std::size_t i = 1; i < workers.size(); ++i) EXPECT_EQ(workers[i]->wait(), 0);
+  std::remove(log.c_str());
 }
 
 }  // namespace

@@ -350,6 +350,45 @@ TEST_F(WorkerTest, AMismatchedFlowIsRefusedOutsideLocalDevelopment) {
   EXPECT_EQ(sql("select count(*) from pgflow.workers where stopped_at is null"), "0");
 }
 
+// Concurrency limits are deployed beside the shape: another limit is a mismatch in production,
+// named as such; a limit on a database older than 0018 says what to do, while a flow without
+// limits still deploys there as before.
+TEST_F(WorkerTest, AnotherConcurrencyLimitIsAMismatchOutsideLocalDevelopment) {
+  auto limited = [](int limit) {
+    return Flow<"wLimitedOnce", int>().step<"a">({.concurrency_limit = runtime(limit)},
+                                                 [](int x) { return x; });
+  };
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker w, EdgeWorker::start(limited(2), config()));
+  w.stop();
+  ASSERT_THAT(w.wait(), IsOk());
+  EXPECT_EQ(sql("select step_limit from pgflow.step_concurrency_limits "
+                "where flow_slug = 'wLimitedOnce' and step_slug = 'a'"),
+            "2");
+  ASSERT_THAT(conn_->exec("alter database " + pg::quote_identifier(db_->name()) +
+                          " set pgflow.local = off"),
+              IsOk());
+  EXPECT_THAT(EdgeWorker::start(limited(3), config()),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       AllOf(HasSubstr("differs from this worker's concurrency limits"),
+                             HasSubstr("Concurrency limit of step 'a' differs: 3 vs 2"))));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker same, EdgeWorker::start(limited(2), config()));
+  EXPECT_TRUE(same.running());
+}
+
+TEST_F(WorkerTest, AConcurrencyLimitOnASchemaBefore0018SaysToMigrate) {
+  PGFLOW_ASSERT_OK_AND_ASSIGN(TestDatabase old, TestDatabase::empty());
+  ASSERT_THAT(migrate(old.url(), {.target_version = 17}), IsOk());
+  auto limited =
+      Flow<"wLimitedOld", int>().step<"a">({.concurrency_limit = 4}, [](int x) { return x; });
+  EXPECT_THAT(EdgeWorker::start(limited, test_worker_config(old.url(), &logs_)),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       AllOf(HasSubstr("\"wLimitedOld\" has concurrency limits"),
+                             HasSubstr("schema 0018"), HasSubstr("pgflow migrate"))));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker unlimited,
+                              EdgeWorker::start(wf::sequential, test_worker_config(old.url())));
+  EXPECT_TRUE(unlimited.running());
+}
+
 TEST_F(WorkerTest, LocalDevelopmentRecompilesAChangedFlow) {
   auto other = Flow<"wSequential", int>().step<"a">([](int x) { return x; });
   PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker w, EdgeWorker::start(other, config()));

@@ -137,6 +137,28 @@ TEST(FlowShape, DurationOptionsAreWholeSeconds) {
   EXPECT_EQ(shape["steps"][0]["options"].dump(), R"({"timeout":120,"startDelay":0})");
 }
 
+TEST(FlowShape, ConcurrencyLimitsAreFlowControlNotShape) {
+  const auto flow = Flow<"limited", int>({.max_attempts = 2, .concurrency_limit = 10})
+                        .step<"fetch">({.concurrency_limit = 3}, [](int x) { return x; })
+                        .step<"save">(after<"fetch">, {.timeout = 5}, [](int x) { return x; })
+                        .step<"audit">({.concurrency_limit = runtime(1)}, [](int x) { return x; });
+  const nlohmann::ordered_json shape = shape_of(flow);
+  EXPECT_EQ(shape["options"].dump(), R"({"maxAttempts":2})");
+  EXPECT_FALSE(shape["steps"][0].contains("options"));
+  EXPECT_EQ(shape["steps"][1]["options"].dump(), R"({"timeout":5})");
+  EXPECT_EQ(flow_control_of(flow.definition()).dump(), canonical(R"({"concurrencyLimit": 10,
+                          "steps": {"fetch": {"concurrencyLimit": 3},
+                                    "audit": {"concurrencyLimit": 1}}})"));
+}
+
+TEST(FlowShape, FlowsWithoutLimitsHaveEmptyFlowControl) {
+  EXPECT_EQ(flow_control_of(flows::onboarding.definition()).dump(), "{}");
+  const auto step_only =
+      Flow<"stepOnly", int>().step<"a">({.concurrency_limit = 2}, [](int x) { return x; });
+  EXPECT_EQ(flow_control_of(step_only.definition()).dump(),
+            R"({"steps":{"a":{"concurrencyLimit":2}}})");
+}
+
 TEST(FlowShape, HandBuiltDefinition) {
   FlowDefinition def;
   def.slug = "handBuilt";

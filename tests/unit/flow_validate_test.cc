@@ -59,14 +59,16 @@ TEST(FlowValidate, PatternsMustBeObjects) {
 }
 
 TEST(FlowValidate, RuntimeOptionValuesAreRangeChecked) {
-  const auto flow =
-      Flow<"ranges", int>(
-          {.max_attempts = runtime(0), .base_delay = runtime(0), .timeout = runtime(2)})
-          .step<"s">({.max_attempts = runtime(-1),
-                      .base_delay = runtime(0),
-                      .timeout = runtime(1),
-                      .start_delay = runtime(-5)},
-                     [](int x) { return x; });
+  const auto flow = Flow<"ranges", int>({.max_attempts = runtime(0),
+                                         .base_delay = runtime(0),
+                                         .timeout = runtime(2),
+                                         .concurrency_limit = runtime(0)})
+                        .step<"s">({.max_attempts = runtime(-1),
+                                    .base_delay = runtime(0),
+                                    .timeout = runtime(1),
+                                    .start_delay = runtime(-5),
+                                    .concurrency_limit = runtime(-2)},
+                                   [](int x) { return x; });
   absl::Status status = validate(flow);
   EXPECT_THAT(
       status,
@@ -79,19 +81,23 @@ TEST(FlowValidate, RuntimeOptionValuesAreRangeChecked) {
               HasSubstr("step \"s\", field \"max_attempts\": must be at least 1, got -1"),
               HasSubstr("step \"s\", field \"base_delay\""),
               HasSubstr("step \"s\", field \"timeout\": must be at least 3 seconds, got 1"),
-              HasSubstr("step \"s\", field \"start_delay\": must be at least 0 seconds, got -5"))));
+              HasSubstr("step \"s\", field \"start_delay\": must be at least 0 seconds, got -5"),
+              HasSubstr("flow \"ranges\", field \"concurrency_limit\": must be at least 1, got 0"),
+              HasSubstr("step \"s\", field \"concurrency_limit\": must be at least 1, got -2"))));
 }
 
 TEST(FlowValidate, BoundaryValuesAreValid) {
   FlowDefinition def;
   def.slug = "bounds";
   using std::chrono::seconds;
-  def.options = {.max_attempts = 1, .base_delay = seconds(1), .timeout = seconds(3)};
+  def.options = {
+      .max_attempts = 1, .base_delay = seconds(1), .timeout = seconds(3), .concurrency_limit = 1};
   def.steps = {step("s")};
   def.steps[0].options = {.max_attempts = 1,
                           .base_delay = seconds(1),
                           .timeout = seconds(3),
-                          .start_delay = seconds(0)};
+                          .start_delay = seconds(0),
+                          .concurrency_limit = 1};
   EXPECT_THAT(validate(def), IsOk());
 }
 

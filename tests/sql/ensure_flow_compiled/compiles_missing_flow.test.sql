@@ -7,7 +7,7 @@ select is(pgflow.ensure_flow_compiled('fresh', jsonb_build_object(
     'steps', jsonb_build_array(pgflow_tests.step_shape('a', options => '{"timeout": 7}'),
                                pgflow_tests.step_shape('b', array['a'], 'map')),
     'options', '{"maxAttempts": 4}'::jsonb), pgflow.worker_protocol()),
-  '{"status": "compiled", "differences": [], "mismatchKind": null, "queue_mode": "flow", "queue_name": "fresh",
+  '{"status": "compiled", "differences": [], "mismatchKind": null, "flow_control": {}, "queue_mode": "flow", "queue_name": "fresh",
     "flow_alias": "fresh", "activation": "activated", "active_flow_slug": "fresh",
     "routes": [{"stepSlug": "a", "queueName": "fresh"}, {"stepSlug": "b", "queueName": "fresh"}]}'::jsonb,
   'returns compiled, the queue mode, the route and the activation of its self-alias');

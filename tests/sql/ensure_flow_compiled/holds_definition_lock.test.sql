@@ -14,8 +14,8 @@ select is(pgflow_tests.lock_is_held('other', $$pgflow._lock_flow_definition('unr
           false, 'the lock of another flow is free');
 select is(pgflow_tests.lock_is_held('other', $$pgflow._lock_flow_definition('Locked')$$),
           true, 'a case alias of the flow maps to the same lock');
-select has_function('pgflow', 'ensure_flow_compiled', array['text', 'jsonb', 'integer', 'text', 'jsonb', 'text'],
-                    'the protocol-4 signature (flow_slug, shape, worker_protocol, queue_mode, route_map, flow_alias)');
+select has_function('pgflow', 'ensure_flow_compiled', array['text', 'jsonb', 'integer', 'text', 'jsonb', 'text', 'jsonb'],
+                    'the worker signature (flow_slug, shape, worker_protocol, queue_mode, route_map, flow_alias, flow_control)');
 select throws_ok($$select pgflow.ensure_flow_compiled('locked', pgflow._get_flow_shape('locked'))$$, '0A000', 'pgflow: worker protocol none is not supported by this database (it speaks protocol 6): upgrade the worker (workers of pgflow 0.16.0 and older cannot run against queue identity)',
                  'the 0.16.0 signature (flow_slug, shape) exists but refuses with a protocol error');
 

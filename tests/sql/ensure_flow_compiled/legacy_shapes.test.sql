@@ -23,7 +23,7 @@ select results_eq($$select step_slug, when_unmet, when_exhausted, required_input
                   'its steps get the defaults: skip when unmet, fail when exhausted, no patterns');
 select is(pgflow.ensure_flow_compiled('legacy', jsonb_build_object('steps', jsonb_build_array(
     pg_temp.legacy('fetch'), pg_temp.legacy('each', array['fetch'], 'map'))), pgflow.worker_protocol())
-    - 'routes' - 'queue_name' - 'queue_mode' - 'flow_alias' - 'activation' - 'active_flow_slug',
+    - 'routes' - 'queue_name' - 'queue_mode' - 'flow_alias' - 'activation' - 'active_flow_slug' - 'flow_control',
   '{"status": "verified", "differences": [], "mismatchKind": null}'::jsonb,
   'the same legacy shape verifies against it');
 select is(pgflow.ensure_flow_compiled('legacy', jsonb_build_object('steps', jsonb_build_array(

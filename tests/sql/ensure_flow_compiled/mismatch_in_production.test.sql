@@ -12,7 +12,7 @@ select is(pgflow.ensure_flow_compiled('sequential', jsonb_build_object('steps', 
   jsonb_build_object('status', 'mismatch', 'differences', jsonb_build_array(
     'Step at index 2: dependencies differ [first] vs [second]',
     'Step at index 2: whenUnmet differs ''fail'' vs ''skip'''), 'queue_name', 'sequential',
-    'mismatchKind', 'shape', 'queue_mode', 'flow',
+    'mismatchKind', 'shape', 'flow_control', '{}'::jsonb, 'queue_mode', 'flow',
     'flow_alias', 'sequential', 'activation', 'active', 'active_flow_slug', 'sequential', 'routes', jsonb_build_array(
       '{"stepSlug": "first", "queueName": "sequential"}'::jsonb, '{"stepSlug": "second", "queueName": "sequential"}'::jsonb,
       '{"stepSlug": "last", "queueName": "sequential"}'::jsonb)),

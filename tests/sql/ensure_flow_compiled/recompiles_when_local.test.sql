@@ -14,7 +14,7 @@ select is(pgflow.ensure_flow_compiled('sequential', jsonb_build_object('steps', 
     'Step count differs: 2 vs 3',
     'Step at index 1: type differs ''map'' vs ''single''',
     'Step at index 2: missing in first shape (second has ''last'')'), 'queue_name', 'sequential',
-    'mismatchKind', 'shape', 'queue_mode', 'flow',
+    'mismatchKind', 'shape', 'flow_control', '{}'::jsonb, 'queue_mode', 'flow',
     'flow_alias', 'sequential', 'activation', 'active', 'active_flow_slug', 'sequential', 'routes', jsonb_build_array(
       '{"stepSlug": "first", "queueName": "sequential"}'::jsonb, '{"stepSlug": "second", "queueName": "sequential"}'::jsonb)),
   'returns recompiled with the differences and the new route');

@@ -8,7 +8,7 @@ select run_id as run from pgflow.start_flow('sequential', '{}') \gset
 select is(pgflow.ensure_flow_compiled('sequential', jsonb_build_object('steps', jsonb_build_array(
     pgflow_tests.step_shape('first'), pgflow_tests.step_shape('second', array['first']),
     pgflow_tests.step_shape('last', array['second']))), pgflow.worker_protocol()),
-  '{"status": "verified", "differences": [], "mismatchKind": null, "queue_mode": "flow", "queue_name": "sequential",
+  '{"status": "verified", "differences": [], "mismatchKind": null, "flow_control": {}, "queue_mode": "flow", "queue_name": "sequential",
     "flow_alias": "sequential", "activation": "active", "active_flow_slug": "sequential",
     "routes": [{"stepSlug": "first", "queueName": "sequential"}, {"stepSlug": "second", "queueName": "sequential"},
                {"stepSlug": "last", "queueName": "sequential"}]}'::jsonb, 'returns verified');

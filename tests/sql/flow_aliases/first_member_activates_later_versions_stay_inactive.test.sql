@@ -4,13 +4,13 @@
 begin;
 select plan(10);
 
-select is(pgflow_tests.deploy('greetUserV1', 'greetUser') - 'routes' - 'differences' - 'mismatchKind',
+select is(pgflow_tests.deploy('greetUserV1', 'greetUser') - 'routes' - 'flow_control' - 'differences' - 'mismatchKind',
           '{"status": "compiled", "queue_mode": "flow", "queue_name": "greetuserv1", "flow_alias": "greetUser",
             "activation": "activated", "active_flow_slug": "greetUserV1"}'::jsonb,
           'the first version compiles and activates the empty alias');
 select is(pgflow_tests.deploy('greetUserV2', 'greetUser', jsonb_build_array(
             pgflow_tests.step_shape('greet'), pgflow_tests.step_shape('log', array['greet'])))
-          - 'routes' - 'differences' - 'mismatchKind',
+          - 'routes' - 'flow_control' - 'differences' - 'mismatchKind',
           '{"status": "compiled", "queue_mode": "flow", "queue_name": "greetuserv2", "flow_alias": "greetUser",
             "activation": "inactive", "active_flow_slug": "greetUserV1"}'::jsonb,
           'a second version compiles (another shape is fine) and stays inactive');

@@ -52,8 +52,8 @@ select isnt(shobj_description('pgflow_worker'::regrole, 'pg_authid'), null, 'the
 
 -- pgflow_worker
 select is(array(select pg_temp.table_privileges('pgflow_worker')), array[
-  'pgflow.deps: SELECT', 'pgflow.flow_aliases: SELECT', 'pgflow.flows: SELECT', 'pgflow.locks: SELECT',
-  'pgflow.runs: SELECT', 'pgflow.step_states: SELECT', 'pgflow.step_tasks: SELECT', 'pgflow.steps: SELECT',
+  'pgflow.concurrency_gates: SELECT', 'pgflow.deps: SELECT', 'pgflow.flow_aliases: SELECT', 'pgflow.flows: SELECT', 'pgflow.locks: SELECT',
+  'pgflow.run_priorities: SELECT', 'pgflow.runs: SELECT', 'pgflow.step_concurrency_limits: SELECT', 'pgflow.step_states: SELECT', 'pgflow.step_tasks: SELECT', 'pgflow.steps: SELECT',
   'pgflow.worker_functions: SELECT', 'pgflow.workers: SELECT',
   'pgmq.meta: SELECT'],
   'the worker''s table privileges: it reads; no INSERT, UPDATE or DELETE on any pgflow table');
@@ -62,7 +62,7 @@ select is(array(select pg_temp.other_privileges('pgflow_worker')), array[
   'function pgflow.claim_tasks(text,text,bigint[],uuid,text,uuid): EXECUTE',
   'function pgflow.complete_task(uuid,text,integer,jsonb): EXECUTE',
   'function pgflow.complete_tasks(jsonb): EXECUTE',
-  'function pgflow.ensure_flow_compiled(text,jsonb,integer,text,jsonb,text): EXECUTE',
+  'function pgflow.ensure_flow_compiled(text,jsonb,integer,text,jsonb,text,jsonb): EXECUTE',
   'function pgflow.fail_task(uuid,text,integer,text): EXECUTE',
   'function pgflow.fail_tasks(jsonb): EXECUTE',
   'function pgflow.mark_worker_stopped(uuid): EXECUTE',
@@ -90,6 +90,7 @@ select is(array(select pg_temp.other_privileges('pgflow_starter')), array[
   'function pgflow.get_run_with_states(uuid): EXECUTE',
   'function pgflow.resume_run(uuid): EXECUTE',
   'function pgflow.retry_run(uuid,uuid): EXECUTE',
+  'function pgflow.set_run_priority(uuid,integer): EXECUTE',
   'function pgflow.start_flow_with_states(text,jsonb,uuid): EXECUTE',
   'function pgflow.start_flow_with_states_by_slug(text,jsonb,uuid): EXECUTE',
   'function pgflow.start_run(text,jsonb,uuid): EXECUTE',
@@ -97,7 +98,7 @@ select is(array(select pg_temp.other_privileges('pgflow_starter')), array[
   'function pgflow.start_run_idempotent(text,jsonb,text): EXECUTE',
   'function pgflow.start_run_idempotent_by_slug(text,jsonb,text): EXECUTE',
   'schema pgflow: USAGE'],
-  'only the ten SECURITY DEFINER entry points');
+  'only the eleven SECURITY DEFINER entry points');
 select is(has_schema_privilege('pgflow_starter', 'pgmq', 'USAGE'), false, 'and no access to PGMQ');
 
 -- PUBLIC and the SECURITY DEFINER functions
@@ -107,10 +108,10 @@ select is(array(select p.oid::regprocedure::text from pg_proc p
           '{}'::text[], 'PUBLIC executes no SECURITY DEFINER function of pgflow');
 select is(array(select p.proname::text from pg_proc p
                 where p.pronamespace = 'pgflow'::regnamespace and p.prosecdef order by 1),
-          array['_create_queue', '_pause_worker_function', 'cancel_run', 'claim_tasks', 'claim_tasks', 'complete_task',
+          array['_admit_gated_tasks', '_create_queue', '_pause_worker_function', 'cancel_run', 'claim_tasks', 'claim_tasks', 'complete_task',
                 'complete_tasks', 'ensure_flow_compiled', 'fail_task', 'fail_tasks', 'get_run_with_states',
                 'mark_worker_stopped', 'register_worker', 'release_claim', 'requeue_stalled_tasks', 'resume_run', 'retry_run',
-                'setup_requeue_stalled_tasks_cron', 'start_flow_with_states', 'start_flow_with_states_by_slug',
+                'set_run_priority', 'setup_requeue_stalled_tasks_cron', 'start_flow_with_states', 'start_flow_with_states_by_slug',
                 'start_run', 'start_run_by_slug', 'start_run_idempotent', 'start_run_idempotent_by_slug',
                 'start_tasks', 'worker_heartbeat'],
           '(the migrations'' SECURITY DEFINER set is unchanged)');

@@ -20,7 +20,7 @@ select jsonb_build_object('steps', jsonb_build_array(
 
 set session authorization grants_w1;
 select is(pgflow.worker_protocol(), 6, 'handshake: the worker reads the protocol');
-select is(pgflow.ensure_flow_compiled('GrantsNew', :'shape'::jsonb, pgflow.worker_protocol()) - 'differences',
+select is(pgflow.ensure_flow_compiled('GrantsNew', :'shape'::jsonb, pgflow.worker_protocol()) - 'differences' - 'flow_control',
           '{"status": "compiled", "queue_name": "grantsnew", "queue_mode": "flow", "mismatchKind": null,
             "flow_alias": "GrantsNew", "activation": "activated", "active_flow_slug": "GrantsNew",
             "routes": [{"stepSlug": "fetch", "queueName": "grantsnew"},

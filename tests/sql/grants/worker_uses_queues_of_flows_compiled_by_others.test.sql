@@ -25,7 +25,7 @@ grant usage on schema pgflow, pgmq to grants_admin with grant option;
 grant select on pgflow.flows, pgflow.steps, pgmq.meta to grants_admin;
 set role grants_admin;
 select throws_like(:'grants_sql',
-                   'pgflow grants: role "grants_admin" cannot grant on: function pgflow._create_queue(text), function pgflow._pause_worker_function(text,text), function pgflow.cancel_run(uuid,text), %, table pgflow.flows, %, table pgmq.a_grants_old, table pgmq.meta, table pgmq.q_grants_old',
+                   'pgflow grants: role "grants_admin" cannot grant on: function pgflow._admit_gated_tasks(), function pgflow._create_queue(text), function pgflow._pause_worker_function(text,text), function pgflow.cancel_run(uuid,text), %, table pgflow.flows, %, table pgmq.a_grants_old, table pgmq.meta, table pgmq.q_grants_old',
                    'a role that cannot grant on everything is refused, with the list of objects');
 reset role;
 revoke all on pgflow.flows, pgflow.steps, pgmq.meta from grants_admin;

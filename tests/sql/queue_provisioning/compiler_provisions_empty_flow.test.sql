@@ -4,7 +4,7 @@ begin;
 select plan(5);
 
 select is(pgflow.ensure_flow_compiled('emptyFlow', '{"steps": []}', pgflow.worker_protocol()),
-          '{"status": "compiled", "differences": [], "mismatchKind": null, "queue_mode": "flow",
+          '{"status": "compiled", "differences": [], "mismatchKind": null, "flow_control": {}, "queue_mode": "flow",
             "queue_name": "emptyflow", "routes": [],
             "flow_alias": "emptyFlow", "activation": "activated", "active_flow_slug": "emptyFlow"}'::jsonb,
           'an empty flow compiles');

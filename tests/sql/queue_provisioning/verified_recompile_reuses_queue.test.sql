@@ -17,7 +17,7 @@ create temp table meta_before as select * from pgmq.meta;
 
 select is(pgflow.ensure_flow_compiled('kept', jsonb_build_object('steps', jsonb_build_array(pgflow_tests.step_shape('a'))),
                                       pgflow.worker_protocol()),
-          '{"status": "verified", "differences": [], "mismatchKind": null, "queue_mode": "flow", "queue_name": "kept",
+          '{"status": "verified", "differences": [], "mismatchKind": null, "flow_control": {}, "queue_mode": "flow", "queue_name": "kept",
             "routes": [{"stepSlug": "a", "queueName": "kept"}],
             "flow_alias": "kept", "activation": "active", "active_flow_slug": "kept"}'::jsonb, 'the flow verifies');
 select is(pgflow.ensure_flow_compiled('kept', jsonb_build_object('steps', jsonb_build_array(pgflow_tests.step_shape('a'))),

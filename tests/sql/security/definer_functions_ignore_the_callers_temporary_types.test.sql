@@ -3,7 +3,8 @@
 -- its own function, then calls every SECURITY DEFINER function it may call. With
 -- search_path = '' PostgreSQL looks up type names in the caller's temporary schema first, so
 -- each `text` inside such a function ran the caller's function as the owner; pinned to
--- pg_catalog, pg_temp, the functions see only the built-in types. Here the planted function
+-- pg_catalog, pg_temp, the functions see only the built-in types (the admission trigger of
+-- concurrency limits too: the flow is limited). Here the planted function
 -- raises when it runs as the owner on behalf of another login, so any call that fell into the
 -- trap fails.
 
@@ -15,7 +16,10 @@ select dblink_connect('setup', pgflow_tests.dblink_connstr());
 select jsonb_build_object('steps', jsonb_build_array(
          pgflow_tests.step_shape('only', options => '{"maxAttempts": 1}')))::text as shape \gset
 select dblink_exec('setup', format($setup$
-  select pgflow.ensure_flow_compiled('trap', %L, pgflow.worker_protocol());
+  -- (One implicit transaction: its tasks are admitted per statement, so the claim below sees them.)
+  set constraints all immediate;
+  select pgflow.ensure_flow_compiled('trap', %L, pgflow.worker_protocol(), 'flow', null, null,
+                                     '{"concurrencyLimit": 100}');
   select pgflow.register_worker('a0000000-0000-0000-0000-000000000001', 'trap-worker', 'trap', 'trap',
                                 pgflow.worker_protocol());
   -- Runs 1-6 with claimed tasks (for the result calls and stall recovery), 7-8 queued.
@@ -36,7 +40,10 @@ select pg_get_userbyid(proowner) as owner from pg_proc where proname = 'requeue_
 select dblink_disconnect('setup');
 
 begin;
-select plan(28);
+select plan(29);
+-- The flow has a concurrency limit, so every start and result also runs the admission trigger
+-- (_admit_gated_tasks, SECURITY DEFINER), here at the end of each statement.
+set constraints all immediate;
 \i ../../../sql/contrib/grants.sql
 create role trap_worker_login nologin in role pgflow_worker;
 create role trap_starter_login nologin in role pgflow_starter;
@@ -57,10 +64,10 @@ select format('create domain pg_temp.%I as pg_catalog.%I check (pg_temp.fires())
 from unnest(:'trap_types'::text[]) t \gexec
 
 -- The worker API, as a pgflow_worker login.
-select lives_ok(format($$select pgflow.ensure_flow_compiled('trap', %L, 5)$$, :'shape'),
-          'ensure_flow_compiled (verify)');
-select lives_ok(format($$select pgflow.ensure_flow_compiled('trap_new', %L, 5)$$, :'shape'),
-          'ensure_flow_compiled (compile, creating the queue through _create_queue)');
+select lives_ok(format($$select pgflow.ensure_flow_compiled('trap', %L, 5, 'flow', null, null, '{"concurrencyLimit": 100}')$$, :'shape'),
+          'ensure_flow_compiled (verify, limits included)');
+select lives_ok(format($$select pgflow.ensure_flow_compiled('trap_new', %L, 5, 'flow', null, null, '{"steps": {"only": {"concurrencyLimit": 3}}}')$$, :'shape'),
+          'ensure_flow_compiled (compile with limits, creating the queue through _create_queue)');
 select lives_ok($$select pgflow.register_worker('a0000000-0000-0000-0000-000000000002', 'trap-worker', 'trap', 'trap', 5)$$,
           'register_worker');
 select lives_ok($$select pgflow.worker_heartbeat('a0000000-0000-0000-0000-000000000001')$$,
@@ -107,6 +114,8 @@ select lives_ok($$select pgflow.retry_run('c0000000-0000-0000-0000-000000000002'
           'retry_run (of the run fail_tasks failed)');
 select lives_ok($$select pgflow.resume_run('c0000000-0000-0000-0000-000000000004')$$,
           'resume_run (of the run fail_task failed)');
+select lives_ok($$select pgflow.set_run_priority('c0000000-0000-0000-0000-000000000007', 5)$$,
+          'set_run_priority');
 select lives_ok($$select pgflow.get_run_with_states('c0000000-0000-0000-0000-000000000001')$$,
           'get_run_with_states');
 
@@ -128,7 +137,7 @@ select is(array(select distinct p.proname::pg_catalog.text from pg_proc p
                 order by 1),
           array['cancel_run', 'claim_tasks', 'complete_task', 'complete_tasks', 'ensure_flow_compiled', 'fail_task',
                 'fail_tasks', 'get_run_with_states', 'mark_worker_stopped', 'register_worker',
-                'release_claim', 'requeue_stalled_tasks', 'resume_run', 'retry_run', 'start_flow_with_states',
+                'release_claim', 'requeue_stalled_tasks', 'resume_run', 'retry_run', 'set_run_priority', 'start_flow_with_states',
                 'start_flow_with_states_by_slug', 'start_run', 'start_run_by_slug', 'start_run_idempotent',
                 'start_run_idempotent_by_slug', 'start_tasks', 'worker_heartbeat'],
           'every SECURITY DEFINER function the roles may call was called above');
@@ -137,8 +146,8 @@ select is(array(select p.proname::pg_catalog.text from pg_proc p
                   and not has_function_privilege('pgflow_worker', p.oid, 'EXECUTE')
                   and not has_function_privilege('pgflow_starter', p.oid, 'EXECUTE')
                 order by 1),
-          array['_create_queue', '_pause_worker_function', 'setup_requeue_stalled_tasks_cron'],
-          'the others are the owner''s alone (_create_queue was reached through ensure_flow_compiled)');
+          array['_admit_gated_tasks', '_create_queue', '_pause_worker_function', 'setup_requeue_stalled_tasks_cron'],
+          'the others are the owner''s alone (_create_queue was reached through ensure_flow_compiled; _admit_gated_tasks is a trigger function, run at commit for limited flows: concurrency_limits/)');
 
 select * from finish();
 rollback;

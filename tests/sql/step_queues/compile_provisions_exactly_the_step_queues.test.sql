@@ -7,7 +7,7 @@ select is(pgflow_tests.compile_step_flow('orderFlow', jsonb_build_array(
             pgflow_tests.step_shape('validate'),
             pgflow_tests.step_shape('ship', array['validate'], 'map'),
             pgflow_tests.step_shape('notify', array['validate']))),
-          '{"status": "compiled", "differences": [], "mismatchKind": null, "queue_mode": "step",
+          '{"status": "compiled", "differences": [], "mismatchKind": null, "flow_control": {}, "queue_mode": "step",
             "queue_name": null, "flow_alias": "orderFlow", "activation": "activated", "active_flow_slug": "orderFlow",
             "routes": [{"stepSlug": "validate", "queueName": "orderflow__validate"},
                        {"stepSlug": "ship", "queueName": "orderflow__ship"},

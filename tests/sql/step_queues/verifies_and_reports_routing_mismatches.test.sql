@@ -17,12 +17,12 @@ select is(pgflow_tests.compile_step_flow('stepped', jsonb_build_array(
 select is(pgflow.ensure_flow_compiled('stepped', jsonb_build_object('steps', jsonb_build_array(
             pgflow_tests.step_shape('a'), pgflow_tests.step_shape('b', array['a']))),
             pgflow.worker_protocol(), 'flow') - 'routes' - 'queue_name',
-          '{"status": "mismatch", "mismatchKind": "routing", "queue_mode": "step",
+          '{"status": "mismatch", "mismatchKind": "routing", "flow_control": {}, "queue_mode": "step",
             "differences": ["Queue mode differs: ''flow'' vs ''step''"],
             "flow_alias": "stepped", "activation": "active", "active_flow_slug": "stepped"}'::jsonb,
           'a plain-flow worker of a step-queued flow: routing mismatch');
 select is(pgflow_tests.compile_step_flow('plain', jsonb_build_array(pgflow_tests.step_shape('a'))) - 'routes',
-          '{"status": "mismatch", "mismatchKind": "routing", "queue_mode": "flow", "queue_name": "plain",
+          '{"status": "mismatch", "mismatchKind": "routing", "flow_control": {}, "queue_mode": "flow", "queue_name": "plain",
             "differences": ["Queue mode differs: ''step'' vs ''flow''"],
             "flow_alias": "plain", "activation": "active", "active_flow_slug": "plain"}'::jsonb,
           'a step worker of a plain flow: routing mismatch');
@@ -37,7 +37,7 @@ select is(array(select queue_name::text from pgmq.meta order by 1),
 set local pgflow.local = 'on';
 select run_id as run from pgflow.start_flow('plain', '{}') \gset
 select is(pgflow_tests.compile_step_flow('plain', jsonb_build_array(pgflow_tests.step_shape('a'))) - 'routes',
-          '{"status": "recompiled", "mismatchKind": "routing", "queue_mode": "step", "queue_name": null,
+          '{"status": "recompiled", "mismatchKind": "routing", "flow_control": {}, "queue_mode": "step", "queue_name": null,
             "differences": ["Queue mode differs: ''step'' vs ''flow''"],
             "flow_alias": "plain", "activation": "active", "active_flow_slug": "plain"}'::jsonb,
           'locally a mode change recompiles');

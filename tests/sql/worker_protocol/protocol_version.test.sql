@@ -6,8 +6,8 @@ select plan(10);
 select is(pgflow.worker_protocol(), 6, 'worker_protocol() = 6');
 select is((select provolatile from pg_proc where oid = 'pgflow.worker_protocol()'::regprocedure), 'i',
           'it is immutable');
-select has_function('pgflow', 'ensure_flow_compiled', array['text', 'jsonb', 'integer', 'text', 'jsonb', 'text'],
-                    'ensure_flow_compiled(flow_slug, shape, worker_protocol, queue_mode, route_map, flow_alias)');
+select has_function('pgflow', 'ensure_flow_compiled', array['text', 'jsonb', 'integer', 'text', 'jsonb', 'text', 'jsonb'],
+                    'ensure_flow_compiled(flow_slug, shape, worker_protocol, queue_mode, route_map, flow_alias, flow_control)');
 select has_function('pgflow', 'register_worker', array['uuid', 'text', 'text', 'text', 'integer'],
                     'register_worker(worker_id, function_name, flow_slug, queue_name, worker_protocol)');
 select has_function('pgflow', 'claim_tasks', array['text', 'text', 'bigint[]', 'uuid', 'text'],

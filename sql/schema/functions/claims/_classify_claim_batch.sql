@@ -2,6 +2,8 @@
 -- (queue_name, message_id); its body is read only when no task has that identity. The first
 -- rule that applies decides:
 --   fatal    its task belongs to another flow, or to another step than the claim's (wrong route)
+--   held     its task waits for a slot under a concurrency limit (since 0018: its message is
+--            invisible, so only a caller that names it without reading it gets here)
 --   claim    its task is queued in a started step of a started run
 --   fatal    its task is queued but its run or step is not started (inconsistent state)
 --   defer    its task is already running (deadline: when stall recovery would take it)
@@ -69,17 +71,19 @@ begin
           format('its task belongs to flow "%s", not to this worker''s flow', t.flow_slug)),
       (2, t.run_id is not null and t.step_slug <> p_step_slug, 'fatal',
           format('its task belongs to step "%s", not to this worker''s step "%s"', t.step_slug, p_step_slug)),
-      (3, t.status = 'queued' and r.status = 'started' and ss.status = 'started', 'claim', null),
-      (4, t.status = 'queued', 'fatal',
+      (3, t.status = 'queued' and t.gate = 'held', 'held',
+          'its task waits for a slot under a concurrency limit'),
+      (4, t.status = 'queued' and r.status = 'started' and ss.status = 'started', 'claim', null),
+      (5, t.status = 'queued', 'fatal',
           format('its task is queued but its run is %s and its step %s (inconsistent state)',
                  r.status, ss.status)),
-      (5, t.status = 'started', 'defer', 'its task is already running'),
-      (6, t.run_id is not null, 'archive', format('its task is %s', t.status)),
-      (7, b.msg_id is null, 'gone', 'no such message'),
-      (8, jsonb_typeof(b.message) = 'object'
+      (6, t.status = 'started', 'defer', 'its task is already running'),
+      (7, t.run_id is not null, 'archive', format('its task is %s', t.status)),
+      (8, b.msg_id is null, 'gone', 'no such message'),
+      (9, jsonb_typeof(b.message) = 'object'
           and b.message ?| array['flow_slug', 'run_id', 'step_slug', 'task_index'],
           'fatal', 'it looks like pgflow work but no task has this (queue, message id)'),
-      (9, true, 'archive', 'foreign message without a pgflow task address')
+      (10, true, 'archive', 'foreign message without a pgflow task address')
     ) as v(rank, applies, class, reason)
     where v.applies
     order by v.rank

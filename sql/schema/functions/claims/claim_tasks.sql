@@ -7,6 +7,7 @@
 -- (the exact flow/step/queue route must exist). Then then every message is looked up by (queue_name, message_id) and the complete batch is
 -- classified before anything changes. Without a fatal message, one transaction claims the
 -- eligible tasks (visible again after the step's effective timeout + 2 s), defers running ones,
+-- leaves a held task's message invisible (a concurrency limit's waiting task, since 0018),
 -- and archives finished or clearly foreign messages. With any fatal message - pgflow-shaped
 -- work whose task is missing or on another route (another flow or step) - nothing is claimed or archived: the whole
 -- batch is made visible again, the worker's function is paused (pgflow.worker_functions), and
@@ -17,7 +18,7 @@
 --
 -- Steps: 1. the subscription; 2. classify the batch (_classify_claim_batch); 3a. a fatal batch:
 -- reset, pause, report (_refuse_claim_batch); 3b. claim (one UPDATE since 0015), 3c. defer,
--- 3d. archive; 4. one row per message.
+-- 3c'. hold, 3d. archive; 4. one row per message.
 -- Plans: tasks and runs are reached by row address (ctid) or by index probes per message, never
 -- by joins planned from statistics, which a burst of work makes stale (bench/README.md).
 -- `claim_id` (worker protocol 6, schema 0014) is an id the worker chose for this call: the
@@ -45,6 +46,7 @@ declare
   v_claim bigint[];
   v_defer bigint[];
   v_defer_offsets int[];
+  v_held bigint[];
   v_archive bigint[];
   v_visible int;
 begin
@@ -140,6 +142,13 @@ begin
   from unnest(v_items) c where c.class = 'defer';
   if v_defer is not null then
     perform pgflow.set_vt_batch(v_queue, v_defer, v_defer_offsets);
+  end if;
+
+  -- 3c'. A held task's message (named without being read) stays invisible until admitted.
+  select array_agg(c.msg_id order by c.msg_id) into v_held from unnest(v_items) c where c.class = 'held';
+  if v_held is not null then
+    execute format('update pgmq.%I q set vt = ''infinity'' where q.msg_id = any($1)', 'q_' || v_queue)
+    using v_held;
   end if;
 
   -- 3d. Archive messages of finished tasks and clearly foreign messages.

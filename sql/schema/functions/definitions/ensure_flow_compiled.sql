@@ -1,24 +1,27 @@
 -- Startup compilation, the only compile path since upstream 0.16.0.
 --
--- ensure_flow_compiled(flow_slug, shape, worker_protocol, queue_mode, route_map, flow_alias):
--- startup deployment for workers of this database's protocol. The worker's deployment is its
--- shape plus its queue mode (`flow` | `step`, upstream 0.17's contract), optionally the route
--- map it derived ([{stepSlug, queueName}], which must equal what _flow_route derives), and the
--- alias it belongs to (NULL: its own slug). In one transaction, under the alias lock and then
+-- ensure_flow_compiled(flow_slug, shape, worker_protocol, queue_mode, route_map, flow_alias,
+-- flow_control): startup deployment for workers of this database's protocol. The worker's
+-- deployment is its shape plus its queue mode (`flow` | `step`, upstream 0.17's contract),
+-- optionally the route map it derived ([{stepSlug, queueName}], which must equal what
+-- _flow_route derives), the alias it belongs to (NULL: its own slug) and its flow-control
+-- options (since 0018; NULL: none): {"concurrencyLimit"?: n, "steps"?: {slug: {"concurrencyLimit": n}}}. In one transaction, under the alias lock and then
 -- the flow's definition lock (seed 004):
 --   1. alias membership: a new flow joins `flow_alias`; an existing one must already belong to
 --      it (membership is immutable: any other alias is an error, even locally);
 --   2. compile or verify: creates a missing flow (compiled), verifies an existing one - shape,
---      queue mode and route, and that its queues are present and owned (verified) -,
+--      queue mode and route, flow control, and that its queues are present and owned (verified) -,
 --      recompiles it on a local database keeping its identity, alias membership and activation
 --      (recompiled), or reports the differences and changes nothing (mismatch). A different
---      queue mode or route is a mismatch like a different shape; mismatchKind says which
---      ('shape' when the shape differs, else 'routing');
+--      queue mode, route or flow control is a mismatch like a different shape; mismatchKind
+--      says which ('shape' when the shape differs, else 'routing' when the queue mode or route
+--      does, else 'flowControl');
 --   3. activation: only an alias without an active version gets one (this flow: activated);
 --      otherwise nothing changes (active: this flow is the active version; inactive: another
 --      one is). A new version never replaces the active one: activate_flow_version does.
 -- Returns {status, differences, mismatchKind, queue_mode, routes (the persisted route map),
--- queue_name (the flow's queue in mode `flow`), flow_alias, activation, active_flow_slug}.
+-- queue_name (the flow's queue in mode `flow`), flow_alias, flow_control (the persisted
+-- options), activation, active_flow_slug}.
 --
 -- ensure_flow_compiled(flow_slug, shape): upstream 0.16.0's signature. Workers of 0.16.0 call
 -- it first; it refuses them with the protocol error, so they stop before registering.
@@ -43,7 +46,8 @@ $$;
 create or replace function pgflow.ensure_flow_compiled(flow_slug text, shape jsonb, worker_protocol int,
                                                        queue_mode text default 'flow',
                                                        route_map jsonb default null,
-                                                       flow_alias text default null)
+                                                       flow_alias text default null,
+                                                       flow_control jsonb default null)
 returns jsonb
 language plpgsql volatile security definer
 set search_path = pg_catalog, pg_temp
@@ -61,6 +65,8 @@ declare
   v_activation text;
   v_shape_diffs text[] := '{}';
   v_route_diffs text[] := '{}';
+  v_control jsonb;
+  v_control_diffs text[] := '{}';
   v_status text;
 begin
   perform pgflow._require_worker_protocol(worker_protocol);
@@ -68,6 +74,8 @@ begin
   -- Shapes of older upstream DSL versions omit some step fields: compile and compare them
   -- with upstream's defaults.
   shape := pgflow._with_shape_defaults(shape);
+  v_control := pgflow._normalize_flow_control(ensure_flow_compiled.flow_slug, shape,
+                                              ensure_flow_compiled.flow_control);
   if v_mode not in ('flow', 'step') then
     raise exception 'Invalid queue mode "%" for flow "%": expected "flow" or "step"', v_mode,
       ensure_flow_compiled.flow_slug using errcode = 'invalid_parameter_value';
@@ -101,12 +109,14 @@ begin
   -- 2. Compile or verify.
   if v_flow.flow_slug is null then
     perform pgflow._create_flow_from_shape(ensure_flow_compiled.flow_slug, shape, v_mode, v_alias);
+    perform pgflow._store_flow_control(ensure_flow_compiled.flow_slug, v_control);
     v_status := 'compiled';
   else
     v_shape_diffs := pgflow._compare_flow_shapes(shape, pgflow._get_flow_shape(ensure_flow_compiled.flow_slug));
     v_route_diffs := pgflow._compare_flow_routes(v_mode, v_route, v_flow.queue_mode,
                                                  pgflow._get_flow_route(ensure_flow_compiled.flow_slug));
-    if cardinality(v_shape_diffs) + cardinality(v_route_diffs) = 0 then
+    v_control_diffs := pgflow._compare_flow_control(v_control, pgflow._get_flow_control(ensure_flow_compiled.flow_slug));
+    if cardinality(v_shape_diffs) + cardinality(v_route_diffs) + cardinality(v_control_diffs) = 0 then
       v_status := 'verified';
       -- Verifying also checks that the flow's queues are present and owned.
       if v_mode = 'step' then
@@ -134,6 +144,7 @@ begin
       -- The identity row stays: its alias membership and activation survive.
       perform pgflow._delete_flow_contents(ensure_flow_compiled.flow_slug);
       perform pgflow._create_flow_from_shape(ensure_flow_compiled.flow_slug, shape, v_mode, v_alias);
+      perform pgflow._store_flow_control(ensure_flow_compiled.flow_slug, v_control);
       v_status := 'recompiled';
     else
       v_status := 'mismatch';
@@ -157,13 +168,15 @@ begin
   perform set_config('lock_timeout', v_restore, true);
   return jsonb_build_object(
     'status', v_status,
-    'differences', to_jsonb(v_shape_diffs || v_route_diffs),
+    'differences', to_jsonb(v_shape_diffs || v_route_diffs || v_control_diffs),
     'mismatchKind', case when v_status not in ('mismatch', 'recompiled') then null
-                         when cardinality(v_shape_diffs) > 0 then 'shape' else 'routing' end,
+                         when cardinality(v_shape_diffs) > 0 then 'shape'
+                         when cardinality(v_route_diffs) > 0 then 'routing' else 'flowControl' end,
     'queue_mode', v_flow.queue_mode,
     'routes', pgflow._get_flow_route(ensure_flow_compiled.flow_slug),
     'queue_name', case when v_flow.queue_mode = 'flow' then lower(ensure_flow_compiled.flow_slug) end,
     'flow_alias', v_alias,
+    'flow_control', pgflow._get_flow_control(ensure_flow_compiled.flow_slug),
     'activation', v_activation,
     'active_flow_slug', v_active);
 exception when lock_not_available then
@@ -175,4 +188,4 @@ $$;
 
 -- SECURITY DEFINER: nobody calls it unless granted (sql/contrib/grants.sql grants it to
 -- pgflow_worker).
-revoke execute on function pgflow.ensure_flow_compiled(text, jsonb, int, text, jsonb, text) from public;
+revoke execute on function pgflow.ensure_flow_compiled(text, jsonb, int, text, jsonb, text, jsonb) from public;

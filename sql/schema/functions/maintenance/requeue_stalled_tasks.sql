@@ -7,9 +7,10 @@
 -- One pass at a time: a call while another pass holds the row 'stall_recovery' of pgflow.locks
 -- returns NULL at once (skipped; before schema 0012 this was an advisory lock any login could
 -- hold); a pass records its end in that row's last_completed_at. Returns the number of tasks
--- requeued. SECURITY DEFINER: only granted roles may call it.
+-- requeued. Each pass also admits held tasks of limited flows that have room
+-- (_admit_waiting_tasks, since 0018). SECURITY DEFINER: only granted roles may call it.
 -- Locks: the 'stall_recovery' row (SKIP LOCKED) -> per candidate, run FOR UPDATE SKIP LOCKED ->
--- task FOR UPDATE -> messages.
+-- task FOR UPDATE -> messages; then gate rows and held tasks, neither waited for (SKIP LOCKED).
 -- Called by: live C++ workers (which warn when their calls keep being skipped), or pg_cron (see
 -- setup_requeue_stalled_tasks_cron).
 create or replace function pgflow.requeue_stalled_tasks() returns int
@@ -75,6 +76,8 @@ begin
         true);
     end if;
   end loop;
+  -- Held tasks a commit could not admit (concurrency limits, since 0018).
+  perform pgflow._admit_waiting_tasks();
   update pgflow.locks l set last_completed_at = clock_timestamp() where l.lock_name = 'stall_recovery';
   return v_requeued;
 end;

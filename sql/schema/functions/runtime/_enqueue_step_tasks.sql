@@ -1,7 +1,11 @@
 -- Gives a step that has just been started its tasks: publishes step:started, sends one message
 -- per task to the step's queue (delayed by its start_delay) and inserts one queued task row per
 -- message that snapshots that queue; announces the work when it is visible at once. No queue
--- DDL happens here.
+-- DDL happens here. A step a concurrency limit applies to (`p_limited`: its own or its flow's,
+-- since 0018) sends its messages held (invisible until admitted, 'infinity') and marks its
+-- tasks 'held':
+-- the commit admits as many as the limits allow (_admit_gated_tasks), highest run priority
+-- first (the task carries its run's priority: set_run_priority).
 -- Locks: the caller holds the run and the step state; task rows -> queue rows.
 -- Plans: the insert is planned once per session (plan_cache_mode; since 0016): left to choose,
 -- PostgreSQL planned it again on every call, as a custom plan for the task count always looked
@@ -9,7 +13,8 @@
 -- and a time), not a SQL wrapper, which would be parsed and planned again on every call.
 -- Called by: start_ready_steps, start_flow_by_slug (root steps it creates started).
 create or replace function pgflow._enqueue_step_tasks(p_run pgflow.runs, p_state pgflow.step_states,
-                                                      p_queue_name text, p_start_delay int)
+                                                      p_queue_name text, p_start_delay int,
+                                                      p_limited boolean default false)
 returns void
 language plpgsql volatile
 set search_path = pg_catalog, pg_temp
@@ -19,15 +24,26 @@ begin
   perform pgflow._emit_step_event(p_state);
 
   -- send_batch returns the ids in message order, so ordinality pairs id and task index.
-  insert into pgflow.step_tasks (flow_slug, run_id, step_slug, task_index, message_id, queue_name)
-  select p_run.flow_slug, p_run.run_id, p_state.step_slug, (m.n - 1)::int, m.msg_id, p_queue_name
+  insert into pgflow.step_tasks (flow_slug, run_id, step_slug, task_index, message_id, queue_name,
+                                 gate, priority)
+  select p_run.flow_slug, p_run.run_id, p_state.step_slug, (m.n - 1)::int, m.msg_id, p_queue_name,
+         case when p_limited then 'held' end,
+         case when p_limited then coalesce((select rp.priority from pgflow.run_priorities rp
+                                            where rp.run_id = p_run.run_id), 0) end
   from pgmq.send_batch(
          p_queue_name,
          array(select jsonb_build_object('flow_slug', p_run.flow_slug, 'run_id', p_run.run_id,
                                          'step_slug', p_state.step_slug, 'task_index', i)
                from generate_series(0, p_state.initial_tasks - 1) i order by i),
-         null::jsonb[], clock_timestamp() + make_interval(secs => p_start_delay)) with ordinality as m(msg_id, n);
-  if p_start_delay = 0 then
+         null::jsonb[],
+         case when p_limited then 'infinity'::timestamptz
+              else clock_timestamp() + make_interval(secs => p_start_delay) end) with ordinality as m(msg_id, n);
+  if p_limited then
+    -- The admission trigger fires on updates only (an insert trigger cost every start, limited
+    -- or not): touching one new task queues this flow's admission at commit.
+    update pgflow.step_tasks t set message_id = t.message_id
+    where t.run_id = p_run.run_id and t.step_slug = p_state.step_slug and t.task_index = 0;
+  elsif p_start_delay = 0 then
     perform pgflow._announce_work(p_queue_name);
   end if;
 end;

@@ -3,7 +3,7 @@
 -- 'resumed'), a run that has not failed is refused (55000) naming its status.
 -- Locks: the run (lock order position 2); the wait is bounded (_bound_lock_waits) and a
 -- timeout names the holder.
--- Called by: cancel_run, retry_run, resume_run.
+-- Called by: cancel_run, retry_run, resume_run, set_run_priority.
 create or replace function pgflow._lock_run_for_control(p_run_id uuid, p_verb text default null,
                                                         p_for_share boolean default false)
 returns pgflow.runs

@@ -1,6 +1,7 @@
 -- Continues a failed (or cancelled) run where it stopped, in one transaction: completed steps
 -- and tasks keep their outputs; every failed or cancelled task of a started or failed step is
--- queued again with fresh attempts and a new message (visible at once); failed steps with tasks
+-- queued again with fresh attempts and a new message (visible at once, or held for admission
+-- when a concurrency limit applies to it, since 0018); failed steps with tasks
 -- are started again, failed steps without tasks (a condition failed them) created again; the
 -- run is started again (run:started, step:started) and advanced as usual, so steps that never
 -- started start when ready. Skipped steps stay skipped: a skip (an unmet condition, or
@@ -44,6 +45,7 @@ begin
   perform 1 from pgflow.step_states ss where ss.run_id = v_run.run_id order by ss.step_slug for update;
   update pgflow.step_tasks t
   set status = 'queued', attempts_count = 0, error_message = null, output = null, message_id = null,
+      gate = case when t.gate is not null then 'held' end,
       queued_at = now(), started_at = null, failed_at = null, last_worker_id = null,
       requeued_count = 0, last_requeued_at = null, permanently_stalled_at = null
   from pgflow.step_states ss
@@ -70,14 +72,16 @@ begin
     end if;
   end loop;
 
-  -- New messages, one batch per task queue snapshot; send_batch returns ids in message order.
+  -- New messages, one batch per task queue snapshot (and per gate: a task a concurrency limit
+  -- applies to waits held again, admitted at commit); send_batch returns ids in message order.
   for v_batch in
-    select t.queue_name, array_agg(t.step_slug order by t.step_slug, t.task_index) as slugs,
+    select t.queue_name, t.gate is not null as held,
+           array_agg(t.step_slug order by t.step_slug, t.task_index) as slugs,
            array_agg(t.task_index order by t.step_slug, t.task_index) as indexes
     from pgflow.step_tasks t
     where t.run_id = v_run.run_id and t.status = 'queued' and t.message_id is null
-    group by t.queue_name
-    order by t.queue_name
+    group by t.queue_name, t.gate is not null
+    order by t.queue_name, t.gate is not null
   loop
     update pgflow.step_tasks t set message_id = m.msg_id
     from pgmq.send_batch(
@@ -86,9 +90,12 @@ begin
                                            'step_slug', x.step_slug, 'task_index', x.task_index)
                  from unnest(v_batch.slugs, v_batch.indexes) with ordinality x(step_slug, task_index, n)
                  order by x.n),
-           0) with ordinality as m(msg_id, n)
+           null::jsonb[],
+           case when v_batch.held then 'infinity'::timestamptz else clock_timestamp() end) with ordinality as m(msg_id, n)
     where t.run_id = v_run.run_id and t.step_slug = v_batch.slugs[m.n] and t.task_index = v_batch.indexes[m.n];
-    perform pgflow._announce_work(v_batch.queue_name);
+    if not v_batch.held then
+      perform pgflow._announce_work(v_batch.queue_name);
+    end if;
   end loop;
 
   perform pgflow._advance_run(v_run.run_id);

@@ -91,13 +91,15 @@ begin
 
   perform pgflow._emit_run_event(v_run);
   for v_step in
-    select ss as state, coalesce(s.opt_start_delay, 0) as start_delay, s.queue_name
+    select ss as state, coalesce(s.opt_start_delay, 0) as start_delay, s.queue_name,
+           s.concurrency_limited
     from pgflow.step_states ss
     join pgflow.steps s on s.flow_slug = ss.flow_slug and s.step_slug = ss.step_slug
     where ss.run_id = v_run.run_id and ss.status = 'started'
     order by ss.step_slug
   loop
-    perform pgflow._enqueue_step_tasks(v_run, v_step.state, v_step.queue_name, v_step.start_delay);
+    perform pgflow._enqueue_step_tasks(v_run, v_step.state, v_step.queue_name, v_step.start_delay,
+                                       v_step.concurrency_limited);
   end loop;
 
   -- With its root steps started, a run with steps has nothing else ready and cannot be done

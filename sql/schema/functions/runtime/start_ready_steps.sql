@@ -30,12 +30,14 @@ begin
       from ready
       where ss.run_id = v_run.run_id and ss.step_slug = ready.step_slug
       returning ss)
-    select (st.ss).*, st.ss as state, coalesce(s.opt_start_delay, 0) as start_delay, s.queue_name
+    select (st.ss).*, st.ss as state, coalesce(s.opt_start_delay, 0) as start_delay, s.queue_name,
+           s.concurrency_limited
     from started st
     join pgflow.steps s on s.flow_slug = (st.ss).flow_slug and s.step_slug = (st.ss).step_slug
     order by (st.ss).step_slug
   loop
-    perform pgflow._enqueue_step_tasks(v_run, v_step.state, v_step.queue_name, v_step.start_delay);
+    perform pgflow._enqueue_step_tasks(v_run, v_step.state, v_step.queue_name, v_step.start_delay,
+                                       v_step.concurrency_limited);
   end loop;
 end;
 $$;

@@ -1,0 +1,95 @@
+-- Concurrency limits at work: one deferred constraint trigger on step_tasks,
+-- gated_tasks_admitted, whose WHEN clause lets through only rows a limit applies to (gate is
+-- not NULL), so unlimited flows pay nothing:
+--   * its condition (_note_gated_task) matches a task queued held (_enqueue_step_tasks touches
+--     one new task of a limited step for it: an insert trigger would cost every start; or given
+--     its held message: resume_run sends it after queueing the task) or an admitted task that
+--     ended. It records
+--     the task's flow for this transaction (_gated_flows) and is true only for the first such
+--     row of a flow, so one event per flow is queued, not one per task (a 10,000-element map
+--     queues one);
+--   * at commit each queued event runs _admit_gated_tasks, the first of which admits every
+--     recorded flow, in byte order of slugs (_admit_tasks), and clears the record; the others
+--     find it empty. Admitting at commit, not per row, is what makes the lock order hold: a
+--     statement touches tasks in plan order, a commit locks gate rows sorted.
+-- (A CASE, not AND: for a row without a gate the test is NULL, and NULL AND f() still calls f.)
+-- A rolled-back subtransaction takes both its events and its part of the record with it.
+-- Outside READ COMMITTED the commit admits nothing (its snapshot could miss a newer admission
+-- and over-admit): the next admission of the flow does, at the latest stall recovery's sweep
+-- (_admit_waiting_tasks).
+-- A caller that makes the constraint immediate (SET CONSTRAINTS ALL IMMEDIATE) admits after
+-- each statement instead, in that statement's order of flows, and holds the gate rows until it
+-- ends: still correct, but it holds up every commit of those flows meanwhile, and two such
+-- transactions can deadlock (40P01, retried like any deadlock).
+-- _admit_gated_tasks is SECURITY DEFINER: at commit it runs outside the pgflow function that
+-- changed the task, as the session's role, which may not write tasks or queues itself.
+-- Called by: the trigger below.
+
+-- The flows this transaction recorded: the setting pgflow.gated_flows holds
+-- "<transaction id>:<text[]>", so a value set for the session or by another transaction (SET,
+-- ALTER ROLE ... SET) reads as none instead of hiding a flow from admission.
+create or replace function pgflow._gated_flows()
+returns text[]
+language plpgsql volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v text := coalesce(current_setting('pgflow.gated_flows', true), '');
+begin
+  if split_part(v, ':', 1) = pg_current_xact_id()::text then
+    return substr(v, strpos(v, ':') + 1)::text[];
+  end if;
+  return '{}';
+end;
+$$;
+
+create or replace function pgflow._note_gated_task(p_flow_slug text)
+returns boolean
+language plpgsql volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_flows text[] := pgflow._gated_flows();
+begin
+  if p_flow_slug = any(v_flows) then
+    return false;
+  end if;
+  perform set_config('pgflow.gated_flows',
+                     pg_current_xact_id()::text || ':' || array_append(v_flows, p_flow_slug)::text, true);
+  return true;
+end;
+$$;
+
+create or replace function pgflow._admit_gated_tasks()
+returns trigger
+language plpgsql volatile security definer
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_flows text[] := pgflow._gated_flows();
+  v_flow text;
+begin
+  if cardinality(v_flows) = 0 then
+    return null;
+  end if;
+  perform set_config('pgflow.gated_flows', '', true);
+  if current_setting('transaction_isolation') <> 'read committed' then
+    return null;
+  end if;
+  for v_flow in select f from unnest(v_flows) f order by f collate "C" loop
+    perform pgflow._admit_tasks(v_flow);
+  end loop;
+  return null;
+end;
+$$;
+
+revoke execute on function pgflow._admit_gated_tasks() from public;
+
+create constraint trigger gated_tasks_admitted after update of status, message_id on pgflow.step_tasks
+  deferrable initially deferred
+  for each row
+  when (case when new.gate = 'held' and new.status = 'queued'
+                   or new.gate = 'admitted' and new.status not in ('queued', 'started')
+              then pgflow._note_gated_task(new.flow_slug)
+              else false end)
+  execute function pgflow._admit_gated_tasks();
