@@ -59,6 +59,8 @@ const std::vector<Flags::Spec>& Flags::specs() {
       {"limit_rounds", "3", "l: alternating rounds of the backlog drain without and with a limit"},
       {"limit_tasks", "2000", "l: tasks drained by three workers under a step limit of 5"},
       {"priority_backlog", "2000", "l: priority-0 runs waiting when the priority-10 run starts"},
+      {"noisy_backlog", "5000",
+       "l: the noisy tenant's queued runs beside the quiet tenant's probes"},
       {"e2e_runs", "3000", "c: runs started by the producers"},
       {"producers", "2", "c: producer threads (each start_flow is its own transaction)"},
       {"dag_runs", "30", "d: runs of the 5-step DAG"},
@@ -202,18 +204,33 @@ void compile_flow(Db& db, const FlowDefinition& flow) {
   }
 }
 
-void prefill_runs(Db& db, const std::string& flow_slug, std::int64_t runs,
-                  const std::string& input_json) {
+namespace {
+
+// Starts `runs` runs of a flow in chunks, each with the input `input_sql` computes from the row
+// number i ($3 is `arg`).
+void prefill_with(Db& db, const std::string& flow_slug, std::int64_t runs,
+                  const std::string& input_sql, const std::string& arg) {
   constexpr std::int64_t kChunk = 500;
   for (std::int64_t done = 0; done < runs; done += kChunk) {
     std::int64_t n = std::min(kChunk, runs - done);
     // In the select list, so that it runs once per row (a LATERAL call that does not use the
     // row would run once).
-    db.exec(
-        "select count(*) from (select pgflow.start_flow($1, $3::jsonb) "
-        "from generate_series(1, $2::int)) s",
-        {flow_slug, std::to_string(n), input_json});
+    db.exec("select count(*) from (select pgflow.start_flow($1, " + input_sql +
+                ") from generate_series(1, $2::int) i) s",
+            {flow_slug, std::to_string(n), arg});
   }
+}
+
+}  // namespace
+
+void prefill_runs(Db& db, const std::string& flow_slug, std::int64_t runs,
+                  const std::string& input_json) {
+  prefill_with(db, flow_slug, runs, "$3::jsonb", input_json);
+}
+
+void prefill_tenant_runs(Db& db, const std::string& flow_slug, std::int64_t runs, int tenants) {
+  prefill_with(db, flow_slug, runs, "jsonb_build_object('tenant', 't' || (i % $3::int))",
+               std::to_string(tenants));
 }
 
 void drop_flow(Db& db, const std::string& flow_slug) {

@@ -99,6 +99,9 @@ void compile_flow(Db& db, const FlowDefinition& flow);
 // Starts `runs` runs with input `input_json`, in transactions of up to 500 runs.
 void prefill_runs(Db& db, const std::string& flow_slug, std::int64_t runs,
                   const std::string& input_json);
+// The same with inputs {"tenant": "t0"} ... {"tenant": "t<tenants - 1>"}, round robin (for keyed
+// flows: bench section l).
+void prefill_tenant_runs(Db& db, const std::string& flow_slug, std::int64_t runs, int tenants);
 // Deletes the flow, its runs, queue and worker rows (for when the benchmark is over).
 void drop_flow(Db& db, const std::string& flow_slug);
 // VACUUM ANALYZE of pgflow's run tables after a benchmark deleted its flow, so that its dead
@@ -311,9 +314,10 @@ struct Throughput {
   std::optional<double> server_us() const { return CpuMeter::server_us(cpu0, cpu1, tasks); }
 };
 // b: `runs` runs started while no worker runs (then ANALYZE when `analyze`); an EdgeWorker
-// with `report_batch` drains them, timed from EdgeWorker::start to the last completion.
+// with `report_batch` drains them, timed from EdgeWorker::start to the last completion. The
+// runs' input is 1, or with `tenants` > 0 prefill_tenant_runs's.
 Throughput drain_backlog(const BenchContext& ctx, Db& db, const FlowDefinition& flow,
-                         std::int64_t runs, int report_batch, bool analyze);
+                         std::int64_t runs, int report_batch, bool analyze, int tenants = 0);
 // c: `producers` threads start `runs` runs with `call` while a worker drains them, timed from
 // the first start to the last completion; producers and worker connect with `url`.
 Throughput produce_and_drain(const BenchContext& ctx, const std::string& url, Db& db,

@@ -170,9 +170,13 @@ Throughput drain(const BenchContext& ctx, Db& db, const FlowDefinition& flow, Wo
 }  // namespace
 
 Throughput drain_backlog(const BenchContext& ctx, Db& db, const FlowDefinition& flow,
-                         std::int64_t runs, int report_batch, bool analyze) {
+                         std::int64_t runs, int report_batch, bool analyze, int tenants) {
   const auto fill_start = Clock::now();
-  prefill_runs(db, flow.slug, runs, "1");
+  if (tenants > 0) {
+    prefill_tenant_runs(db, flow.slug, runs, tenants);
+  } else {
+    prefill_runs(db, flow.slug, runs, "1");
+  }
   if (analyze) db.exec("analyze pgflow.runs, pgflow.step_states, pgflow.step_tasks");
   const double fill_seconds = seconds_between(fill_start, Clock::now());
 

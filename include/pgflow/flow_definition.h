@@ -51,6 +51,13 @@ std::string_view to_string(WhenMode mode);
 // "flow" / "step", the SQL spelling (pgflow.flows.queue_mode).
 std::string_view to_string(QueueMode mode);
 
+// A concurrency key's values (pgflow::ConcurrencyKey): dotted paths into the run input.
+struct ConcurrencyKeyValues {
+  std::string path;
+  std::optional<int> limit = {};
+  std::optional<std::string> weight_path = {};
+};
+
 // Flow-level option values; nullopt means the database default (3, 5 s, 60 s). Times are whole
 // seconds, the SQL core's unit.
 struct FlowOptionValues {
@@ -59,6 +66,8 @@ struct FlowOptionValues {
   std::optional<std::chrono::seconds> timeout = {};
   // Deployment metadata, not shape: see flow_control_of(). nullopt: no flow-wide limit.
   std::optional<int> concurrency_limit = {};
+  // Deployment metadata: the key that shares the limits of steps without their own.
+  std::optional<ConcurrencyKeyValues> concurrency_key = {};
 };
 
 // Step-level option values; nullopt means inherit the flow's value (start_delay: 0;
@@ -70,6 +79,8 @@ struct StepOptionValues {
   std::optional<std::chrono::seconds> start_delay = {};
   // Deployment metadata, not shape: see flow_control_of(). nullopt: no limit of its own.
   std::optional<int> concurrency_limit = {};
+  // Deployment metadata: the step's own key. nullopt: the flow's key, if any.
+  std::optional<ConcurrencyKeyValues> concurrency_key = {};
 };
 
 // pgflow::StepHandler

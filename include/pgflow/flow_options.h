@@ -28,6 +28,14 @@
 //
 //   pgflow::Flow<"crawl", Site>({.concurrency_limit = 50})
 //       .step<"fetch">({.concurrency_limit = 5}, fetch_page);
+//
+// concurrency_key shares a limit's slots fairly among the values of a field of the run input
+// (tenants): round robin, weighted by an optional number in the input, each value capped by an
+// optional limit of its own. Paths are dotted field names, checked at compile time:
+//
+//   pgflow::Flow<"crawl", Site>({.concurrency_limit = 50,
+//                                .concurrency_key = {.path = "tenant", .limit = 10,
+//                                                    .weight = "plan.weight"}})
 #ifndef PGFLOW_FLOW_OPTIONS_H_
 #define PGFLOW_FLOW_OPTIONS_H_
 
@@ -106,6 +114,14 @@ struct ConcurrencyLimitRule {
           "pgflow: concurrency_limit must be at least 1; leave it unset for no limit");
   }
 };
+struct KeyLimitRule {
+  static constexpr bool kSeconds = false;
+  static consteval void check(int v) {
+    if (v < 1)
+      pgflow_option_value_out_of_range(
+          "pgflow: concurrency_key.limit must be at least 1; leave it unset for no cap per key");
+  }
+};
 struct StartDelayRule {
   static constexpr bool kSeconds = true;
   static consteval void check(int v) {
@@ -155,6 +171,39 @@ class CheckedOption {
   std::optional<int> value_;
 };
 
+// A path into the run input: dotted field names ("tenant", "account.id"), each non-empty.
+// Literals are checked at compile time; pgflow::runtime(text) by validate().
+class InputPath {
+ public:
+  constexpr InputPath() = default;
+  consteval InputPath(const char* path) : path_(path) {  // NOLINT: implicit
+    bool segment_empty = true;
+    for (const char* c = path;; ++c) {
+      if (*c == '.' || *c == '\0') {
+        if (segment_empty)
+          pgflow_option_value_out_of_range(
+              "pgflow: a concurrency_key path is dotted field names of the run input, such as "
+              "\"tenant\" or \"account.id\": no empty name, no leading, trailing or double dot");
+        if (*c == '\0') break;
+        segment_empty = true;
+      } else {
+        segment_empty = false;
+      }
+    }
+  }
+  InputPath(RuntimeText path) : runtime_(std::move(path.value)) {}  // NOLINT: implicit
+
+  // The path, or nullopt when unset.
+  std::optional<std::string> value() const {
+    if (path_ != nullptr) return std::string(path_);
+    return runtime_;
+  }
+
+ private:
+  const char* path_ = nullptr;
+  std::optional<std::string> runtime_;
+};
+
 }  // namespace detail
 
 // Total attempts per task, the first one included. Default: the flow's value (flow: 3).
@@ -170,6 +219,25 @@ using StartDelay = detail::CheckedOption<detail::StartDelayRule>;
 // mode: not part of shape_of(), compared at startup. Default: unset (no limit).
 using ConcurrencyLimit = detail::CheckedOption<detail::ConcurrencyLimitRule>;
 
+// Most tasks of one key value started at once (within the limit the key shares).
+using KeyLimit = detail::CheckedOption<detail::KeyLimitRule>;
+// A dotted path into the run input ("tenant", "account.id").
+using InputPath = detail::InputPath;
+
+// pgflow::ConcurrencyKey
+//
+// Fair shares of a concurrency limit (the step's or the flow's; a key without one is refused
+// by validate()): the limit's slots go round robin to the values at `path` in the run input
+// (a run without one shares the value ""), each value weighted by the positive number at
+// `weight` (default 1: equal shares) and holding at most `limit` slots (default: no cap of its
+// own). On the flow it applies to every step without a key of its own, and its shares and cap
+// count across them; on a step, within the step. See docs/flow-control.md, "Fair shares".
+struct ConcurrencyKey {
+  InputPath path = {};    // Required to set a key: e.g. "tenant".
+  KeyLimit limit = {};    // Default: unset (a value may take every free slot).
+  InputPath weight = {};  // Default: unset (every value weighs 1).
+};
+
 // pgflow::FlowOptions
 //
 // Defaults for every step of the flow, except concurrency_limit: one cap shared by all the
@@ -180,6 +248,7 @@ struct FlowOptions {
   BaseDelay base_delay = {};                // Default: unset (database default 5).
   Timeout timeout = {};                     // Default: unset (database default 60).
   ConcurrencyLimit concurrency_limit = {};  // Default: unset (no limit for the whole flow).
+  ConcurrencyKey concurrency_key = {};      // Default: unset (slots go oldest first).
 };
 
 // pgflow::StepOptions
@@ -192,6 +261,7 @@ struct StepOptions {
   Timeout timeout = {};                     // Default: the flow's.
   StartDelay start_delay = {};              // Default: 0.
   ConcurrencyLimit concurrency_limit = {};  // Default: unset (only the flow's limit applies).
+  ConcurrencyKey concurrency_key = {};      // Default: the flow's key, if any.
 };
 
 }  // namespace pgflow

@@ -238,10 +238,11 @@ begin
   grant select on pgflow.flows, pgflow.flow_aliases, pgflow.steps, pgflow.deps, pgflow.runs,
                   pgflow.step_states, pgflow.step_tasks, pgflow.workers, pgflow.worker_functions,
                   pgflow.locks to pgflow_worker;
-  -- The concurrency limits and run priorities (schema 0018 or later).
+  -- The concurrency limits and run priorities (schema 0018 or later), key values (0019).
   for v_rel in select c.oid::regclass from pg_catalog.pg_class c
               where c.relnamespace = 'pgflow'::regnamespace
-                and c.relname in ('concurrency_gates', 'step_concurrency_limits', 'run_priorities') order by 1 loop
+                and c.relname in ('concurrency_gates', 'step_concurrency_limits', 'run_priorities',
+                                  'concurrency_keys') order by 1 loop
     execute pg_catalog.format('grant select on %s to pgflow_worker', v_rel);
   end loop;
   -- The worker's deployment: ensure_flow_compiled with a queue mode, route and alias (schema

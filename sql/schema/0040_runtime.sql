@@ -106,6 +106,11 @@ create table pgflow.step_tasks (
   -- The run's priority while a limit applies to the task (set_run_priority, since 0018);
   -- NULL otherwise.
   priority               int,
+  -- Fair shares (since 0019): the task's concurrency key, taken from its run's input when a key
+  -- applies to its step ('' when the input has none there), and its key's weight (default 1);
+  -- NULL otherwise.
+  concurrency_key        text,
+  key_weight             real,
   constraint step_tasks_pkey primary key (run_id, step_slug, task_index),
   foreign key (run_id, step_slug) references pgflow.step_states (run_id, step_slug),
   constraint valid_status check (
@@ -143,3 +148,8 @@ create index idx_step_tasks_started on pgflow.step_tasks (last_worker_id) where 
 create index idx_step_tasks_gated on pgflow.step_tasks
   (flow_slug, gate, step_slug, priority desc, queued_at, run_id, task_index)
   where gate is not null and status in ('queued', 'started');
+-- Fair shares (since 0019): a keyed step's waiting tasks by key, in admission order within a
+-- key; admission walks the keys (one probe each) instead of reading every waiting task.
+create index idx_step_tasks_held_keys on pgflow.step_tasks
+  (flow_slug, step_slug, concurrency_key, priority desc, queued_at, run_id, task_index)
+  where gate = 'held' and status = 'queued' and concurrency_key is not null;

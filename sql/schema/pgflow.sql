@@ -54,6 +54,8 @@ set client_min_messages = warning;
 \ir functions/limits/_get_flow_control.sql
 \ir functions/limits/_store_flow_control.sql
 \ir functions/limits/_compare_flow_control.sql
+\ir functions/limits/_concurrency_key_of.sql
+\ir functions/limits/_activate_keys.sql
 \ir functions/limits/_admit_tasks.sql
 \ir functions/limits/_admit_gated_tasks.sql
 \ir functions/limits/_admit_waiting_tasks.sql

@@ -32,11 +32,25 @@ std::shared_ptr<const FlowDefinition> append_step(const FlowDefinition& flow, St
   return copy;
 }
 
+namespace {
+
+// Unset when nothing is set; a limit or weight without a path keeps the empty path, which
+// validate() reports.
+std::optional<ConcurrencyKeyValues> key_values(const ConcurrencyKey& key) {
+  std::optional<std::string> path = key.path.value();
+  std::optional<std::string> weight = key.weight.value();
+  if (!path && !key.limit.value() && !weight) return std::nullopt;
+  return ConcurrencyKeyValues{path.value_or(""), key.limit.value(), std::move(weight)};
+}
+
+}  // namespace
+
 std::shared_ptr<const FlowDefinition> new_flow(std::string_view slug, const FlowOptions& options) {
   auto flow = std::make_shared<FlowDefinition>();
   flow->slug = std::string(slug);
   flow->options = FlowOptionValues{options.max_attempts.value(), options.base_delay.seconds(),
-                                   options.timeout.seconds(), options.concurrency_limit.value()};
+                                   options.timeout.seconds(), options.concurrency_limit.value(),
+                                   key_values(options.concurrency_key)};
   return flow;
 }
 
@@ -49,9 +63,10 @@ void apply_step_arg(StepDefinition& step, IfNotPattern&& arg) {
 }
 
 void apply_step_arg(StepDefinition& step, const StepOptions& options) {
-  step.options = StepOptionValues{options.max_attempts.value(), options.base_delay.seconds(),
-                                  options.timeout.seconds(), options.start_delay.seconds(),
-                                  options.concurrency_limit.value()};
+  step.options =
+      StepOptionValues{options.max_attempts.value(),      options.base_delay.seconds(),
+                       options.timeout.seconds(),         options.start_delay.seconds(),
+                       options.concurrency_limit.value(), key_values(options.concurrency_key)};
 }
 
 std::shared_ptr<const FlowDefinition> with_queue_mode(const FlowDefinition& flow, QueueMode mode) {

@@ -66,15 +66,72 @@ class Problems {
   std::vector<std::string> list_;
 };
 
+// A problem with a field of the flow (`step` null) or of a step.
+void report(Problems& problems, const std::string* step, std::string_view field,
+            std::string_view message) {
+  if (step == nullptr) {
+    problems.flow_field(field, message);
+  } else {
+    problems.step_field(*step, field, message);
+  }
+}
+
 void check_range(Problems& problems, const std::string* step, std::string_view field,
                  const std::optional<int>& value, int min, std::string_view unit) {
   if (!value.has_value() || *value >= min) return;
   std::string message = absl::StrCat("must be at least ", min, unit.empty() ? "" : " ",
                                      absl_view(unit), ", got ", *value);
-  if (step == nullptr) {
-    problems.flow_field(field, message);
-  } else {
-    problems.step_field(*step, field, message);
+  report(problems, step, field, message);
+}
+
+// The field names of a dotted input path ("account.id"); "" and ".." give empty names.
+std::vector<std::string> field_names(const std::string& dotted) {
+  std::vector<std::string> names(1);
+  for (char c : dotted) {
+    if (c == '.') {
+      names.emplace_back();
+    } else {
+      names.back().push_back(c);
+    }
+  }
+  return names;
+}
+
+bool has_empty_name(const std::string& dotted) {
+  const std::vector<std::string> names = field_names(dotted);
+  return std::any_of(names.begin(), names.end(), [](const std::string& n) { return n.empty(); });
+}
+
+void put_key_if_set(nlohmann::ordered_json& object,
+                    const std::optional<ConcurrencyKeyValues>& key) {
+  if (!key) return;
+  nlohmann::ordered_json json = {{"path", field_names(key->path)}};
+  put_if_set(json, "limit", key->limit);
+  if (key->weight_path) json["weightPath"] = field_names(*key->weight_path);
+  object["concurrencyKey"] = std::move(json);
+}
+
+// A concurrency key's paths and limit; `has_limit`: whether a limit applies for it to share.
+void check_key(Problems& problems, const std::string* step,
+               const std::optional<ConcurrencyKeyValues>& key, bool has_limit) {
+  if (!key) return;
+  if (has_empty_name(key->path)) {
+    report(problems, step, "concurrency_key.path",
+           absl::StrCat("must be dotted field names of the run input such as \"tenant\", got ",
+                        internal::printable(key->path)));
+  }
+  if (key->weight_path && has_empty_name(*key->weight_path)) {
+    report(problems, step, "concurrency_key.weight",
+           absl::StrCat("must be dotted field names of the run input such as \"plan.weight\", "
+                        "got ",
+                        internal::printable(*key->weight_path)));
+  }
+  check_range(problems, step, "concurrency_key.limit", key->limit, 1, "");
+  if (!has_limit) {
+    report(problems, step, "concurrency_key",
+           step != nullptr ? "shares a concurrency limit, and neither the step nor the flow has one"
+                           : "shares a concurrency limit, and neither the flow nor any of its "
+                             "steps has one");
   }
 }
 
@@ -147,10 +204,13 @@ nlohmann::ordered_json shape_of(const FlowDefinition& flow) {
 nlohmann::ordered_json flow_control_of(const FlowDefinition& flow) {
   nlohmann::ordered_json control = nlohmann::ordered_json::object();
   put_if_set(control, "concurrencyLimit", flow.options.concurrency_limit);
+  put_key_if_set(control, flow.options.concurrency_key);
   nlohmann::ordered_json steps = nlohmann::ordered_json::object();
   for (const StepDefinition& step : flow.steps) {
-    if (step.options.concurrency_limit)
-      steps[step.slug] = {{"concurrencyLimit", *step.options.concurrency_limit}};
+    nlohmann::ordered_json options = nlohmann::ordered_json::object();
+    put_if_set(options, "concurrencyLimit", step.options.concurrency_limit);
+    put_key_if_set(options, step.options.concurrency_key);
+    if (!options.empty()) steps[step.slug] = std::move(options);
   }
   if (!steps.empty()) control["steps"] = std::move(steps);
   return control;
@@ -193,6 +253,10 @@ absl::Status validate(const FlowDefinition& flow) {
   check_range(problems, nullptr, "base_delay", in_seconds(flow.options.base_delay), 1, "second");
   check_range(problems, nullptr, "timeout", in_seconds(flow.options.timeout), 3, "seconds");
   check_range(problems, nullptr, "concurrency_limit", flow.options.concurrency_limit, 1, "");
+  bool any_limit = flow.options.concurrency_limit.has_value();
+  for (const StepDefinition& step : flow.steps)
+    any_limit = any_limit || step.options.concurrency_limit.has_value();
+  check_key(problems, nullptr, flow.options.concurrency_key, any_limit);
 
   for (std::size_t i = 0; i < flow.steps.size(); ++i) {
     const StepDefinition& step = flow.steps[i];
@@ -248,6 +312,8 @@ absl::Status validate(const FlowDefinition& flow) {
     check_range(problems, name, "timeout", in_seconds(step.options.timeout), 3, "seconds");
     check_range(problems, name, "start_delay", in_seconds(step.options.start_delay), 0, "seconds");
     check_range(problems, name, "concurrency_limit", step.options.concurrency_limit, 1, "");
+    check_key(problems, name, step.options.concurrency_key,
+              step.options.concurrency_limit || flow.options.concurrency_limit);
 
     if (!step.handler) problems.step_field(step.slug, "handler", "is not set");
   }

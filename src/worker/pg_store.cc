@@ -4,6 +4,7 @@
 #include <string_view>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "internal/backoff.h"
 #include "internal/random.h"
@@ -111,6 +112,13 @@ class PgStore final : public Store {
     return static_cast<int>(protocol);
   }
 
+  // Whether the schema knows concurrency keys (0019); true when it cannot tell.
+  bool schema_has_keys() {
+    absl::StatusOr<pg::Result> r =
+        once([](pg::Connection& c) { return c.exec(kSchemaHasConcurrencyKeys); });
+    return !r.ok() || r->scalar() == "t";
+  }
+
   absl::StatusOr<DeployOutcome> deploy(const Deployment& d) override {
     absl::StatusOr<pg::Result> deployed = once([&](pg::Connection& c) {
       const std::string protocol = std::to_string(d.protocol);
@@ -127,6 +135,14 @@ class PgStore final : public Store {
           "pgflow: flow \"", d.flow_slug,
           "\" has concurrency limits, which this database's pgflow schema does not support "
           "(they need schema 0018: run `pgflow migrate`)"));
+    }
+    // Schema 0018 has limits but not keys: it refuses them as options it does not know.
+    if (!deployed.ok() && sql_state(deployed.status()) == "22023" &&
+        absl::StrContains(d.flow_control, "\"concurrencyKey\"") && !schema_has_keys()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "pgflow: flow \"", d.flow_slug,
+          "\" has a concurrency key, which this database's pgflow schema does not support "
+          "(keys need schema 0019: run `pgflow migrate`)"));
     }
     PGFLOW_ASSIGN_OR_RETURN(pg::Result r, std::move(deployed));
     std::optional<nlohmann::json> json = parse_json(r.scalar());

@@ -15,6 +15,12 @@ inline constexpr char kEnsureFlowCompiled[] =
 inline constexpr char kEnsureFlowCompiledWithFlowControl[] =
     "select pgflow.ensure_flow_compiled($1, $2::jsonb, $3::int, $4, $5::jsonb, $6, "
     "$7::jsonb)::text";
+// Whether the schema knows concurrency keys (0019): asked after a refused deployment with keys.
+// The catalogs are readable by any role.
+inline constexpr char kSchemaHasConcurrencyKeys[] =
+    "select exists (select 1 from pg_catalog.pg_proc p join pg_catalog.pg_namespace n "
+    "on n.oid = p.pronamespace where n.nspname = 'pgflow' and p.proname = "
+    "'_checked_concurrency_key')";
 
 inline constexpr char kRegisterWorker[] =
     "select worker_id from pgflow.register_worker($1::uuid, $2, $3, $4, $5::int)";

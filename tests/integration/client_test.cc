@@ -308,6 +308,28 @@ TEST_F(ClientTest, APriorityOrdersTheAdmissionOfALimitedFlowsWaitingTasks) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("not-a-uuid")));
 }
 
+// A concurrency key shares a limit of 1 between tenants: with six runs of one tenant waiting
+// before a second tenant's two, the second joins level with the first (which, waiting since
+// earlier, goes once more), then they alternate, instead of the first's backlog draining first.
+TEST_F(ClientTest, AConcurrencyKeyServesTenantsInTurnThroughALimit) {
+  const auto shared = Flow<"wTenants", json>(
+                          {.concurrency_limit = 1, .concurrency_key = {.path = "account.tenant"}})
+                          .step<"work">([](const json& input) { return input.size(); });
+  compile(shared);
+  for (int i = 0; i < 6; ++i)
+    ASSERT_THAT(client_->start_run(shared, json{{"account", {{"tenant", "noisy"}}}}), IsOk());
+  for (int i = 0; i < 2; ++i)
+    ASSERT_THAT(client_->start_run(shared, json{{"account", {{"tenant", "quiet"}}}}), IsOk());
+
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker,
+                              EdgeWorker::start(shared, test_worker_config(db_->url())));
+  ASSERT_THAT(wait_until(*conn_, "select count(*) = 8 from pgflow.runs where status = 'completed'"),
+              IsOk());
+  EXPECT_EQ(sql("select string_agg(t.concurrency_key, ',' order by t.started_at, t.run_id) "
+                "from pgflow.step_tasks t where t.flow_slug = 'wTenants'"),
+            "noisy,noisy,quiet,noisy,quiet,noisy,noisy,noisy");
+}
+
 // A database migrated before 0007 has no lean start: the error says what to do.
 TEST_F(ClientTest, TheLeanStartOnAnOlderSchemaSaysToMigrate) {
   compile(wf::sequential);

@@ -389,6 +389,24 @@ TEST_F(WorkerTest, AConcurrencyLimitOnASchemaBefore0018SaysToMigrate) {
   EXPECT_TRUE(unlimited.running());
 }
 
+// Schema 0018 has limits but no keys: a keyed flow says to migrate instead of showing the
+// schema's refusal of an unknown option.
+TEST_F(WorkerTest, AConcurrencyKeyOnASchemaBefore0019SaysToMigrate) {
+  PGFLOW_ASSERT_OK_AND_ASSIGN(TestDatabase old, TestDatabase::empty());
+  ASSERT_THAT(migrate(old.url(), {.target_version = 18}), IsOk());
+  auto keyed = Flow<"wKeyedOld", int>().step<"a">(
+      {.concurrency_limit = 4, .concurrency_key = {.path = "tenant"}}, [](int x) { return x; });
+  EXPECT_THAT(EdgeWorker::start(keyed, test_worker_config(old.url(), &logs_)),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       AllOf(HasSubstr("\"wKeyedOld\" has a concurrency key"),
+                             HasSubstr("schema 0019"), HasSubstr("pgflow migrate"))));
+  auto limited =
+      Flow<"wLimitedOld", int>().step<"a">({.concurrency_limit = 4}, [](int x) { return x; });
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker w,
+                              EdgeWorker::start(limited, test_worker_config(old.url())));
+  EXPECT_TRUE(w.running());
+}
+
 TEST_F(WorkerTest, LocalDevelopmentRecompilesAChangedFlow) {
   auto other = Flow<"wSequential", int>().step<"a">([](int x) { return x; });
   PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker w, EdgeWorker::start(other, config()));

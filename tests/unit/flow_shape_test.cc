@@ -151,6 +151,21 @@ TEST(FlowShape, ConcurrencyLimitsAreFlowControlNotShape) {
                                     "audit": {"concurrencyLimit": 1}}})"));
 }
 
+TEST(FlowShape, ConcurrencyKeysAreFlowControlWithPathsAsFieldNameArrays) {
+  const auto flow =
+      Flow<"keyed", int>(
+          {.concurrency_limit = 10,
+           .concurrency_key = {.path = "tenant", .limit = 3, .weight = "plan.weight"}})
+          .step<"fetch">({.concurrency_key = {.path = "account.id"}}, [](int x) { return x; })
+          .step<"save">(after<"fetch">, {.concurrency_limit = 2}, [](int x) { return x; });
+  EXPECT_FALSE(shape_of(flow).contains("options"));
+  EXPECT_EQ(flow_control_of(flow.definition()).dump(), canonical(R"({"concurrencyLimit": 10,
+      "concurrencyKey": {"path": ["tenant"], "limit": 3, "weightPath": ["plan", "weight"]},
+      "steps": {"fetch": {"concurrencyKey": {"path": ["account", "id"]}},
+                "save": {"concurrencyLimit": 2}}})"));
+  EXPECT_TRUE(validate(flow).ok());
+}
+
 TEST(FlowShape, FlowsWithoutLimitsHaveEmptyFlowControl) {
   EXPECT_EQ(flow_control_of(flows::onboarding.definition()).dump(), "{}");
   const auto step_only =

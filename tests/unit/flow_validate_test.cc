@@ -86,6 +86,30 @@ TEST(FlowValidate, RuntimeOptionValuesAreRangeChecked) {
               HasSubstr("step \"s\", field \"concurrency_limit\": must be at least 1, got -2"))));
 }
 
+TEST(FlowValidate, ConcurrencyKeysNeedALimitAndWellFormedPaths) {
+  const auto flow =
+      Flow<"keys", int>({.concurrency_key = {.path = runtime("tenant..id"), .limit = runtime(0)}})
+          .step<"s">({.concurrency_key = {.path = "tenant", .weight = runtime(".w")}},
+                     [](int x) { return x; })
+          .step<"t">({.concurrency_key = {.limit = 2}}, [](int x) { return x; });
+  EXPECT_THAT(
+      validate(flow),
+      StatusIs(
+          absl::StatusCode::kInvalidArgument,
+          AllOf(HasSubstr("flow \"keys\", field \"concurrency_key.path\": must be dotted field "
+                          "names of the run input such as \"tenant\", got \"tenant..id\""),
+                HasSubstr("flow \"keys\", field \"concurrency_key.limit\": must be at least 1, "
+                          "got 0"),
+                HasSubstr("flow \"keys\", field \"concurrency_key\": shares a concurrency "
+                          "limit, and neither the flow nor any of its steps has one"),
+                HasSubstr("step \"s\", field \"concurrency_key.weight\": must be dotted field "
+                          "names of the run input such as \"plan.weight\", got \".w\""),
+                HasSubstr("step \"s\", field \"concurrency_key\": shares a concurrency limit, "
+                          "and neither the step nor the flow has one"),
+                HasSubstr("step \"t\", field \"concurrency_key.path\": must be dotted field "
+                          "names of the run input such as \"tenant\", got \"\""))));
+}
+
 TEST(FlowValidate, BoundaryValuesAreValid) {
   FlowDefinition def;
   def.slug = "bounds";

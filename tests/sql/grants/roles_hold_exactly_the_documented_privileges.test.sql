@@ -52,7 +52,7 @@ select isnt(shobj_description('pgflow_worker'::regrole, 'pg_authid'), null, 'the
 
 -- pgflow_worker
 select is(array(select pg_temp.table_privileges('pgflow_worker')), array[
-  'pgflow.concurrency_gates: SELECT', 'pgflow.deps: SELECT', 'pgflow.flow_aliases: SELECT', 'pgflow.flows: SELECT', 'pgflow.locks: SELECT',
+  'pgflow.concurrency_gates: SELECT', 'pgflow.concurrency_keys: SELECT', 'pgflow.deps: SELECT', 'pgflow.flow_aliases: SELECT', 'pgflow.flows: SELECT', 'pgflow.locks: SELECT',
   'pgflow.run_priorities: SELECT', 'pgflow.runs: SELECT', 'pgflow.step_concurrency_limits: SELECT', 'pgflow.step_states: SELECT', 'pgflow.step_tasks: SELECT', 'pgflow.steps: SELECT',
   'pgflow.worker_functions: SELECT', 'pgflow.workers: SELECT',
   'pgmq.meta: SELECT'],

@@ -3,18 +3,22 @@
 -- call parses and plans its body again (bench/README.md, "Where the server's CPU goes"). PL/pgSQL
 -- keeps its plans for the session. Starting runs every way a client starts them (a map; a step
 -- with a start delay), reading a run's state, claiming, completing, failing with a retry, a
--- heartbeat and cancelling; pg_stat_xact_user_functions counts this transaction's calls of every
+-- heartbeat and cancelling, also of a limited flow with a concurrency key;
+-- pg_stat_xact_user_functions counts this transaction's calls of every
 -- function when track_functions = 'all' (compared with a snapshot taken before the work, so the
 -- set-up's calls do not count). Not covered: worker protocols 4-5 (the claim_tasks overload
 -- without a claim id and start_tasks, upstream's protocol, are SQL wrappers) and resume_run.
 begin;
-select plan(4);
+select plan(5);
 
 select pgflow.create_flow('m', max_attempts => 2, base_delay => 0, timeout => 60);
 select pgflow.add_step('m', 'items', step_type => 'map');
 select pgflow.add_step('m', 'sum', array['items']);
 select pgflow.add_step('m', 'later', array['sum'], start_delay => 5);
 select pgflow_tests.ensure_worker('m');
+select pgflow.ensure_flow_compiled('k', jsonb_build_object('steps', jsonb_build_array(pgflow_tests.step_shape('work'))),
+         pgflow.worker_protocol(), 'flow', null, null,
+         '{"concurrencyLimit": 1, "concurrencyKey": {"path": ["tenant"], "weightPath": ["w"]}}')->>'status';
 
 set local track_functions = 'all';
 create temp table calls_before as
@@ -50,6 +54,13 @@ select count(*) from pgflow.fail_tasks((
                                       'task_index', t.task_index, 'error_message', 'boom'))
   from pgflow.step_tasks t where t.flow_slug = 'm' and t.status = 'started'));
 select count(*) from pgflow.cancel_run((select run_id from pgflow.runs where flow_slug = 'm' limit 1));
+-- A limited flow with a concurrency key (since 0019): starts, and a cancellation that frees a
+-- slot, admit (at each statement's end here: deferred triggers never fire in a rolled-back test).
+set constraints all immediate;
+select count(*) from (select pgflow.start_run('k', jsonb_build_object('tenant', i % 2, 'w', i)) from generate_series(1, 3) i) x;
+select count(*) from pgflow.cancel_run((select run_id from pgflow.step_tasks where flow_slug = 'k' and gate = 'admitted'));
+select is((select count(*)::int from pgflow.step_tasks where flow_slug = 'k' and gate = 'admitted' and status = 'queued'), 1,
+  'the keyed flow admitted its next task');
 -- The control: a SQL-language function called here is counted.
 select pgflow.worker_protocol();
 
@@ -67,8 +78,8 @@ select is_empty(
    heartbeat or cancellation');
 select is((select calls::int from called where schemaname = 'pgflow' and funcname = 'worker_protocol'), 1,
   'the control: a call of a SQL-language function is counted');
-select is((select sum(calls)::int from called where funcname = 'start_flow_by_slug'), 6,
-  'the calls were counted (six starts)');
+select is((select sum(calls)::int from called where funcname = 'start_flow_by_slug'), 9,
+  'the calls were counted (nine starts)');
 select is((select count(*)::int from pgflow.step_tasks where flow_slug = 'm' and step_slug = 'later'), 2,
   'two delayed steps were started (their tasks'' messages wait 5 s)');
 

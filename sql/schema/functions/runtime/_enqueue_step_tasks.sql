@@ -5,7 +5,9 @@
 -- since 0018) sends its messages held (invisible until admitted, 'infinity') and marks its
 -- tasks 'held':
 -- the commit admits as many as the limits allow (_admit_gated_tasks), highest run priority
--- first (the task carries its run's priority: set_run_priority).
+-- first (the task carries its run's priority: set_run_priority). When a concurrency key applies
+-- (the step's own, else the flow's; since 0019) each task also carries its run's key value and
+-- weight, read from the run input (_concurrency_key_of).
 -- Locks: the caller holds the run and the step state; task rows -> queue rows.
 -- Plans: the insert is planned once per session (plan_cache_mode; since 0016): left to choose,
 -- PostgreSQL planned it again on every call, as a custom plan for the task count always looked
@@ -20,16 +22,24 @@ language plpgsql volatile
 set search_path = pg_catalog, pg_temp
 set plan_cache_mode = force_generic_plan
 as $$
+declare
+  v_key text;
+  v_weight real;
 begin
   perform pgflow._emit_step_event(p_state);
+  if p_limited then
+    select k.key, k.weight into v_key, v_weight
+    from pgflow._concurrency_key_of(p_run.flow_slug, p_state.step_slug, p_run.input) k;
+  end if;
 
   -- send_batch returns the ids in message order, so ordinality pairs id and task index.
   insert into pgflow.step_tasks (flow_slug, run_id, step_slug, task_index, message_id, queue_name,
-                                 gate, priority)
+                                 gate, priority, concurrency_key, key_weight)
   select p_run.flow_slug, p_run.run_id, p_state.step_slug, (m.n - 1)::int, m.msg_id, p_queue_name,
          case when p_limited then 'held' end,
          case when p_limited then coalesce((select rp.priority from pgflow.run_priorities rp
-                                            where rp.run_id = p_run.run_id), 0) end
+                                            where rp.run_id = p_run.run_id), 0) end,
+         v_key, v_weight
   from pgmq.send_batch(
          p_queue_name,
          array(select jsonb_build_object('flow_slug', p_run.flow_slug, 'run_id', p_run.run_id,
