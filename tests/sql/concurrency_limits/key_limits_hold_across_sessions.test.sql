@@ -9,7 +9,7 @@ select pgflow.ensure_flow_compiled('tenants', jsonb_build_object('steps', jsonb_
                                    '{"concurrencyLimit": 4, "concurrencyKey": {"path": ["tenant"], "limit": 1}}')->>'status';
 
 begin;
-select plan(6);
+select plan(10);
 create function pg_temp.admitted() returns text language sql as $$
   select coalesce(string_agg(k || ':' || n, ' ' order by k), '')
   from (select concurrency_key as k, count(*) as n from pgflow.step_tasks
@@ -39,6 +39,8 @@ select is((select count(*) from pgflow.step_tasks where flow_slug = 'tenants' an
 select * from dblink('b', $$select pgflow.start_run('tenants', '{"tenant": "t4"}')::text$$) as t(x text);
 select * from dblink('b', $$select pgflow.cancel_run(run_id)::text from pgflow.step_tasks
                             where flow_slug = 'tenants' and concurrency_key = 't4'$$) as t(x text);
+select is((select pass from pgflow.concurrency_keys where flow_slug = 'tenants' and key = 't4'), null,
+          't4 went idle when the admission found nothing of it waiting');
 select dblink_exec('a', 'begin');
 select dblink_exec('a', 'set constraints all immediate');
 select * from dblink('a', $$select pgflow.start_run('tenants', '{"tenant": "t4"}')::text$$) as t(x text);
@@ -49,6 +51,17 @@ select dblink_exec('a', 'commit');
 select is((select pass is not null from pgflow.concurrency_keys where flow_slug = 'tenants' and key = 't4'), true,
           'so t4 survives, active again');
 select is(pg_temp.admitted(), 't1:1 t4:1', 't4''s new task holds a slot; t1''s second still waits at its cap');
+
+-- A commit under REPEATABLE READ admits nothing, nor activates its value: the sweep does both.
+select dblink_exec('b', 'begin isolation level repeatable read');
+select * from dblink('b', $$select pgflow.start_run('tenants', '{"tenant": "t9"}')::text$$) as t(x text);
+select dblink_exec('b', 'commit');
+select is((select count(*) from pgflow.concurrency_keys where flow_slug = 'tenants' and key = 't9'), 0::bigint,
+          'a keyed start committed under REPEATABLE READ activates nothing');
+select * from dblink('b', 'select pgflow.requeue_stalled_tasks()::text') as t(x text);
+select is((select pass is not null from pgflow.concurrency_keys where flow_slug = 'tenants' and key = 't9'), true,
+          'stall recovery''s sweep finds the waiting value and activates it');
+select is(pg_temp.admitted(), 't1:1 t4:1 t9:1', 'and admits its task');
 
 select dblink_disconnect('a');
 select dblink_disconnect('b');
