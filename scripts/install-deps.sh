@@ -13,6 +13,7 @@ packages=(
   prometheus-cpp-dev  # the optional pgflow::prometheus component (built and tested when present)
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   postgresql-15 postgresql-contrib postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl
+  pgbouncer  # the transaction pooler the fleet tests run through (scripts/pgpooler)
 )
 
 missing=()

@@ -6,7 +6,7 @@
 // h. a small step's latency during a map backlog, one queue vs one queue per step, i. cancellation,
 // u. our SQL API driven as upstream's TypeScript worker drives it (and upstream's, when at hand),
 // k. claims and s. starts against raw PGMQ calls, y. b1 and c1 with a million finished runs,
-// l. concurrency limits.
+// l. concurrency limits, p. a fleet of workers behind PgBouncer (only when asked: --only=p).
 // Uses DATABASE_URL when set; otherwise creates a throwaway cluster with scripts/pgcluster
 // (default settings, not --fast) and removes it at the end.
 #include <pthread.h>
@@ -27,31 +27,6 @@
 
 namespace pgflow::bench {
 namespace {
-
-// Runs a shell command and returns its stdout (trimmed); throws on a non-zero exit.
-std::string run_command(const std::string& command) {
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) throw BenchError("cannot run " + command);
-  std::string out;
-  std::array<char, 512> buf{};
-  while (size_t n = fread(buf.data(), 1, buf.size(), pipe)) out.append(buf.data(), n);
-  const int rc = pclose(pipe);
-  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
-  if (rc != 0) throw BenchError(absl::StrCat("`", command, "` failed (status ", rc, ")"));
-  return out;
-}
-
-std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
-}
 
 // The throwaway cluster, when this program started one.
 class Cluster {
@@ -148,6 +123,7 @@ int bench_main(int argc, char** argv) {
     if (ctx.flags.runs('u')) run_upstream_protocol(ctx);
     if (ctx.flags.runs('k')) run_claims(ctx);
     if (ctx.flags.runs('s')) run_starts(ctx);
+    if (ctx.flags.runs('p')) run_fleet(ctx);
     if (ctx.flags.runs('y')) run_history(ctx);
     if (ctx.flags.runs('l')) run_flow_control(ctx);
     add_row_verdicts(ctx);

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -47,7 +48,7 @@ const std::vector<Flags::Spec>& Flags::specs() {
        "sections to run, e.g. --only=ab (a raw PGMQ, b backlog, c producers, "
        "d DAG, e latency, f map scaling, g idle, h step queues, i cancellation, "
        "u upstream's protocol, k claims vs raw reads, s starts vs raw sends, y history growth, "
-       "l concurrency limits)"},
+       "l concurrency limits; p a fleet behind PgBouncer, not by default)"},
       {"scale", "1",
        "multiplies every run/task count (e.g. 0.2 for a quick run, 5 for a long one)"},
       {"concurrency", "10", "worker max_concurrent"},
@@ -91,6 +92,12 @@ const std::vector<Flags::Spec>& Flags::specs() {
       {"history_runs", "1000000",
        "y: finished runs (with their tasks and archived messages) filled in for the second "
        "measurement"},
+      {"fleet_tasks", "20000", "p: tasks each fleet drain takes from its backlog"},
+      {"fleet_rounds", "2", "p: alternating rounds of direct, pooled poll-only, pooled + LISTEN"},
+      {"fleet_probes", "40", "p: runs whose commit -> handler latency is measured per mode"},
+      {"pooler_url", "",
+       "p: a transaction pooler in front of DATABASE_URL's server (empty: scripts/pgpooler in "
+       "front of the throwaway cluster)"},
       {"timeout_seconds", "180", "give up on one measurement after this long"},
       {"cluster_dir", PGFLOW_BENCH_CLUSTER_DIR,
        "where the throwaway cluster lives when DATABASE_URL is not set"},
@@ -628,6 +635,33 @@ std::vector<std::string> describe_machine(Db& db) {
                                        "pg_extension where extname = 'pgmq'), "
                                        "'bundled pure-SQL layer (sql/pgmq)')"));
   return lines;
+}
+
+// ---- shell ----
+
+// Runs a shell command and returns its stdout (trimmed); throws on a non-zero exit.
+std::string run_command(const std::string& command) {
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) throw BenchError("cannot run " + command);
+  std::string out;
+  std::array<char, 512> buf{};
+  while (size_t n = fread(buf.data(), 1, buf.size(), pipe)) out.append(buf.data(), n);
+  const int rc = pclose(pipe);
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  if (rc != 0) throw BenchError(absl::StrCat("`", command, "` failed (status ", rc, ")"));
+  return out;
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
 }
 
 }  // namespace pgflow::bench

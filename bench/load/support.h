@@ -343,6 +343,7 @@ void run_starts(BenchContext& ctx);             // s
 void run_claims(BenchContext& ctx);             // k
 void run_history(BenchContext& ctx);            // y
 void run_flow_control(BenchContext& ctx);       // l
+void run_fleet(BenchContext& ctx);              // p (not in the default --only: needs PgBouncer)
 // The verdicts on rows of the other sections (b1, c1, d1, c3, e, f4), after they ran.
 void add_row_verdicts(BenchContext& ctx);
 
@@ -353,6 +354,13 @@ std::vector<std::string> describe_machine(Db& db);
 
 // Prints a progress line to stderr (the results go to stdout).
 void progress(const std::string& line);
+
+// ---- shell ----
+
+// Runs a shell command and returns its stdout (trimmed); throws BenchError on a non-zero exit.
+std::string run_command(const std::string& command);
+// `s` quoted for a POSIX shell.
+std::string shell_quote(const std::string& s);
 
 }  // namespace pgflow::bench
 

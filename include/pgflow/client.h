@@ -42,8 +42,9 @@
 //
 // @par Performance
 // Connections are opened on demand up to ClientConfig::max_connections and reused.
-// wait_for_run LISTENs on a pooled connection: it reads the run when notified, and at least
-// once a second besides (so it also ends when pgflow.notify_events is off).
+// wait_for_run LISTENs on a pooled connection (or one to listen_connection_string): it reads
+// the run when notified, and at least once a second besides (so it also ends when
+// pgflow.notify_events is off). docs/deploying-at-scale.md: a client behind a pooler.
 #ifndef PGFLOW_CLIENT_H_
 #define PGFLOW_CLIENT_H_
 
@@ -65,9 +66,20 @@
 namespace pgflow {
 
 struct ClientConfig {
-  // libpq connection string or URL. Default: the DATABASE_URL environment variable.
+  // libpq connection string or URL. Default: the DATABASE_URL environment variable. May be
+  // a transaction pooler (PgBouncer's pool_mode = transaction): every call works through it,
+  // except the LISTENs of wait_for_run and subscribe (see the next two settings).
   std::string connection_string = {};
-  // Connections the client keeps at most (each wait_for_run holds one while it waits).
+  // Where wait_for_run and subscriptions LISTEN. Default: connection_string (wait_for_run on a
+  // pooled connection). Behind a transaction pooler, a direct connection to the server: each
+  // wait_for_run and each subscription then opens one of its own while it lasts.
+  std::string listen_connection_string = {};
+  // Never LISTEN (a transaction pooler and no direct connection): wait_for_run re-reads the
+  // run 20 ms after the first read, twice as long after each further one, at least once a
+  // second; subscribe is refused (kFailedPrecondition). Default: false.
+  bool poll_only = false;
+  // Connections the client keeps at most (each wait_for_run holds one while it waits, unless
+  // poll_only or listen_connection_string).
   // Default: 4. Range 1..100.
   int max_connections = 4;
   // How long a call waits for a free pooled connection. Default: 30 s.
@@ -155,7 +167,8 @@ class Client final : public RunControl {
   absl::Status in_transaction(const std::function<absl::Status(Transaction&)>& body) const;
 
   // Calls `on_event` for every run and step event (of run `run_id` only, when given), from a
-  // background thread with its own connection, until the Subscription is destroyed.
+  // background thread with its own connection (to listen_connection_string when set), until
+  // the Subscription is destroyed. kFailedPrecondition for a poll-only client.
   // Reconnects after connection loss; events published meanwhile are missed, so re-read state
   // with get_run when exactness matters.
   absl::StatusOr<Subscription> subscribe(std::function<void(const RunEvent&)> on_event,

@@ -7,7 +7,9 @@
 // the server offers it and otherwise installs pgflow's bundled pure-SQL PGMQ 1.5.1 layer.
 // Then it applies every pending migration in order, each in its own transaction, and records
 // version, name and checksum in the ledger table pgflow.schema_migrations. Concurrent
-// callers are serialised by an advisory lock; re-running is a no-op.
+// callers take turns: each transaction first takes a transaction-scoped advisory lock and
+// re-reads the ledger (so migrate keeps nothing in its session and works through a
+// transaction pooler); re-running is a no-op.
 //
 // Example:
 //
@@ -57,8 +59,8 @@ struct SchemaStatus {
 struct MigrateOptions {
   // Stop after this version (used to test upgrades). Default: apply everything.
   std::optional<int> target_version;
-  // How long to wait for another migrator (advisory lock) before failing with kAborted.
-  // Default: 60 s.
+  // How long each of migrate's transactions waits for another migrator's (the advisory lock)
+  // before failing with kAborted. Default: 60 s.
   std::chrono::seconds lock_wait{60};
   // A database whose pgflow schema no ledger records (installed by upstream pgflow's own
   // tooling, at upstream 0.16.0) is refused unless this is set. Then, in one transaction, the

@@ -37,7 +37,11 @@
 //
 // @par Connections
 // A worker holds 4 connections: the poller (also LISTENs for new work), the reporter (results),
-// the heartbeat (also stall recovery) and one for lazily loaded run inputs.
+// the heartbeat (also stall recovery and stop announcements) and one for lazily loaded run
+// inputs (opened on first use); startup uses a fifth, closed once the worker runs. With
+// listen_connection_string the two LISTENs move to two direct connections of their own; with
+// poll_only there are none; max_connections caps the rest. Every statement works through a
+// transaction pooler (docs/deploying-at-scale.md).
 //
 // @par Threads
 // One poller, one reporter, one heartbeat thread (also stall recovery and the database's stop
@@ -110,8 +114,27 @@ struct WorkerMetric {
 // How a worker runs. Plain aggregate: use designated initializers (every field has a default,
 // so `{.max_concurrent = 8}` compiles cleanly even with -Wmissing-field-initializers).
 struct WorkerConfig {
-  // libpq connection string or URL. Default: the DATABASE_URL environment variable.
+  // libpq connection string or URL. Default: the DATABASE_URL environment variable. Every
+  // statement the worker sends works through a transaction pooler (PgBouncer in
+  // pool_mode = transaction); LISTEN does not: see listen_connection_string and poll_only.
   std::string connection_string = {};
+  // Where the worker LISTENs for announcements: new work on its queue, and tasks the database
+  // stopped (a cancelled run). Default: connection_string. Behind a transaction pooler, where a
+  // LISTEN hears nothing, set it to a direct connection to the server (the worker keeps two
+  // there, idle but for notifications), or set poll_only. docs/deploying-at-scale.md.
+  std::string listen_connection_string = {};
+  // Never LISTEN (a transaction pooler and no direct connection): poll for new work, 20 ms after
+  // a read that found some, doubling after each read that found none, up to poll_interval; and
+  // ask which running tasks are still wanted every poll_interval, so a cancelled run's stop
+  // tokens fire within poll_interval plus a round trip. Default: false.
+  bool poll_only = false;
+  // The most connections to connection_string the worker holds (startup's, closed before the
+  // others open, aside). 4: one each for the poller, the reporter, the heartbeat and run
+  // inputs. Fewer: roles share, one statement at a time: 3, run inputs use the heartbeat's;
+  // 2, the heartbeat the poller's and run inputs the reporter's; 1, all one. Below 4 needs
+  // poll_only or listen_connection_string (a connection that LISTENs waits on its own).
+  // Default: 4. Range 1..4.
+  int max_connections = 4;
   // Names the deployment (pgflow.worker_functions); a fatal claim pauses it. Default:
   // "<flow_slug>-worker", and "<flow_slug>-<step>-worker" for a step worker. At most 256
   // bytes.
@@ -129,7 +152,8 @@ struct WorkerConfig {
   // (+2 s). Whole seconds (PGMQ's unit). Default: 5 s. At least 1 s.
   std::chrono::seconds visibility_timeout{5};
   // When idle, the poller wakes on new-work notifications; it also polls at this interval
-  // to catch retries whose backoff ended and delayed steps. Default: 1 s. At least 10 ms.
+  // to catch retries whose backoff ended and delayed steps (poll_only: the longest wait
+  // between polls, and between checks of running tasks). Default: 1 s. At least 10 ms.
   std::chrono::milliseconds poll_interval{1000};
   // Heartbeat period (pgflow.workers.last_heartbeat_at); 30 s without one makes a worker
   // unresponsive (pgflow.is_live_worker). Default: 5 s. At least 100 ms.

@@ -21,6 +21,9 @@ void add_global_options(CLI::App& command, Globals& globals) {
       "--database,-d", globals.database,
       "libpq connection string or URL (default: the DATABASE_URL environment variable)");
   command.add_flag("--json", globals.json, "machine-readable output (JSON on stdout)");
+  command.add_flag("--poll-only", globals.poll_only,
+                   "never LISTEN: waits re-read the run (for a transaction pooler's URL, "
+                   "docs/deploying-at-scale.md)");
 }
 
 CLI::App* CommandSet::add(CLI::App* parent, const std::string& name, const std::string& description,
@@ -74,6 +77,7 @@ absl::StatusOr<pg::Connection> open_pgflow(const Globals& globals) {
 
 absl::StatusOr<Client> connect_client(const Globals& globals) {
   return Client::connect({.connection_string = globals.database,
+                          .poll_only = globals.poll_only,
                           .max_connections = 1,
                           .connect_timeout = std::chrono::milliseconds(0)});
 }

@@ -31,8 +31,9 @@ enum ExitCode : int {
 
 // Options every command takes.
 struct Globals {
-  std::string database;  // --database; empty: $DATABASE_URL
-  bool json = false;     // --json: machine-readable output on stdout
+  std::string database;    // --database; empty: $DATABASE_URL
+  bool json = false;       // --json: machine-readable output on stdout
+  bool poll_only = false;  // --poll-only: never LISTEN (a transaction pooler's URL)
 };
 
 using Action = std::function<int(const Globals&)>;

@@ -26,7 +26,9 @@ namespace pgflow {
 namespace {
 
 // wait_for_run re-reads a run at least this often, so it also ends when events are off.
-constexpr std::chrono::seconds kRereadInterval{1};
+constexpr std::chrono::milliseconds kRereadInterval{1000};
+// A poll-only wait_for_run re-reads this soon first, then twice as late each time.
+constexpr std::chrono::milliseconds kFirstReread{20};
 
 using pg::with_message;
 
@@ -307,6 +309,11 @@ absl::StatusOr<Client> Client::connect(ClientConfig config) {
   if (config.max_connections < 1 || config.max_connections > 100) {
     return absl::InvalidArgumentError("invalid ClientConfig: max_connections must be 1..100");
   }
+  if (config.poll_only && !config.listen_connection_string.empty()) {
+    return absl::InvalidArgumentError(
+        "invalid ClientConfig: poll_only and listen_connection_string exclude each other: the "
+        "client either LISTENs (on listen_connection_string) or polls; set one of them");
+  }
   if (config.connect_timeout.count() < 0) {
     return absl::InvalidArgumentError("invalid ClientConfig: connect_timeout must not be negative");
   }
@@ -484,39 +491,63 @@ absl::StatusOr<RunState> Client::wait_for_run(std::string_view run_id,
                                               std::chrono::milliseconds timeout) const {
   PGFLOW_RETURN_IF_ERROR(check_uuid("run id", run_id));
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  PGFLOW_ASSIGN_OR_RETURN(pg::Pool::Lease conn, impl_->pool.acquire());
-  // LISTEN before the first read: a change committed after the read is then always notified.
-  if (absl::Status listening = conn->listen(internal::kEventsChannel); !listening.ok()) {
-    if (conn->healthy()) return listening;
-    // The pooled connection died while idle (server restart): once more on a fresh one.
-    PGFLOW_ASSIGN_OR_RETURN(conn, impl_->pool.acquire());
-    PGFLOW_RETURN_IF_ERROR(conn->listen(internal::kEventsChannel));
-  }
-  absl::StatusOr<RunState> result = [&]() -> absl::StatusOr<RunState> {
+  auto not_finished = [&](const RunState& state) {
+    return absl::DeadlineExceededError(absl::StrCat(
+        "pgflow: run ", internal::absl_view(run_id), " did not finish within ", timeout.count(),
+        " ms (status ", internal::absl_view(to_string(state.status)), ")"));
+  };
+  const ClientConfig& config = impl_->config;
+  if (config.poll_only) {
+    std::chrono::milliseconds delay = kFirstReread;
     while (true) {
-      PGFLOW_ASSIGN_OR_RETURN(pg::Result r, conn->exec(internal::kGetRun, {std::string(run_id)}));
+      PGFLOW_ASSIGN_OR_RETURN(RunState state, get_run(run_id));
+      if (state.finished()) return state;
+      const auto now = std::chrono::steady_clock::now();
+      if (now >= deadline) return not_finished(state);
+      std::this_thread::sleep_for(
+          std::min<std::chrono::steady_clock::duration>(delay, deadline - now));
+      delay = std::min<std::chrono::milliseconds>(delay * 2, kRereadInterval);
+    }
+  }
+  // On a connection that LISTENs for run events: re-reads the run when one of its run events
+  // arrives, and at least every kRereadInterval (events may be off: pgflow.notify_events).
+  auto wait_on = [&](pg::Connection& conn) -> absl::StatusOr<RunState> {
+    while (true) {
+      PGFLOW_ASSIGN_OR_RETURN(pg::Result r, conn.exec(internal::kGetRun, {std::string(run_id)}));
       PGFLOW_ASSIGN_OR_RETURN(RunState state,
                               parse_run(r.is_null(0, 0) ? std::string_view() : r.scalar(), run_id));
       if (state.finished()) return state;
-      // Sleep until this run emits a run event (completed / failed), the deadline, or the
-      // re-read interval (events may be off: pgflow.notify_events).
       const auto reread_at = std::min(deadline, std::chrono::steady_clock::now() + kRereadInterval);
       while (true) {
         PGFLOW_ASSIGN_OR_RETURN(std::optional<pg::Notification> n,
-                                conn->wait_notification(reread_at));
+                                conn.wait_notification(reread_at));
         if (!n && reread_at < deadline) break;
-        if (!n) {
-          return absl::DeadlineExceededError(absl::StrCat(
-              "pgflow: run ", internal::absl_view(run_id), " did not finish within ",
-              timeout.count(), " ms (status ", internal::absl_view(to_string(state.status)), ")"));
-        }
+        if (!n) return not_finished(state);
         std::optional<RunEvent> event = parse_event(n->payload);
         // Compare with the canonical id the database returned (callers may pass another
         // spelling of the same UUID).
         if (event && event->run_id == state.run_id && event->event.rfind("run:", 0) == 0) break;
       }
     }
-  }();
+  };
+  if (!config.listen_connection_string.empty() &&
+      config.listen_connection_string != config.connection_string) {
+    // A direct connection of its own, for as long as it waits (LISTEN before the first read: a
+    // change committed after the read is then always notified).
+    PGFLOW_ASSIGN_OR_RETURN(
+        pg::Connection direct,
+        pg::Connection::open(config.listen_connection_string, "pgflow-client-wait"));
+    PGFLOW_RETURN_IF_ERROR(direct.listen(internal::kEventsChannel));
+    return wait_on(direct);
+  }
+  PGFLOW_ASSIGN_OR_RETURN(pg::Pool::Lease conn, impl_->pool.acquire());
+  if (absl::Status listening = conn->listen(internal::kEventsChannel); !listening.ok()) {
+    if (conn->healthy()) return listening;
+    // The pooled connection died while idle (server restart): once more on a fresh one.
+    PGFLOW_ASSIGN_OR_RETURN(conn, impl_->pool.acquire());
+    PGFLOW_RETURN_IF_ERROR(conn->listen(internal::kEventsChannel));
+  }
+  absl::StatusOr<RunState> result = wait_on(*conn);
   // Leave the pooled connection as it was found.
   if (conn->healthy()) (void)conn->exec(internal::kUnlistenAll);
   return result;
@@ -590,7 +621,16 @@ Subscription::~Subscription() = default;
 absl::StatusOr<Subscription> Client::subscribe(std::function<void(const RunEvent&)> on_event,
                                                std::optional<std::string> run_id) const {
   if (run_id) PGFLOW_RETURN_IF_ERROR(check_uuid("run id", *run_id));
-  auto impl = std::make_unique<Subscription::Impl>(impl_->config.connection_string,
+  const ClientConfig& config = impl_->config;
+  if (config.poll_only) {
+    return absl::FailedPreconditionError(
+        "pgflow: a subscription LISTENs for events, and this client is poll-only: set "
+        "ClientConfig::listen_connection_string to a direct connection (not a transaction "
+        "pooler) to subscribe");
+  }
+  auto impl = std::make_unique<Subscription::Impl>(config.listen_connection_string.empty()
+                                                       ? config.connection_string
+                                                       : config.listen_connection_string,
                                                    std::move(on_event), std::move(run_id));
   PGFLOW_RETURN_IF_ERROR(impl->start());
   return Subscription(std::move(impl));

@@ -144,7 +144,7 @@ absl::StatusOr<bool> has_unrecorded_schema(pg::Connection& conn) {
 
 absl::Status adopt_existing_schema(pg::Connection& conn, const EmbeddedMigration& core,
                                    absl::FunctionRef<absl::Status()> record) {
-  return pg::in_transaction(conn, [&] { return adopt(conn, core, record); });
+  return adopt(conn, core, record);
 }
 
 }  // namespace pgflow::internal

@@ -19,7 +19,8 @@ absl::StatusOr<bool> has_unrecorded_schema(pg::Connection& conn);
 // upstream release, local changes) is kFailedPrecondition listing every one, with nothing
 // changed. Otherwise the existing schema keeps its data and its extra functions (upstream-only
 // helpers), gets 0001's function bodies and privileges, and the ledger records 0001 as adopted.
-// `record` runs last in the same transaction (the ledger entry).
+// `record` runs last in the same transaction (the ledger entry). Runs in the caller's
+// transaction.
 absl::Status adopt_existing_schema(pg::Connection& conn, const EmbeddedMigration& core,
                                    absl::FunctionRef<absl::Status()> record);
 

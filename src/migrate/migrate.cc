@@ -72,14 +72,10 @@ absl::Status ensure_pgmq(pg::Connection& conn) {
   PGFLOW_ASSIGN_OR_RETURN(pg::Result mode, conn.exec(internal::kPgmqMode));
   if (mode.scalar() != "missing") return absl::OkStatus();
   PGFLOW_ASSIGN_OR_RETURN(pg::Result available, conn.exec(internal::kPgmqExtensionAvailable));
-  return pg::in_transaction(conn, [&]() -> absl::Status {
-    if (available.scalar() == "t") {
-      return conn.exec(internal::kCreatePgmqExtension).status();
-    }
-    absl::Status s = conn.exec_script(internal::bundled_pgmq_sql());
-    if (!s.ok()) return pg::with_message(s, absl::StrCat("installing bundled PGMQ: ", s.message()));
-    return s;
-  });
+  if (available.scalar() == "t") return conn.exec(internal::kCreatePgmqExtension).status();
+  absl::Status s = conn.exec_script(internal::bundled_pgmq_sql());
+  if (!s.ok()) return pg::with_message(s, absl::StrCat("installing bundled PGMQ: ", s.message()));
+  return s;
 }
 
 absl::Status record(pg::Connection& conn, const internal::EmbeddedMigration& m, bool adopted) {
@@ -87,18 +83,6 @@ absl::Status record(pg::Connection& conn, const internal::EmbeddedMigration& m, 
       .exec(internal::kRecordMigration, {std::to_string(m.version), std::string(m.name),
                                          std::string(m.sha256), adopted ? "t" : "f"})
       .status();
-}
-
-absl::Status apply(pg::Connection& conn, const internal::EmbeddedMigration& m) {
-  absl::Status s = pg::in_transaction(conn, [&]() -> absl::Status {
-    PGFLOW_RETURN_IF_ERROR(conn.exec_script(m.sql));
-    return record(conn, m, /*adopted=*/false);
-  });
-  if (!s.ok()) {
-    return pg::with_message(s, absl::StrCat("migration ", to_migration(m).file_name(),
-                                            " failed and was rolled back: ", s.message()));
-  }
-  return absl::OkStatus();
 }
 
 // A pgflow schema that no ledger records (installed by upstream's tooling): adopted as 0001
@@ -138,41 +122,54 @@ std::vector<Migration> bundled_migrations() {
 absl::Status migrate(std::string_view connection_string, const MigrateOptions& options) {
   PGFLOW_ASSIGN_OR_RETURN(pg::Connection conn,
                           open_connection(connection_string, "pgflow-migrate"));
-  PGFLOW_RETURN_IF_ERROR(
-      conn.exec(internal::kSetLockTimeout,
-                // lock_timeout 0 would mean "wait forever": never less than 1 ms.
-                {absl::StrCat(
-                    std::max<long long>(
-                        std::chrono::duration_cast<std::chrono::milliseconds>(options.lock_wait)
-                            .count(),
-                        1),
-                    "ms")})
-          .status());
-  absl::Status locked = conn.exec(internal::kTakeMigrateLock, {internal::kMigrateLockKey}).status();
-  if (!locked.ok()) {
-    return pg::with_message(
-        locked, absl::StrCat("waiting for another pgflow migrator: ", locked.message()));
+  // lock_timeout 0 would mean "wait forever": never less than 1 ms.
+  const std::string lock_wait = absl::StrCat(
+      std::max<long long>(
+          std::chrono::duration_cast<std::chrono::milliseconds>(options.lock_wait).count(), 1),
+      "ms");
+  // Every step is one transaction that first takes the migrators' lock, transaction-scoped, and
+  // reads what it changes under it: nothing outlives a transaction, so migrate works through a
+  // transaction pooler, and concurrent migrators take turns (the later finds the work done).
+  auto locked = [&](absl::FunctionRef<absl::Status()> body) {
+    return pg::in_transaction(conn, [&]() -> absl::Status {
+      PGFLOW_RETURN_IF_ERROR(conn.exec(internal::kSetLocalLockTimeout, {lock_wait}).status());
+      absl::Status taken =
+          conn.exec(internal::kTakeMigrateLock, {internal::kMigrateLockKey}).status();
+      if (!taken.ok()) {
+        return pg::with_message(
+            taken, absl::StrCat("waiting for another pgflow migrator: ", taken.message()));
+      }
+      // Migrations take the locks they need themselves, with their own bounded waits.
+      PGFLOW_RETURN_IF_ERROR(conn.exec(internal::kNoLockTimeout).status());
+      return body();
+    });
+  };
+  PGFLOW_RETURN_IF_ERROR(locked([&] { return ensure_pgmq(conn); }));
+  PGFLOW_RETURN_IF_ERROR(locked([&]() -> absl::Status {
+    absl::Status adopted = adopt_if_unrecorded(conn, options);
+    return adopted.ok() ? conn.exec_script(internal::kCreateLedger) : adopted;
+  }));
+  PGFLOW_ASSIGN_OR_RETURN(std::vector<AppliedMigration> applied, read_ledger(conn));
+  PGFLOW_RETURN_IF_ERROR(check_ledger(applied));
+  const int current = applied.empty() ? 0 : applied.back().migration.version;
+  for (const auto& m : internal::embedded_migrations()) {
+    if (m.version <= current) continue;
+    if (options.target_version && m.version > *options.target_version) break;
+    absl::Status migrated = locked([&]() -> absl::Status {
+      // Another migrator may have gone ahead meanwhile (a newer library's, even).
+      absl::StatusOr<std::vector<AppliedMigration>> now = read_ledger(conn);
+      if (!now.ok()) return now.status();
+      if (absl::Status checked = check_ledger(*now); !checked.ok()) return checked;
+      if (!now->empty() && now->back().migration.version >= m.version) return absl::OkStatus();
+      absl::Status s = conn.exec_script(m.sql);
+      if (s.ok()) s = record(conn, m, /*adopted=*/false);
+      if (s.ok()) return s;
+      return pg::with_message(s, absl::StrCat("migration ", to_migration(m).file_name(),
+                                              " failed and was rolled back: ", s.message()));
+    });
+    PGFLOW_RETURN_IF_ERROR(migrated);
   }
-  // Migrations take the locks they need themselves, with their own bounded waits.
-  PGFLOW_RETURN_IF_ERROR(conn.exec(internal::kNoLockTimeout).status());
-
-  absl::Status result = [&]() -> absl::Status {
-    PGFLOW_RETURN_IF_ERROR(ensure_pgmq(conn));
-    PGFLOW_RETURN_IF_ERROR(adopt_if_unrecorded(conn, options));
-    PGFLOW_RETURN_IF_ERROR(
-        pg::in_transaction(conn, [&] { return conn.exec_script(internal::kCreateLedger); }));
-    PGFLOW_ASSIGN_OR_RETURN(std::vector<AppliedMigration> applied, read_ledger(conn));
-    PGFLOW_RETURN_IF_ERROR(check_ledger(applied));
-    const int current = applied.empty() ? 0 : applied.back().migration.version;
-    for (const auto& m : internal::embedded_migrations()) {
-      if (m.version <= current) continue;
-      if (options.target_version && m.version > *options.target_version) break;
-      PGFLOW_RETURN_IF_ERROR(apply(conn, m));
-    }
-    return absl::OkStatus();
-  }();
-  (void)conn.exec(internal::kReleaseMigrateLock, {internal::kMigrateLockKey});
-  return result;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<SchemaStatus> schema_status(std::string_view connection_string) {

@@ -53,12 +53,13 @@ inline constexpr char kPgmqExtensionAvailable[] =
 inline constexpr char kCreatePgmqExtension[] = "create extension if not exists pgmq";
 
 // ---- the migrators' lock ----
-// The session advisory lock a migrator holds ("pgflow" in ASCII, docs/upgrading.md).
+// The advisory lock each transaction of a migrator takes first ("pgflow" in ASCII,
+// docs/upgrading.md). Transaction-scoped, like every setting below: migrate keeps nothing in
+// its session, so it works through a transaction pooler.
 inline constexpr char kMigrateLockKey[] = "110386046168183";
-inline constexpr char kSetLockTimeout[] = "select set_config('lock_timeout', $1, false)";
-inline constexpr char kNoLockTimeout[] = "set lock_timeout = 0";
-inline constexpr char kTakeMigrateLock[] = "select pg_advisory_lock($1::bigint)";
-inline constexpr char kReleaseMigrateLock[] = "select pg_advisory_unlock($1::bigint)";
+inline constexpr char kSetLocalLockTimeout[] = "select set_config('lock_timeout', $1, true)";
+inline constexpr char kNoLockTimeout[] = "set local lock_timeout = 0";
+inline constexpr char kTakeMigrateLock[] = "select pg_advisory_xact_lock($1::bigint)";
 
 // ---- adopting a schema installed by upstream's tooling (adopt.cc) ----
 // Where the existing schema waits while 0001 is built next to it for comparison; the renames

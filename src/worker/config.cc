@@ -50,6 +50,22 @@ absl::Status complete_and_check(WorkerConfig& c, const FlowDefinition& flow) {
   } else {
     problems.push_back(pg::no_database("connection_string"));
   }
+  if (c.poll_only && !c.listen_connection_string.empty()) {
+    problems.push_back(
+        "poll_only and listen_connection_string exclude each other: a worker either LISTENs "
+        "(on listen_connection_string) or polls; set one of them");
+  }
+  if (c.max_connections < 1 || c.max_connections > 4) {
+    problems.push_back("max_connections must be 1..4");
+  } else if (c.max_connections < 4 && !c.poll_only &&
+             (c.listen_connection_string.empty() ||
+              c.listen_connection_string == c.connection_string)) {
+    problems.push_back(absl::StrCat(
+        "max_connections ", c.max_connections,
+        " shares connections between the worker's roles, but the poller and the heartbeat "
+        "LISTEN on theirs (a connection that waits for notifications cannot be shared): set "
+        "poll_only, or listen_connection_string, or max_connections = 4"));
+  }
   if (std::optional<std::string> problem = step_problem(c, flow)) problems.push_back(*problem);
   if (c.function_name.size() > 256) {
     // (register_worker refuses it too: the name is a primary key, and a btree entry must fit.

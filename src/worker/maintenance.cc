@@ -24,10 +24,20 @@ void Maintenance::run(const std::stop_token& stop) {
   // A random first offset spreads recovery attempts of workers started together.
   Clock::Time next_recovery =
       clock_.now() + random_duration(std::chrono::milliseconds(0), config_.stall_recovery_interval);
+  Clock::Time next_stop_check = clock_.now();
   while (!stop.stop_requested()) {
     const Clock::Time wake = recovery ? std::min(next_beat, next_recovery) : next_beat;
-    // Meanwhile: the database's announcements of stopped tasks (one check for a burst).
-    while (store_.wait_for_stop_announcements(wake, stop)) stop_unwanted_tasks();
+    if (config_.stop_check_interval) {
+      // Poll-only: ask at the interval (one query, only while tasks run).
+      if (!clock_.sleep_until(std::min(wake, next_stop_check), stop)) break;
+      if (clock_.now() >= next_stop_check) {
+        next_stop_check = clock_.now() + *config_.stop_check_interval;
+        stop_unwanted_tasks();
+      }
+    } else {
+      // Meanwhile: the database's announcements of stopped tasks (one check for a burst).
+      while (store_.wait_for_stop_announcements(wake, stop)) stop_unwanted_tasks();
+    }
     if (stop.stop_requested()) break;
     if (clock_.now() >= next_beat) {
       next_beat += config_.heartbeat_interval;

@@ -2,7 +2,8 @@
 // stops the worker), stall recovery (one pass at a time across the cluster; a lock held
 // elsewhere for several intervals is reported), and the stop announcements of the database
 // (tasks this worker runs that it no longer wants are stopped; asked again at every heartbeat,
-// in case an announcement was lost). When the worker stops, it marks the worker stopped.
+// in case an announcement was lost), or, poll-only, the same question asked at an interval.
+// When the worker stops, it marks the worker stopped.
 #ifndef PGFLOW_WORKER_MAINTENANCE_H_
 #define PGFLOW_WORKER_MAINTENANCE_H_
 
@@ -23,6 +24,9 @@ struct MaintenanceConfig {
   std::string worker_id = {};
   std::chrono::milliseconds heartbeat_interval{5000};
   std::chrono::milliseconds stall_recovery_interval{15000};  // zero: no stall recovery
+  // Poll-only: how often to ask which running tasks are still wanted, instead of waiting for
+  // the database's announcements (LISTEN). nullopt: announcements.
+  std::optional<std::chrono::milliseconds> stop_check_interval = std::nullopt;
 };
 
 // Stall recovery skipped this many intervals in a row is worth a warning.

@@ -1,9 +1,12 @@
 #include "worker/pg_store.h"
 
+#include <array>
+#include <mutex>
 #include <optional>
 #include <string_view>
 #include <utility>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "internal/backoff.h"
@@ -12,6 +15,7 @@
 #include "internal/text_checks.h"
 #include "pg/connection.h"
 #include "pg/session.h"
+#include "pg/shared_session.h"
 #include "pgflow/status.h"
 #include "worker/statements.h"
 
@@ -99,11 +103,59 @@ std::vector<ReportedTask> reported(const pg::Result& rows) {
   return out;
 }
 
+// What a new connection of `role` does first: LISTEN where the role waits for announcements,
+// noting in `reconnected` that announcements sent before may have been missed.
+std::function<absl::Status(pg::Connection&)> listen_on_connect(
+    StoreRole role, const std::string& queue, const std::shared_ptr<bool>& reconnected) {
+  std::string channel;
+  if (role == StoreRole::kPoller) channel = "pgflow_queue:" + queue;
+  if (role == StoreRole::kMaintenance) channel = "pgflow_stop:" + queue;
+  if (channel.empty()) return {};
+  return [channel, flag = reconnected](pg::Connection& c) {
+    PGFLOW_RETURN_IF_ERROR(c.listen(channel));
+    *flag = true;
+    return absl::OkStatus();
+  };
+}
+
+// Which of a worker's statement connections a role uses, within `budget` of them: each its own
+// at kRoleConnections; below, the least busy share: run inputs the heartbeat's (3); the
+// heartbeat the poller's and run inputs the reporter's (2); one for all (1). -1: the startup
+// store, whose connection closes before the others open.
+int connection_number(StoreRole role, int budget) {
+  int own = 0;
+  switch (role) {
+    case StoreRole::kStartup:
+      return -1;
+    case StoreRole::kPoller:
+      own = 0;
+      break;
+    case StoreRole::kReporter:
+      own = 1;
+      break;
+    case StoreRole::kMaintenance:
+      own = 2;
+      break;
+    case StoreRole::kInputs:
+      own = 3;
+      break;
+  }
+  if (budget >= kRoleConnections) return own;
+  if (budget == 3) return own == 3 ? 2 : own;
+  if (budget == 2) return own % 2;
+  return 0;
+}
+
 class PgStore final : public Store {
  public:
-  PgStore(const std::string& conninfo, StoreRole role, const std::string& queue, const Logger& log)
+  // `statements` carries every statement; `listen`, when set, the LISTEN of a poller or
+  // maintenance store (else it LISTENs on `statements`, unshared, or not at all).
+  PgStore(std::shared_ptr<pg::SharedSession> statements, std::optional<pg::Session> listen,
+          std::shared_ptr<bool> reconnected, const Logger& log)
       : log_(log),
-        session_(conninfo, std::string(application_name(role)), log, on_connect(role, queue)) {}
+        reconnected_(std::move(reconnected)),
+        statements_(std::move(statements)),
+        listen_session_(std::move(listen)) {}
 
   absl::StatusOr<int> worker_protocol() override {
     PGFLOW_ASSIGN_OR_RETURN(pg::Result r,
@@ -181,7 +233,7 @@ class PgStore final : public Store {
     const std::string claim_id = random_uuid();
     PGFLOW_ASSIGN_OR_RETURN(
         pg::Result rows,
-        session_.retry<pg::Result>(
+        retry<pg::Result>(
             stop, "claim tasks", [&](pg::Connection& c) -> absl::StatusOr<pg::Result> {
               PGFLOW_RETURN_IF_ERROR(release_unanswered_claim(c, q.worker_id));
               // Until its reply arrives, this claim may have committed unseen.
@@ -223,16 +275,30 @@ class PgStore final : public Store {
   }
 
   void wait_for_work(Clock::Time until, const std::stop_token& stop) override {
-    absl::StatusOr<pg::Connection*> conn = session_.connection();
-    if (!conn.ok()) return;  // the next claim retries the connection with backoff
-    auto woke = (*conn)->wait_notification(until, stop);
-    if (!woke.ok()) {
-      session_.reset();
-      return;
-    }
-    // Coalesce a burst of announcements into one read.
-    while (woke.ok() && woke->has_value())
-      woke = (*conn)->wait_notification(std::chrono::steady_clock::now(), stop);
+    on_listening(stop, [&](pg::Session& listening) {
+      absl::StatusOr<pg::Connection*> conn = listening.connection();
+      if (!conn.ok()) {
+        // The statement connection: the next claim retries it with backoff. A listen
+        // connection alone: polls until it is back.
+        if (listen_session_) {
+          listen_unreachable(conn.status());
+          internal::sleep_unless_stopped(until_from_now(until), stop);
+        }
+        return;
+      }
+      listen_reachable();
+      // LISTEN was just (re)established: work committed before it was not announced, so read
+      // once more first.
+      if (std::exchange(*reconnected_, false)) return;
+      auto woke = (*conn)->wait_notification(until, stop);
+      if (!woke.ok()) {
+        listening.reset();
+        return;
+      }
+      // Coalesce a burst of announcements into one read.
+      while (woke.ok() && woke->has_value())
+        woke = (*conn)->wait_notification(std::chrono::steady_clock::now(), stop);
+    });
   }
 
   absl::StatusOr<std::vector<ReportedTask>> complete_tasks(const std::vector<TaskResult>& results,
@@ -247,17 +313,17 @@ class PgStore final : public Store {
   absl::StatusOr<bool> heartbeat(const std::string& worker_id,
                                  const std::stop_token& stop) override {
     PGFLOW_ASSIGN_OR_RETURN(pg::Result r,
-                            session_.retry<pg::Result>(stop, "heartbeat", [&](pg::Connection& c) {
+                            retry<pg::Result>(stop, "heartbeat", [&](pg::Connection& c) {
                               return c.exec(kHeartbeat, {worker_id});
                             }));
     return r.rows() > 0 && r.scalar() == "t";
   }
 
   absl::StatusOr<std::optional<int>> recover_stalled_tasks(const std::stop_token& stop) override {
-    PGFLOW_ASSIGN_OR_RETURN(
-        pg::Result r, session_.retry<pg::Result>(stop, "stall recovery", [](pg::Connection& c) {
-          return c.exec(kRecoverStalledTasks);
-        }));
+    PGFLOW_ASSIGN_OR_RETURN(pg::Result r,
+                            retry<pg::Result>(stop, "stall recovery", [](pg::Connection& c) {
+                              return c.exec(kRecoverStalledTasks);
+                            }));
     if (r.is_null(0, 0)) return std::optional<int>();
     PGFLOW_ASSIGN_OR_RETURN(std::int64_t requeued, r.int64(0, 0));
     return std::optional<int>(static_cast<int>(requeued));
@@ -267,39 +333,18 @@ class PgStore final : public Store {
                                                      const std::stop_token& stop) override {
     PGFLOW_ASSIGN_OR_RETURN(
         pg::Result r,
-        session_.retry<pg::Result>(stop, "stall recovery lock holders", [&](pg::Connection& c) {
+        retry<pg::Result>(stop, "stall recovery lock holders", [&](pg::Connection& c) {
           return c.exec(kStallRecoveryHolders, {absl::StrCat(held_for.count(), " milliseconds")});
         }));
     return r.rows() > 0 ? std::string(r.scalar()) : std::string("unknown");
   }
 
   bool wait_for_stop_announcements(Clock::Time until, const std::stop_token& stop) override {
-    while (!stop.stop_requested() && std::chrono::steady_clock::now() < until) {
-      absl::StatusOr<pg::Connection*> conn = session_.connection();
-      if (!conn.ok()) {
-        // Unreachable database: wait as before; the heartbeat's retries log the outage.
-        internal::sleep_unless_stopped(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                           until - std::chrono::steady_clock::now()),
-                                       stop);
-        return false;
-      }
-      if (*reconnected_) {
-        *reconnected_ = false;
-        return true;
-      }
-      auto announced = (*conn)->wait_notification(until, stop);
-      if (!announced.ok()) {
-        session_.reset();
-        continue;
-      }
-      if (!announced->has_value()) return false;  // until, or stop
-      // One check for a burst of announcements.
-      while (announced.ok() && announced->has_value()) {
-        announced = (*conn)->wait_notification(std::chrono::steady_clock::now(), stop);
-      }
-      return true;
-    }
-    return false;
+    bool announced_any = false;
+    on_listening(stop, [&](pg::Session& listening) {
+      announced_any = wait_for_stop_announcements_on(listening, until, stop);
+    });
+    return announced_any;
   }
 
   absl::StatusOr<std::vector<std::uint64_t>> unwanted_tasks(const std::vector<TaskRef>& tasks,
@@ -321,8 +366,9 @@ class PgStore final : public Store {
   }
 
   absl::Status mark_stopped(const std::string& worker_id, const std::stop_token& stop) override {
-    return session_.retry(stop, "mark worker stopped", [&](pg::Connection& c) {
-      return c.exec(kMarkStopped, {worker_id}).status();
+    return statements_->run(stop, [&](pg::Session& s) {
+      return s.retry(stop, "mark worker stopped",
+                     [&](pg::Connection& c) { return c.exec(kMarkStopped, {worker_id}).status(); });
     });
   }
 
@@ -330,12 +376,13 @@ class PgStore final : public Store {
                                            const std::stop_token& stop) override {
     PGFLOW_ASSIGN_OR_RETURN(
         std::string text,
-        session_.retry<std::string>(
-            stop, "load run input", [&](pg::Connection& c) -> absl::StatusOr<std::string> {
-              PGFLOW_ASSIGN_OR_RETURN(pg::Result r, c.exec(kRunInput, {run_id}));
-              if (r.rows() == 0) return absl::NotFoundError("run " + run_id + " does not exist");
-              return std::string(r.scalar());
-            }));
+        retry<std::string>(stop, "load run input",
+                           [&](pg::Connection& c) -> absl::StatusOr<std::string> {
+                             PGFLOW_ASSIGN_OR_RETURN(pg::Result r, c.exec(kRunInput, {run_id}));
+                             if (r.rows() == 0)
+                               return absl::NotFoundError("run " + run_id + " does not exist");
+                             return std::string(r.scalar());
+                           }));
     absl::StatusOr<nlohmann::json> input = read_input(text);
     if (!input.ok()) {
       // Every attempt would read the same input.
@@ -345,26 +392,12 @@ class PgStore final : public Store {
     return input;
   }
 
-  void disconnect() override { session_.reset(); }
-
- private:
-  // What a new connection of `role` does first: LISTEN where the role waits for announcements
-  // (and the maintenance connection remembers that it may have missed some).
-  std::function<absl::Status(pg::Connection&)> on_connect(StoreRole role,
-                                                          const std::string& queue) {
-    if (role == StoreRole::kPoller) {
-      return [channel = "pgflow_queue:" + queue](pg::Connection& c) { return c.listen(channel); };
-    }
-    if (role == StoreRole::kMaintenance) {
-      return [channel = "pgflow_stop:" + queue, flag = reconnected_](pg::Connection& c) {
-        PGFLOW_RETURN_IF_ERROR(c.listen(channel));
-        *flag = true;
-        return absl::OkStatus();
-      };
-    }
-    return {};
+  void disconnect() override {
+    statements_->disconnect();
+    if (listen_session_) listen_session_->reset();
   }
 
+ private:
   // A claim whose connection broke before its reply arrived may have committed: the tasks it
   // started would wait for stall recovery under a worker that does not know it holds them.
   // Gives them back (they are queued again and visible at once) before the next claim.
@@ -383,34 +416,141 @@ class PgStore final : public Store {
   // connection is dropped, so the next call reconnects.
   absl::StatusOr<pg::Result> once(
       const std::function<absl::StatusOr<pg::Result>(pg::Connection&)>& op) {
-    PGFLOW_ASSIGN_OR_RETURN(pg::Connection * conn, session_.connection());
-    absl::StatusOr<pg::Result> r = op(*conn);
-    if (!r.ok() && !conn->healthy()) session_.reset();
-    return r;
+    return statements_->run(std::stop_token(), [&](pg::Session& s) -> absl::StatusOr<pg::Result> {
+      PGFLOW_ASSIGN_OR_RETURN(pg::Connection * conn, s.connection());
+      absl::StatusOr<pg::Result> r = op(*conn);
+      if (!r.ok() && !conn->healthy()) s.reset();
+      return r;
+    });
+  }
+
+  // Session::retry on the statement session, in this store's turn.
+  template <typename T>
+  absl::StatusOr<T> retry(const std::stop_token& stop, std::string_view what,
+                          const std::function<absl::StatusOr<T>(pg::Connection&)>& op) {
+    return statements_->run(stop, [&](pg::Session& s) { return s.retry<T>(stop, what, op); });
+  }
+
+  // Runs `wait` on the session that LISTENs: the store's own listen session, or its statement
+  // session (unshared: a connection that LISTENs is never shared).
+  void on_listening(const std::stop_token& stop, absl::FunctionRef<void(pg::Session&)> wait) {
+    if (listen_session_) return wait(*listen_session_);
+    (void)statements_->run(stop, [&](pg::Session& s) {
+      wait(s);
+      return absl::OkStatus();
+    });
+  }
+
+  bool wait_for_stop_announcements_on(pg::Session& listening, Clock::Time until,
+                                      const std::stop_token& stop) {
+    while (!stop.stop_requested() && std::chrono::steady_clock::now() < until) {
+      absl::StatusOr<pg::Connection*> conn = listening.connection();
+      if (!conn.ok()) {
+        // Unreachable: wait as before (the heartbeat asks at every beat meanwhile); the
+        // heartbeat's retries log an unreachable database, this a listen connection's outage.
+        if (listen_session_) listen_unreachable(conn.status());
+        internal::sleep_unless_stopped(until_from_now(until), stop);
+        return false;
+      }
+      listen_reachable();
+      if (*reconnected_) {
+        *reconnected_ = false;
+        return true;
+      }
+      auto announced = (*conn)->wait_notification(until, stop);
+      if (!announced.ok()) {
+        listening.reset();
+        continue;
+      }
+      if (!announced->has_value()) return false;  // until, or stop
+      // One check for a burst of announcements.
+      while (announced.ok() && announced->has_value()) {
+        announced = (*conn)->wait_notification(std::chrono::steady_clock::now(), stop);
+      }
+      return true;
+    }
+    return false;
   }
 
   absl::StatusOr<std::vector<ReportedTask>> report(const char* sql, std::string_view what,
                                                    const std::string& rows,
                                                    const std::stop_token& stop) {
-    PGFLOW_ASSIGN_OR_RETURN(
-        pg::Result r, session_.retry<pg::Result>(
-                          stop, what, [&](pg::Connection& c) { return c.exec(sql, {rows}); }));
+    PGFLOW_ASSIGN_OR_RETURN(pg::Result r, retry<pg::Result>(stop, what, [&](pg::Connection& c) {
+                              return c.exec(sql, {rows});
+                            }));
     return reported(r);
+  }
+
+  // A listen connection of its own that cannot connect: said once per outage (the worker
+  // polls meanwhile, and the heartbeat asks which tasks are still wanted).
+  void listen_unreachable(const absl::Status& why) {
+    if (std::exchange(listen_down_, true)) return;
+    log_.warn(
+        "cannot reach the listen connection (listen_connection_string); polling at "
+        "poll_interval, and checking for stopped tasks at each heartbeat, until it is back",
+        {{"error", std::string(why.message())}});
+  }
+  void listen_reachable() {
+    if (std::exchange(listen_down_, false)) log_.info("the listen connection is back");
+  }
+
+  static std::chrono::milliseconds until_from_now(Clock::Time until) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(until -
+                                                                 std::chrono::steady_clock::now());
   }
 
   Logger log_;
   // The claim call whose reply never arrived, if any (claims are one at a time: the poller's).
   std::optional<std::string> unanswered_claim_;
-  // Set by the maintenance connection's on_connect; shared with it (the session owns a copy).
-  std::shared_ptr<bool> reconnected_ = std::make_shared<bool>(false);
-  pg::Session session_;
+  // Set by the maintenance store's LISTEN on connect; shared with its session.
+  std::shared_ptr<bool> reconnected_;
+  std::shared_ptr<pg::SharedSession> statements_;
+  std::optional<pg::Session> listen_session_;  // with a listen connection string of its own
+  bool listen_down_ = false;                   // its outage has been logged
 };
 
 }  // namespace
 
-std::unique_ptr<Store> open_pg_store(const std::string& conninfo, StoreRole role,
-                                     const std::string& queue, const Logger& log) {
-  return std::make_unique<PgStore>(conninfo, role, queue, log);
+StoreFactory pg_stores(StoreConnections connections) {
+  struct Shared {
+    std::mutex mu;
+    std::array<std::shared_ptr<pg::SharedSession>, 4> sessions;  // by connection number
+  };
+  auto shared = std::make_shared<Shared>();
+  return
+      [connections = std::move(connections), shared](StoreRole role, const std::string& queue,
+                                                     const Logger& log) -> std::unique_ptr<Store> {
+        const std::string name(application_name(role));
+        auto reconnected = std::make_shared<bool>(false);
+        std::function<absl::Status(pg::Connection&)> listen =
+            connections.poll_only ? nullptr : listen_on_connect(role, queue, reconnected);
+        std::optional<pg::Session> listen_session;
+        if (listen && !connections.listen_conninfo.empty() &&
+            connections.listen_conninfo != connections.conninfo) {
+          listen_session.emplace(connections.listen_conninfo, name + "-listen", log,
+                                 std::exchange(listen, nullptr));
+        }
+        std::shared_ptr<pg::SharedSession> statements;
+        const int number = connection_number(role, connections.max_connections);
+        if (listen || number < 0) {
+          // LISTENs on its statement connection, or the startup store: a connection of its own.
+          statements = std::make_shared<pg::SharedSession>(
+              pg::Session(connections.conninfo, name, log, std::move(listen)), /*shared=*/false);
+        } else {
+          std::lock_guard lock(shared->mu);
+          std::shared_ptr<pg::SharedSession>& slot = shared->sessions[static_cast<size_t>(number)];
+          if (!slot) {
+            const bool is_shared = connections.max_connections < kRoleConnections;
+            slot = std::make_shared<pg::SharedSession>(
+                pg::Session(connections.conninfo,
+                            is_shared ? absl::StrCat("pgflow-worker-shared-", number) : name, log),
+                is_shared);
+          }
+          statements = slot;
+        }
+        return std::make_unique<PgStore>(std::move(statements), std::move(listen_session),
+                                         std::move(reconnected), log);
+      };
 }
 
 }  // namespace pgflow::internal

@@ -1,9 +1,10 @@
-// The Store on PostgreSQL: one pg::Session (a connection re-established on demand) and every
-// statement the worker sends, named, in pg_store.cc.
+// The Store on PostgreSQL: every statement the worker sends, named, in pg_store.cc, on a
+// statement session (a connection re-established on demand; its own, or shared with other roles
+// of the worker under a connection budget) and, for the roles that wait for announcements, a
+// LISTEN on it or on a listen session of their own.
 #ifndef PGFLOW_WORKER_PG_STORE_H_
 #define PGFLOW_WORKER_PG_STORE_H_
 
-#include <memory>
 #include <string>
 
 #include "pgflow/log.h"
@@ -11,10 +12,24 @@
 
 namespace pgflow::internal {
 
-// The Store of `role` on the database at `conninfo`, for a worker of `queue`. The poller's
-// connection LISTENs for new work on the queue, the maintenance connection for stopped tasks.
-std::unique_ptr<Store> open_pg_store(const std::string& conninfo, StoreRole role,
-                                     const std::string& queue, const Logger& log);
+// The statement connections a worker holds when each role has its own (poller, reporter,
+// heartbeat, run inputs).
+inline constexpr int kRoleConnections = 4;
+
+// Where a worker's stores connect (WorkerConfig's connection settings).
+struct StoreConnections {
+  std::string conninfo = {};         // every statement (may be a transaction pooler)
+  std::string listen_conninfo = {};  // the LISTENs; empty: conninfo
+  bool poll_only = false;            // no LISTEN at all
+  // Statement connections at most (besides startup's, closed before the others open): below
+  // kRoleConnections roles share them, taking turns. Only without a LISTEN on conninfo.
+  int max_connections = kRoleConnections;
+};
+
+// Opens the stores of one worker on PostgreSQL. Unless poll-only, the poller LISTENs for new
+// work on its queue and the maintenance store for stopped tasks, each on its statement
+// connection, or on a connection of its own to listen_conninfo.
+StoreFactory pg_stores(StoreConnections connections);
 
 }  // namespace pgflow::internal
 

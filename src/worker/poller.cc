@@ -1,5 +1,6 @@
 #include "worker/poller.h"
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -28,21 +29,30 @@ Poller::Poller(PollerConfig config, const FlowDefinition& flow, Store& store, In
 
 void Poller::run(const std::stop_token& stop) {
   Backoff backoff;
+  const std::chrono::milliseconds flowing = std::min(kFlowingPollDelay, config_.poll_interval);
+  std::chrono::milliseconds poll_delay = flowing;
   while (!stop.stop_requested()) {
     const int slots = in_flight_.wait_for_slots(config_.batch_size);
     if (slots == 0 || stop.stop_requested()) break;
-    absl::StatusOr<bool> queue_may_have_more = claim(slots, stop);
+    absl::StatusOr<int> read = claim(slots, stop);
     if (stop.stop_requested()) break;
-    if (!queue_may_have_more.ok()) {
+    if (!read.ok()) {
       // Not transient (e.g. the worker row was removed): log, back off, try again.
-      log_.error("claiming failed",
-                 {{"error", std::string(queue_may_have_more.status().message())},
-                  {"sqlstate", sql_state(queue_may_have_more.status()).value_or("")}});
+      log_.error("claiming failed", {{"error", std::string(read.status().message())},
+                                     {"sqlstate", sql_state(read.status()).value_or("")}});
       clock_.sleep_for(backoff.next(), stop);
       continue;
     }
     backoff.reset();
-    if (*queue_may_have_more) continue;  // read again at once
+    // The read returned every message it asked for (whatever their outcome): the queue may hold
+    // more; read again at once.
+    if (*read >= slots) continue;
+    if (config_.poll_only) {
+      // Soon again while work is flowing; backing off to the poll interval while idle.
+      poll_delay = *read > 0 ? flowing : std::min(poll_delay * 2, config_.poll_interval);
+      clock_.sleep_for(poll_delay, stop);
+      continue;
+    }
     // The read drained the queue: sleep until new work is announced or the fallback poll
     // interval passes. (Reading again at once would find nothing, or the one task a producer
     // committed meanwhile, whose announcement wakes us anyway: under a stream of producers that
@@ -51,7 +61,7 @@ void Poller::run(const std::stop_token& stop) {
   }
 }
 
-absl::StatusOr<bool> Poller::claim(int slots, const std::stop_token& stop) {
+absl::StatusOr<int> Poller::claim(int slots, const std::stop_token& stop) {
   ClaimRequest request = config_.claim;
   request.slots = slots;
   const Clock::Time started = clock_.now();
@@ -98,9 +108,7 @@ absl::StatusOr<bool> Poller::claim(int slots, const std::stop_token& stop) {
     log_.error(message);
     stop_worker_(absl::FailedPreconditionError(message));
   }
-  // The read returned every message it asked for (whatever their outcome): the queue may hold
-  // more. Fewer means it had no more visible messages.
-  return static_cast<int>(messages->size()) >= slots;
+  return static_cast<int>(messages->size());
 }
 
 void Poller::hand_out(ClaimedMessage m, Clock::WallTime claimed_at_wall, Clock::Time claimed_at) {

@@ -1,7 +1,9 @@
 // The fetch loop: waits for a free handler slot, reads and claims up to that many messages in
 // one round trip, registers each claimed task in InFlight and hands it to a handler thread,
 // then reads again at once while the queue may hold more, or sleeps until new work is
-// announced (LISTEN, bursts coalesced) or the poll interval passes. A fatal claim (unsupported
+// announced (LISTEN, bursts coalesced) or the poll interval passes. Poll-only, it sleeps
+// kFlowingPollDelay after a read that found work, twice as long after each that found none,
+// at most the poll interval. A fatal claim (unsupported
 // messages: the database paused the worker function) stops the worker with one error line.
 #ifndef PGFLOW_WORKER_POLLER_H_
 #define PGFLOW_WORKER_POLLER_H_
@@ -28,7 +30,12 @@ struct PollerConfig {
   int batch_size = 10;
   std::string function_name = {};
   std::chrono::milliseconds poll_interval{1000};
+  bool poll_only = false;  // no announcements: polls at an adaptive interval
 };
+
+// Poll-only: how soon the poller reads again after a read that found work (but not a full
+// batch); each read that finds none doubles it, up to the poll interval.
+inline constexpr std::chrono::milliseconds kFlowingPollDelay{20};
 
 class Poller {
  public:
@@ -41,8 +48,8 @@ class Poller {
   void run(const std::stop_token& stop);
 
  private:
-  // One read-and-claim of up to `slots` messages; true when the queue may hold more.
-  absl::StatusOr<bool> claim(int slots, const std::stop_token& stop);
+  // One read-and-claim of up to `slots` messages; the number of messages it read.
+  absl::StatusOr<int> claim(int slots, const std::stop_token& stop);
   // A claimed message becomes a task in flight on a handler thread.
   void hand_out(ClaimedMessage message, Clock::WallTime claimed_at_wall, Clock::Time claimed_at);
 

@@ -91,6 +91,7 @@ absl::Status Worker::start() {
   poller_config.batch_size = config_.batch_size;
   poller_config.function_name = config_.function_name;
   poller_config.poll_interval = config_.poll_interval;
+  poller_config.poll_only = config_.poll_only;
   poller_ = std::make_unique<Poller>(
       std::move(poller_config), flow_, *poller_store_, in_flight_, *runner_, *reporter_, *executor_,
       clock_, log_, metric, [this](absl::Status reason) { request_stop(std::move(reason)); });
@@ -98,7 +99,10 @@ absl::Status Worker::start() {
   maintenance_ = std::make_unique<Maintenance>(
       MaintenanceConfig{.worker_id = worker_id_,
                         .heartbeat_interval = config_.heartbeat_interval,
-                        .stall_recovery_interval = config_.stall_recovery_interval},
+                        .stall_recovery_interval = config_.stall_recovery_interval,
+                        .stop_check_interval = config_.poll_only
+                                                   ? std::optional(config_.poll_interval)
+                                                   : std::nullopt},
       *maintenance_store_, in_flight_, clock_, log_, [this] { request_stop(absl::OkStatus()); });
 
   reporter_thread_ = std::jthread([this] { reporter_->run(give_up_.get_token()); });

@@ -23,6 +23,7 @@ namespace pgflow {
 namespace {
 
 using ::nlohmann::json;
+using pgflow::testing::Holders;
 using pgflow::testing::IsOk;
 using pgflow::testing::IsOkAndHolds;
 using pgflow::testing::LogRecorder;
@@ -55,18 +56,6 @@ class RunControlTest : public pgflow::testing::ClientTestBase {
   LogRecorder logs_;
   std::atomic<int> dropped_{0};
   std::atomic<int> completed_{0};
-};
-
-// Handlers that run until their stop token fires, counting starts and stops.
-struct Holders {
-  std::atomic<int> started{0};
-  std::atomic<int> stopped{0};
-  absl::StatusOr<int> hold(int x, Context& ctx) {
-    ++started;
-    if (!wait_for([&ctx] { return ctx.stop_token().stop_requested(); })) return x;
-    ++stopped;
-    return absl::CancelledError("asked to stop");
-  }
 };
 
 TEST_F(RunControlTest, CancelDuringALongMapStopsEveryRunningHandlerAndNothingCompletesAfterwards) {

@@ -3,6 +3,7 @@
 #define PGFLOW_TESTING_FAKE_CLOCK_H_
 
 #include <chrono>
+#include <set>
 #include <stop_token>
 
 #include "absl/base/thread_annotations.h"
@@ -18,7 +19,8 @@ class FakeClock final : public internal::Clock {
   // Blocks until the fake time reaches `until` (advance) or `wake` is requested.
   bool sleep_until(Time until, const std::stop_token& wake) const override ABSL_LOCKS_EXCLUDED(mu_);
 
-  // Moves both clocks forward; sleepers whose time came wake up.
+  // Moves both clocks forward; sleepers whose time came wake up, and have woken (left their
+  // sleep) when it returns, so a following wait_for_sleepers sees them sleep again.
   void advance(std::chrono::milliseconds by) ABSL_LOCKS_EXCLUDED(mu_);
   // Waits (real time, at most `timeout`: a guard against hanging, not a speed bound) until at
   // least `n` threads sleep on this clock; false on timeout.
@@ -30,6 +32,7 @@ class FakeClock final : public internal::Clock {
   Time now_ ABSL_GUARDED_BY(mu_) = Time() + std::chrono::hours(1);
   WallTime wall_ ABSL_GUARDED_BY(mu_) = WallTime() + std::chrono::hours(24 * 365 * 50);
   mutable int sleepers_ ABSL_GUARDED_BY(mu_) = 0;
+  mutable std::multiset<Time> sleeping_until_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace pgflow::testing

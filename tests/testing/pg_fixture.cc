@@ -36,19 +36,42 @@ absl::StatusOr<TestDatabase> create(const std::string& clause) {
 
 }  // namespace
 
-absl::StatusOr<std::string> cluster_url() {
+namespace {
+
+// The URL in `file`, written by the script that started the server.
+absl::StatusOr<std::string> url_in(const std::string& file) {
+  std::ifstream in(file);
+  std::string url;
+  if (!std::getline(in, url) || url.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat("no URL in ", file));
+  }
+  return url;
+}
+
+// The folder of the cluster ctest started.
+absl::StatusOr<std::string> cluster_dir() {
   const char* dir = std::getenv("PGFLOW_TEST_CLUSTER");
   if (dir == nullptr || *dir == '\0') {
     return absl::FailedPreconditionError(
         "PGFLOW_TEST_CLUSTER is not set: run database tests through ctest, which starts the "
         "embedded cluster");
   }
-  std::ifstream in(std::string(dir) + "/url");
-  std::string url;
-  if (!std::getline(in, url) || url.empty()) {
-    return absl::FailedPreconditionError(absl::StrCat("no cluster URL in ", dir, "/url"));
-  }
-  return url;
+  return std::string(dir);
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> cluster_url() {
+  PGFLOW_ASSIGN_OR_RETURN(std::string dir, cluster_dir());
+  return url_in(dir + "/url");
+}
+
+absl::StatusOr<std::string> pooled_url(const TestDatabase& db) {
+  PGFLOW_ASSIGN_OR_RETURN(std::string dir, cluster_dir());
+  // tests/CMakeLists.txt starts the pooler in the folder next to the cluster's.
+  PGFLOW_ASSIGN_OR_RETURN(std::string pooler,
+                          url_in(dir.substr(0, dir.rfind('/') + 1) + "pgpooler/url"));
+  return with_database(pooler, db.name());
 }
 
 absl::StatusOr<TestDatabase> TestDatabase::from_template() {

@@ -14,6 +14,12 @@ namespace pgflow::testing {
 // The URL of the embedded cluster's maintenance database (postgres).
 absl::StatusOr<std::string> cluster_url();
 
+class TestDatabase;
+
+// The URL of `db` through the PgBouncer (transaction pooling, pool of 8 server connections per
+// database; scripts/pgpooler) that ctest starts in front of the cluster (part of fixture "pg").
+absl::StatusOr<std::string> pooled_url(const TestDatabase& db);
+
 // A database that lives as long as this object; dropped (with force) on destruction.
 class TestDatabase {
  public:

@@ -2,6 +2,7 @@
 #ifndef PGFLOW_TESTS_TESTING_WORKER_HARNESS_H_
 #define PGFLOW_TESTS_TESTING_WORKER_HARNESS_H_
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
@@ -12,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "nlohmann/json.hpp"
 #include "pg/connection.h"
+#include "pgflow/context.h"
 #include "pgflow/log.h"
 #include "pgflow/worker.h"
 
@@ -63,6 +65,19 @@ absl::StatusOr<std::string> start_run(pg::Connection& conn, const std::string& f
 bool wait_for(const std::function<bool()>& condition,
               std::chrono::seconds timeout = std::chrono::seconds(60),
               std::chrono::milliseconds poll = std::chrono::milliseconds(5));
+
+// Handlers that run until their stop token fires, counting starts and stops (cancellation
+// tests: `[&holders](int x, Context& ctx) { return holders.hold(x, ctx); }`).
+struct Holders {
+  std::atomic<int> started{0};
+  std::atomic<int> stopped{0};
+  absl::StatusOr<int> hold(int x, Context& ctx) {
+    ++started;
+    if (!wait_for([&ctx] { return ctx.stop_token().stop_requested(); })) return x;
+    ++stopped;
+    return absl::CancelledError("asked to stop");
+  }
+};
 
 // Polls `sql` (a boolean query) until it returns true or `timeout` passes.
 absl::Status wait_until(pg::Connection& conn, const std::string& sql,

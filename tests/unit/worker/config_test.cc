@@ -27,5 +27,27 @@ TEST(WorkerConfigChecks, AFunctionNameLongerThan256BytesIsRefusedBeforeTheDataba
                        HasSubstr("function_name must be at most 256 bytes, not 257")));
 }
 
+TEST(WorkerConfigChecks, PollOnlyWithAListenConnectionIsRefusedBeforeTheDatabase) {
+  WorkerConfig config = offline_config();
+  config.poll_only = true;
+  config.listen_connection_string = "postgresql://nobody@127.0.0.1:2/direct";
+  EXPECT_THAT(EdgeWorker::start(kFlow, config),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("poll_only and listen_connection_string exclude each other")));
+}
+
+TEST(WorkerConfigChecks, AConnectionBudgetBelowOnePerRoleNeedsWakeUpsWithoutAPooledListen) {
+  WorkerConfig config = offline_config();
+  config.max_connections = 2;
+  EXPECT_THAT(EdgeWorker::start(kFlow, config),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("max_connections 2 shares connections between the worker's "
+                                 "roles, but the poller and the heartbeat LISTEN on theirs")));
+  config.max_connections = 0;
+  EXPECT_THAT(
+      EdgeWorker::start(kFlow, config),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("max_connections must be 1..4")));
+}
+
 }  // namespace
 }  // namespace pgflow

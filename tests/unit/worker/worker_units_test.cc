@@ -72,6 +72,20 @@ class WorkerUnits : public ::testing::Test {
     return c;
   }
 
+  // A handler that counts `running` down, then returns once its stop token fires, setting
+  // `stopped`.
+  static StepHandler until_stopped(std::latch& running, std::atomic<bool>& stopped) {
+    return [&running, &stopped](const nlohmann::json&,
+                                Context& ctx) -> absl::StatusOr<nlohmann::json> {
+      std::latch stop_seen(1);
+      std::stop_callback on_stop(ctx.stop_token(), [&] { stop_seen.count_down(); });
+      running.count_down();
+      stop_seen.wait();
+      stopped = true;
+      return "whatever";
+    };
+  }
+
   FakeClock clock_;
   FakeDatabase db_{clock_};
   LogRecorder logs_;
@@ -201,16 +215,7 @@ TEST_F(WorkerUnits, AnUnwantedTaskWhoseAnnouncementWasLostStopsAtTheNextHeartbea
   WorkerConfig c = config_counting_drops(dropped);
   std::latch running(1);
   std::atomic<bool> stopped{false};
-  auto worker = start(
-      [&](const nlohmann::json&, Context& ctx) -> absl::StatusOr<nlohmann::json> {
-        std::latch stop_seen(1);
-        std::stop_callback on_stop(ctx.stop_token(), [&] { stop_seen.count_down(); });
-        running.count_down();
-        stop_seen.wait();
-        stopped = true;
-        return "whatever";
-      },
-      c);
+  auto worker = start(until_stopped(running, stopped), c);
   db_.add_task("cancelled", "s");
   running.wait();
   ASSERT_TRUE(clock_.wait_for_sleepers(3));  // poller, maintenance and supervisor wait
@@ -222,6 +227,55 @@ TEST_F(WorkerUnits, AnUnwantedTaskWhoseAnnouncementWasLostStopsAtTheNextHeartbea
   worker->request_stop(absl::OkStatus());
   EXPECT_THAT(worker->wait(), IsOk());
   EXPECT_TRUE(db_.reported().empty()) << "its result is dropped";
+}
+
+// Poll-only (a transaction pooler, no LISTEN): nothing is announced, and a cancelled run's
+// tasks are found by asking at the poll interval, long before the next heartbeat.
+TEST_F(WorkerUnits, PollOnlyAnUnwantedTaskStopsWithinOnePollInterval) {
+  std::atomic<int> dropped{0};
+  WorkerConfig c = config_counting_drops(dropped);
+  c.poll_only = true;
+  c.heartbeat_interval = seconds(60);
+  std::latch running(1);
+  std::atomic<bool> stopped{false};
+  db_.add_task("cancelled", "s");  // found by the first poll
+  auto worker = start(until_stopped(running, stopped), c);
+  running.wait();
+  ASSERT_TRUE(clock_.wait_for_sleepers(3));  // poller, maintenance and supervisor wait
+  db_.cancel_run("cancelled", /*announced=*/false);
+  clock_.advance(milliseconds(1000));  // one poll interval
+  ASSERT_TRUE(pgflow::testing::wait_for([&] { return dropped.load() == 1; }));
+  EXPECT_TRUE(stopped.load());
+  EXPECT_EQ(db_.heartbeats(), 0) << "found by the poll-only check, not by a heartbeat";
+  worker->request_stop(absl::OkStatus());
+  EXPECT_THAT(worker->wait(), IsOk());
+  EXPECT_TRUE(db_.reported().empty()) << "its result is dropped";
+}
+
+// An idle poll-only worker backs off from 20 ms to the poll interval (1 s here): reads at 0,
+// 40, 120, 280, 600, 1240, 2240, 3240 and 4240 ms, 9 in 5 s where polling at the fastest rate
+// would make 250.
+TEST_F(WorkerUnits, PollOnlyAnIdleWorkerBacksOffToThePollInterval) {
+  WorkerConfig c = config();
+  c.poll_only = true;
+  auto worker =
+      start([](const nlohmann::json&, Context&) -> absl::StatusOr<nlohmann::json> { return 1; }, c);
+  ASSERT_TRUE(pgflow::testing::wait_for([&] { return db_.claims().size() == 1; }));
+  for (int step = 0; step < 500; ++step) {
+    ASSERT_TRUE(clock_.wait_for_sleepers(3));  // poller, maintenance and supervisor
+    clock_.advance(milliseconds(10));
+  }
+  ASSERT_TRUE(clock_.wait_for_sleepers(3));
+  EXPECT_EQ(db_.claims().size(), 9u);
+  // Work that arrives is found by a poll (its announcement is not listened to).
+  db_.add_task("found", "s");
+  for (int step = 0; step < 200 && db_.reported().empty(); ++step) {
+    ASSERT_TRUE(clock_.wait_for_sleepers(3));
+    clock_.advance(milliseconds(10));
+  }
+  ASSERT_TRUE(db_.wait_for_reported(1));
+  worker->request_stop(absl::OkStatus());
+  EXPECT_THAT(worker->wait(), IsOk());
 }
 
 TEST_F(WorkerUnits, AFatalClaimStopsTheWorkerWithTheReasonAndTheResumeCommand) {

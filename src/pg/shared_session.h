@@ -1,0 +1,81 @@
+// A Session that threads take turns on: the roles of a worker share connections this way when
+// WorkerConfig::max_connections is below one per role. One caller at a time, first come first
+// served (a busy role cannot starve a quiet one); a caller waiting for its turn gives up when
+// its stop token is requested.
+#ifndef PGFLOW_PG_SHARED_SESSION_H_
+#define PGFLOW_PG_SHARED_SESSION_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <set>
+#include <stop_token>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "pg/session.h"
+
+namespace pgflow::pg {
+
+class SharedSession {
+ public:
+  // `shared`: more than one thread uses it (disconnect then leaves the connection open).
+  SharedSession(Session session, bool shared) : shared_(shared), session_(std::move(session)) {}
+
+  // Runs `op(session)` in the caller's turn, and returns what it returns (absl::Status or
+  // absl::StatusOr<T>); kCancelled when `stop` is requested before the turn comes.
+  template <typename Op>
+  auto run(const std::stop_token& stop, Op&& op) -> decltype(op(std::declval<Session&>())) {
+    {
+      std::unique_lock lock(mu_);
+      const std::uint64_t ticket = next_ticket_++;
+      if (!turn_.wait(lock, stop, [&] { return serving_ == ticket; })) {
+        abandoned_.insert(ticket);  // skipped when its turn comes
+        return absl::CancelledError("stopped while waiting for a shared connection");
+      }
+    }
+    struct EndTurn {
+      SharedSession* self;
+      ~EndTurn() { self->end_turn(); }
+    } end_turn{this};
+    return op(session_);
+  }
+
+  // How many callers wait for their turn now (for tests and diagnostics).
+  int waiting() {
+    std::lock_guard lock(mu_);
+    return static_cast<int>(next_ticket_ - serving_) - 1 - static_cast<int>(abandoned_.size());
+  }
+
+  // Closes the connection (the next call reconnects), unless others share it.
+  void disconnect() {
+    if (shared_) return;
+    (void)run(std::stop_token(), [](Session& s) {
+      s.reset();
+      return absl::OkStatus();
+    });
+  }
+
+ private:
+  void end_turn() {
+    {
+      std::lock_guard lock(mu_);
+      ++serving_;
+      while (abandoned_.erase(serving_) > 0) ++serving_;
+    }
+    turn_.notify_all();
+  }
+
+  std::mutex mu_;
+  std::condition_variable_any turn_;
+  // Tickets, in the order callers arrived: `serving_` holds the turn; abandoned ones are skipped.
+  std::uint64_t next_ticket_ = 0;      // guarded by mu_
+  std::uint64_t serving_ = 0;          // guarded by mu_
+  std::set<std::uint64_t> abandoned_;  // guarded by mu_
+  const bool shared_;
+  Session session_;  // used by the caller whose turn it is
+};
+
+}  // namespace pgflow::pg
+
+#endif  // PGFLOW_PG_SHARED_SESSION_H_
