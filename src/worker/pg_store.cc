@@ -502,7 +502,7 @@ class PgStore final : public Store {
   Logger log_;
   // The claim call whose reply never arrived, if any (claims are one at a time: the poller's).
   std::optional<std::string> unanswered_claim_;
-  // Set by the maintenance store's LISTEN on connect; shared with its session.
+  // Set by the LISTEN on connect (poller, maintenance); shared with that session.
   std::shared_ptr<bool> reconnected_;
   std::shared_ptr<pg::SharedSession> statements_;
   std::optional<pg::Session> listen_session_;  // with a listen connection string of its own
