@@ -287,9 +287,10 @@ class PgStore final : public Store {
         return;
       }
       listen_reachable();
-      // LISTEN was just (re)established: work committed before it was not announced, so read
-      // once more first.
-      if (std::exchange(*reconnected_, false)) return;
+      // A listen connection of its own was just (re)established, after the claim that found
+      // nothing: work committed in between was not announced, so read once more first. (On the
+      // statement connection the LISTEN precedes the claim: nothing to catch up.)
+      if (listen_session_ && std::exchange(*reconnected_, false)) return;
       auto woke = (*conn)->wait_notification(until, stop);
       if (!woke.ok()) {
         listening.reset();
