@@ -1,15 +1,15 @@
-// p. A fleet of workers behind a transaction pooler (docs/deploying-at-scale.md): 20 workers
-// (max_concurrent 10 each) drain a backlog of one-step runs directly (LISTEN on their
+// p. A fleet of workers behind a transaction pooler (docs/deploying-at-scale.md): 20 worker
+// processes (max_concurrent 10 each) drain a backlog of one-step runs directly (LISTEN on their
 // connections), through PgBouncer in transaction mode with a pool of 8 and poll-only, and
 // through it with a direct LISTEN connection each, in alternating rounds; the peak number of
 // server backends the workers hold; commit -> handler latency of 20 idle workers in both
-// pooled wake-up modes; the server CPU of 20 idle poll-only workers; and the drain with 1, 5
+// pooled wake-up modes; the server CPU of 20 idle poll-only workers, looking at their queues
+// (schema 0020) and claiming at each poll as before it, alternating; and the drain with 1, 5
 // and 20 workers (SKIP LOCKED contention: claims per task).
 //
-// The workers are EdgeWorkers of this one process, each with its own connections and threads:
-// to the server they are 20 worker processes (the database sees the same connections and
-// statements). The pooler is scripts/pgpooler in front of the throwaway cluster, or
-// --pooler_url (then with DATABASE_URL).
+// Each worker is a process of its own (pgflow_bench --worker-process, load/worker_process.h),
+// with its own connections, threads and CPU, as a deployment runs them. The pooler is
+// scripts/pgpooler in front of the throwaway cluster, or --pooler_url (then with DATABASE_URL).
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -20,9 +20,12 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
 #include "load/support.h"
+#include "load/worker_process.h"
 #include "pgflow/client.h"
 #include "pgflow/flow.h"
 
@@ -52,15 +55,25 @@ struct Urls {
   std::string pooled;
 };
 
-WorkerConfig fleet_config(const BenchContext& ctx, const Urls& urls, Mode mode,
-                          TaskCounter* counter) {
-  WorkerConfig c = worker_config(ctx, 64, counter);
-  c.max_concurrent = 10;
-  c.batch_size = 10;
+// Worker processes of `flow` named `slug` in `mode` (max_concurrent 10, batch 10 each).
+WorkerProcessConfig process_config(const Urls& urls, Mode mode, FleetFlow flow,
+                                   const std::string& slug) {
+  WorkerProcessConfig c{.flow = flow,
+                        .slug = slug,
+                        .connection_string = urls.direct,
+                        .listen_connection_string = "",
+                        .poll_only = false};
   if (mode != Mode::kDirect) c.connection_string = urls.pooled;
   if (mode == Mode::kPooledPollOnly) c.poll_only = true;
   if (mode == Mode::kPooledListen) c.listen_connection_string = urls.direct;
   return c;
+}
+
+// A CPU sample whose `process` part is the fleet's worker processes (not this one).
+CpuSample sample_with(const CpuMeter& meter, const Fleet* fleet) {
+  CpuSample s = meter.sample();
+  s.process = fleet ? fleet->cpu_seconds() : 0;
+  return s;
 }
 
 // Samples the number of server backends of the database other than the bench's own that did
@@ -102,8 +115,8 @@ struct Drain {
   std::int64_t claim_calls = 0;
 };
 
-// `workers` workers in `mode` drain `tasks` pre-filled one-step runs, timed from the first
-// worker's start to the last completion.
+// `workers` worker processes in `mode` drain `tasks` pre-filled one-step runs, timed from the
+// first process's start to the last completion.
 Drain drain(const BenchContext& ctx, Db& db, const CpuMeter& meter, const Urls& urls, Mode mode,
             int workers, std::int64_t tasks) {
   const FlowDefinition flow = one_step_flow(unique_slug("bench_fleet"));
@@ -111,26 +124,24 @@ Drain drain(const BenchContext& ctx, Db& db, const CpuMeter& meter, const Urls& 
   prefill_runs(db, flow.slug, tasks, "1");
   db.exec("analyze pgflow.runs, pgflow.step_tasks, pgflow.step_states");
 
-  TaskCounter counter;
-  counter.reset(tasks);
   BackendSampler sampler(urls.direct, db.scalar("select pg_backend_pid()::text"),
                          db.scalar("select clock_timestamp()::text"));
   Drain d;
   d.tasks = tasks;
-  d.cpu0 = meter.sample();
+  d.cpu0 = sample_with(meter, nullptr);  // (the processes have used nothing yet)
   const auto t0 = Clock::now();
   std::optional<Clock::time_point> done;
   {
-    std::vector<EdgeWorker> fleet;
-    for (int i = 0; i < workers; ++i)
-      fleet.push_back(start_worker(flow, fleet_config(ctx, urls, mode, &counter)));
-    done = counter.wait(ctx.timeout);
-    d.cpu1 = meter.sample();
-    for (EdgeWorker& w : fleet) w.stop();
-    for (EdgeWorker& w : fleet) (void)w.wait();
+    Fleet fleet(process_config(urls, mode, FleetFlow::kWork, flow.slug), workers);
+    const auto deadline = t0 + ctx.timeout;
+    while (fleet.completed() < tasks && Clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    if (fleet.completed() >= tasks) done = Clock::now();
+    d.cpu1 = sample_with(meter, &fleet);
+    fleet.stop();
+    d.claim_calls = fleet.claim_calls();
   }
   d.peak_backends = sampler.stop();
-  d.claim_calls = counter.claim_calls();
   if (done) {
     d.seconds = seconds_between(t0, *done);
     d.rate = static_cast<double>(tasks) / d.seconds;
@@ -156,28 +167,24 @@ struct Rounds {
 };
 
 // Commit -> handler start of `probes` runs started one at a time (100 ms apart) while 20
-// workers in `mode` idle; milliseconds.
+// worker processes in `mode` idle; milliseconds.
 std::vector<double> probe_latency(const BenchContext& ctx, Db& db, const Urls& urls, Mode mode,
                                   int probes) {
   auto started =
       std::make_shared<std::vector<std::atomic<std::int64_t>>>(static_cast<size_t>(probes));
-  const FlowDefinition flow = renamed(Flow<"benchFleetProbe", int>().step<"work">([started](int i) {
-    const auto now =
-        std::chrono::duration_cast<std::chrono::microseconds>(Clock::now().time_since_epoch())
-            .count();
-    (*started)[static_cast<size_t>(i)].store(now);
-    return i;
-  }),
-                                      unique_slug("bench_fleet_probe"));
+  const FlowDefinition flow = probe_flow(unique_slug("bench_fleet_probe"), [](int) {});
   compile_flow(db, flow);
   absl::StatusOr<Client> client =
       Client::connect({.connection_string = urls.direct, .max_connections = 1});
   if (!client.ok()) throw BenchError(absl::StrCat("Client::connect: ", client.status().message()));
   std::vector<double> latencies;
   {
-    std::vector<EdgeWorker> fleet;
-    for (int i = 0; i < kFleet; ++i)
-      fleet.push_back(start_worker(flow, fleet_config(ctx, urls, mode, nullptr)));
+    Fleet fleet(process_config(urls, mode, FleetFlow::kProbe, flow.slug), kFleet,
+                [started](int i, std::int64_t at_us) {
+                  if (i >= 0 && static_cast<size_t>(i) < started->size())
+                    (*started)[static_cast<size_t>(i)].store(at_us);
+                });
+    fleet.wait_ready(ctx.timeout);
     std::this_thread::sleep_for(std::chrono::seconds(2));  // idle: poll-only backs off
     for (int i = 0; i < probes; ++i) {
       if (absl::Status s = client->start_run(flow.slug, i).status(); !s.ok())
@@ -193,8 +200,7 @@ std::vector<double> probe_latency(const BenchContext& ctx, Db& db, const Urls& u
       latencies.push_back(static_cast<double>(std::max<std::int64_t>(at - committed, 0)) / 1000);
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
-    for (EdgeWorker& w : fleet) w.stop();
-    for (EdgeWorker& w : fleet) (void)w.wait();
+    fleet.stop();
   }
   drop_flow(db, flow.slug);
   return latencies;
@@ -263,7 +269,7 @@ void run_fleet(BenchContext& ctx) {
          .note = absl::StrFormat(
              "peak server backends of the workers %d; %.2f claims per task; %s", rm.peak_backends,
              static_cast<double>(rm.claim_calls) / static_cast<double>(rm.cpu.units),
-             rm.cpu.per_unit()),
+             absl::StrReplaceAll(rm.cpu.per_unit(), {{"bench process", "worker processes"}})),
          .server_us = rm.cpu.server_us()});
   }
   for (int m = 1; m < 3; ++m) {
@@ -294,67 +300,167 @@ void run_fleet(BenchContext& ctx) {
                                             percentile(ms, 99), probes)});
   }
 
-  // Idle cost of 20 poll-only workers through the pooler.
+  // Idle cost of 20 poll-only worker processes through the pooler, against the server's own
+  // idle CPU, in alternating windows: looking at their queues (schema 0020), and claiming at
+  // each poll as before it (pgflow.has_visible_work renamed for the window: the workers fall
+  // back to claims, as against an older schema).
   {
     const FlowDefinition flow = one_step_flow(unique_slug("bench_fleet_idle"));
     compile_flow(db, flow);
-    const double idle_s = static_cast<double>(ctx.flags.integer("idle_seconds")) * 2;
-    // The server's own idle CPU (checkpointer, autovacuum launcher, ...) first, as a reference.
-    const CpuSample quiet0 = meter.sample();
-    std::this_thread::sleep_for(std::chrono::duration<double>(idle_s));
-    const CpuSample quiet1 = meter.sample();
-    TaskCounter counter;
-    std::vector<EdgeWorker> fleet;
-    for (int i = 0; i < kFleet; ++i)
-      fleet.push_back(start_worker(flow, fleet_config(ctx, urls, Mode::kPooledPollOnly, &counter)));
-    std::this_thread::sleep_for(std::chrono::seconds(3));  // backed off
-    const std::int64_t calls0 = counter.claim_calls();
-    const CpuSample cpu0 = meter.sample();
-    std::this_thread::sleep_for(std::chrono::duration<double>(idle_s));
-    const CpuSample cpu1 = meter.sample();
-    const double polls = static_cast<double>(counter.claim_calls() - calls0) / idle_s;
-    for (EdgeWorker& w : fleet) w.stop();
-    for (EdgeWorker& w : fleet) (void)w.wait();
-    drop_flow(db, flow.slug);
-    // The fleet's share: the server's CPU with the fleet idling, less its CPU alone.
-    std::optional<double> with_fleet, alone, server;
-    if (cpu0.server && cpu1.server && quiet0.server && quiet1.server) {
-      with_fleet = 100 * (*cpu1.server - *cpu0.server) / idle_s;
-      alone = 100 * (*quiet1.server - *quiet0.server) / idle_s;
-      server = *with_fleet - *alone;
+    const double window = static_cast<double>(ctx.flags.integer("idle_seconds")) * 3;
+    std::optional<int> pooler_pid;
+    if (stop_pooler.started) {
+      int pid = 0;
+      if (absl::SimpleAtoi(pooler(ctx, "pid", ""), &pid)) pooler_pid = pid;
     }
+    struct Idle {
+      double seconds = 0, server = 0, pooler = 0, workers = 0;
+      std::int64_t polls = 0;
+      bool server_known = true;
+    };
+    // docs/deploying-at-scale.md: one application_name for every pooled connection spares the
+    // pooler a SET each time a server connection passes from one role's client to another's.
+    const std::string one_name_url =
+        absl::StrCat(urls.pooled, urls.pooled.find('?') == std::string::npos ? "?" : "&",
+                     "application_name=pgflow-fleet");
+    auto measure = [&](Idle& t, bool fleet_on, bool looks, int poll_interval_ms,
+                       bool one_name = false) {
+      if (fleet_on && !looks)
+        db.exec(
+            "alter function pgflow.has_visible_work(uuid) rename to "
+            "has_visible_work_off_for_bench");
+      struct Restore {
+        Db& db;
+        bool renamed;
+        ~Restore() {
+          if (renamed)
+            db.exec(
+                "alter function pgflow.has_visible_work_off_for_bench(uuid) rename to "
+                "has_visible_work");
+        }
+      } restore{db, fleet_on && !looks};
+      std::optional<Fleet> fleet;
+      if (fleet_on) {
+        WorkerProcessConfig c =
+            process_config(urls, Mode::kPooledPollOnly, FleetFlow::kWork, flow.slug);
+        c.poll_interval_ms = poll_interval_ms;
+        if (one_name) c.connection_string = one_name_url;
+        fleet.emplace(c, kFleet);
+        fleet->wait_ready(ctx.timeout);
+        std::this_thread::sleep_for(std::chrono::seconds(3));  // backed off
+      }
+      const Fleet* f = fleet ? &*fleet : nullptr;
+      const CpuSample c0 = sample_with(meter, f);
+      const double p0 = pooler_pid ? cpu_seconds_of_pid(*pooler_pid).value_or(0) : 0;
+      const std::int64_t polls0 = f ? f->claim_calls() + f->looks() : 0;
+      std::this_thread::sleep_for(std::chrono::duration<double>(window));
+      const CpuSample c1 = sample_with(meter, f);
+      const double p1 = pooler_pid ? cpu_seconds_of_pid(*pooler_pid).value_or(0) : 0;
+      t.seconds += window;
+      if (c0.server && c1.server) {
+        t.server += *c1.server - *c0.server;
+      } else {
+        t.server_known = false;
+      }
+      t.pooler += p1 - p0;
+      t.workers += c1.process - c0.process;
+      if (f) t.polls += f->claim_calls() + f->looks() - polls0;
+      if (fleet) fleet->stop();
+    };
+    progress(absl::StrFormat(
+        "p: %d idle poll-only worker processes looking, claiming, looking with one "
+        "application_name, and looking every 2 s, against the server alone (%.0f s windows, 2 "
+        "alternating rounds)",
+        kFleet, window));
+    Idle quiet, looking, claiming, one_name, looking_2s;
+    for (int r = 0; r < 2; ++r) {
+      measure(quiet, false, false, 0);
+      for (int m = 0; m < 4; ++m) {
+        switch ((m + 2 * r) % 4) {  // the second round in another order
+          case 0:
+            measure(looking, true, true, 1000);
+            break;
+          case 1:
+            measure(claiming, true, false, 1000);
+            break;
+          case 2:
+            measure(one_name, true, true, 1000, /*one_name=*/true);
+            break;
+          default:
+            measure(looking_2s, true, true, 2000);
+        }
+      }
+    }
+    drop_flow(db, flow.slug);
+    auto pct = [](double cpu, double seconds) { return 100 * cpu / seconds; };
+    const bool known = quiet.server_known && looking.server_known && claiming.server_known;
+    auto beyond = [&](const Idle& t) {
+      return pct(t.server, t.seconds) - pct(quiet.server, quiet.seconds);
+    };
+    auto note = [&](const Idle& t) {
+      return absl::StrFormat(
+          "%.2f%% with the fleet less %.2f%% without it, %.0f s in all; %.1f polls/s in all; "
+          "PgBouncer %s of a core; the worker processes %.2f%% of a core",
+          pct(t.server, t.seconds), pct(quiet.server, quiet.seconds), t.seconds,
+          static_cast<double>(t.polls) / t.seconds,
+          pooler_pid ? absl::StrFormat("%.2f%%", pct(t.pooler, t.seconds)) : std::string("n/a"),
+          pct(t.workers, t.seconds));
+    };
     ctx.report.add(
         {.id = "p6",
-         .name =
-             absl::StrFormat("%d idle poll-only workers through the pooler: server CPU", kFleet),
-         .value = server.value_or(-1),
+         .name = absl::StrFormat(
+             "%d idle poll-only workers through the pooler, looking: server CPU", kFleet),
+         .value = known ? beyond(looking) : -1,
          .unit = "% of a core",
-         .note = absl::StrFormat(
-             "%.2f%% with the fleet less %.2f%% without it, %.0f s each; %.1f polls/s in all; "
-             "the workers' process %.2f%% of a core",
-             with_fleet.value_or(-1), alone.value_or(-1), idle_s, polls,
-             100 * (cpu1.process - cpu0.process) / idle_s)});
-    ctx.report.verdict({.what = "p6 server CPU of 20 idle poll-only workers (beyond its own)",
-                        .met = server.has_value() && *server < 1.0,
-                        .figure = server ? absl::StrFormat("%.2f%% of a core", *server)
-                                         : std::string("not measured (server not local)"),
-                        .target = "< 1% of a core"});
+         .note = note(looking)});
+    ctx.report.add(
+        {.id = "p6.claims",
+         .name = absl::StrFormat(
+             "%d idle poll-only workers, claiming at each poll (before 0020): server CPU", kFleet),
+         .value = known ? beyond(claiming) : -1,
+         .unit = "% of a core",
+         .note = note(claiming)});
+    ctx.report.add(
+        {.id = "p6.name",
+         .name = absl::StrFormat(
+             "%d idle poll-only workers looking, one application_name: server CPU", kFleet),
+         .value = known ? beyond(one_name) : -1,
+         .unit = "% of a core",
+         .note = note(one_name)});
+    ctx.report.add({.id = "p6.2s",
+                    .name = absl::StrFormat(
+                        "%d idle poll-only workers looking, poll_interval 2 s: server CPU", kFleet),
+                    .value = known ? beyond(looking_2s) : -1,
+                    .unit = "% of a core",
+                    .note = note(looking_2s)});
+    auto idle_verdict = [&](std::string what, const Idle& t) {
+      ctx.report.verdict({.what = std::move(what),
+                          .met = known && beyond(t) < 1.0,
+                          .figure = known ? absl::StrFormat("%.2f%% of a core", beyond(t))
+                                          : std::string("not measured (server not local)"),
+                          .target = "< 1% of a core"});
+    };
+    idle_verdict("p6 server CPU of 20 idle poll-only workers (beyond its own), poll_interval 1 s",
+                 looking);
+    idle_verdict("p6.name the same with one application_name in the pooled URL", one_name);
+    idle_verdict("p6.2s the same with poll_interval 2 s", looking_2s);
   }
 
-  // The curve: 1 and 5 workers direct (20: p1).
+  // The curve: 1 and 5 worker processes direct (20: p1).
   for (int workers : {1, 5}) {
     const Drain d = drain(ctx, db, meter, urls, Mode::kDirect, workers, tasks);
-    ctx.report.add(
-        {.id = absl::StrCat("p7.", workers),
-         .name = absl::StrFormat("%d worker%s drain %d tasks, direct", workers,
-                                 workers == 1 ? "" : "s", tasks),
-         .value = d.rate,
-         .unit = "tasks/s",
-         .throughput = true,
-         .note = absl::StrFormat("%.2f claims per task; %s",
-                                 static_cast<double>(d.claim_calls) / static_cast<double>(tasks),
-                                 CpuMeter::per_task(d.cpu0, d.cpu1, tasks, d.seconds)),
-         .server_us = CpuMeter::server_us(d.cpu0, d.cpu1, tasks)});
+    ctx.report.add({.id = absl::StrCat("p7.", workers),
+                    .name = absl::StrFormat("%d worker%s drain %d tasks, direct", workers,
+                                            workers == 1 ? "" : "s", tasks),
+                    .value = d.rate,
+                    .unit = "tasks/s",
+                    .throughput = true,
+                    .note = absl::StrFormat(
+                        "%.2f claims per task; %s",
+                        static_cast<double>(d.claim_calls) / static_cast<double>(tasks),
+                        absl::StrReplaceAll(CpuMeter::per_task(d.cpu0, d.cpu1, tasks, d.seconds),
+                                            {{"bench process", "worker processes"}})),
+                    .server_us = CpuMeter::server_us(d.cpu0, d.cpu1, tasks)});
   }
 }
 

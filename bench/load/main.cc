@@ -18,11 +18,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "load/support.h"
+#include "load/worker_process.h"
 #include "pgflow/migrate.h"
 
 namespace pgflow::bench {
@@ -153,4 +155,9 @@ int bench_main(int argc, char** argv) {
 }  // namespace
 }  // namespace pgflow::bench
 
-int main(int argc, char** argv) { return pgflow::bench::bench_main(argc, argv); }
+int main(int argc, char** argv) {
+  // Section p's worker processes are this program too (load/worker_process.h).
+  if (argc > 1 && std::string_view(argv[1]) == "--worker-process")
+    return pgflow::bench::worker_process_main(argc - 2, argv + 2);
+  return pgflow::bench::bench_main(argc, argv);
+}

@@ -258,6 +258,7 @@ void TaskCounter::reset(std::int64_t target) {
   done_at_.reset();
   completed_ = 0;
   claim_calls_ = 0;
+  looks_ = 0;
   nonempty_claims_ = 0;
   claimed_ = 0;
   claim_micros_ = 0;
@@ -286,6 +287,9 @@ void TaskCounter::on_metric(const WorkerMetric& m) {
     case WorkerMetric::Kind::kClaimLatency:
       ++claim_calls_;
       claim_micros_ += static_cast<std::int64_t>(m.value * 1000);
+      break;
+    case WorkerMetric::Kind::kLooked:
+      ++looks_;
       break;
     default:
       break;

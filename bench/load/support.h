@@ -126,6 +126,8 @@ class TaskCounter {
   double mean_claim_size() const;
   double mean_claim_ms() const;
   std::int64_t claim_calls() const { return claim_calls_.load(); }
+  // Poll-only workers' looks at an idle queue (WorkerMetric::Kind::kLooked).
+  std::int64_t looks() const { return looks_.load(); }
 
  private:
   void on_metric(const WorkerMetric& m);
@@ -135,7 +137,8 @@ class TaskCounter {
   std::int64_t target_ = 0;
   std::optional<Clock::time_point> done_at_;
   std::atomic<std::int64_t> completed_{0};
-  std::atomic<std::int64_t> claim_calls_{0}, nonempty_claims_{0}, claimed_{0}, claim_micros_{0};
+  std::atomic<std::int64_t> claim_calls_{0}, looks_{0}, nonempty_claims_{0}, claimed_{0},
+      claim_micros_{0};
 };
 
 struct BenchContext;

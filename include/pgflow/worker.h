@@ -103,9 +103,11 @@ struct WorkerMetric {
     kHandlerTime,   // value: milliseconds one handler call took
     kDropped,       // value: 1 per handler result not reported because the database no longer
                     // wanted the task (its run was cancelled or failed, or its step skipped)
+    kLooked,        // value: 1 (work to claim) or 0 per look at an idle queue (poll_only workers
+                    // look instead of claiming while idle)
   };
   Kind kind;
-  // Empty for kClaimed and kClaimLatency. Points into the worker's flow definition: valid
+  // Empty for kClaimed, kClaimLatency and kLooked. Points into the worker's flow definition: valid
   // during the callback only (copy it to keep it).
   std::string_view step_slug;
   double value;
@@ -124,9 +126,11 @@ struct WorkerConfig {
   // there, idle but for notifications), or set poll_only. docs/deploying-at-scale.md.
   std::string listen_connection_string = {};
   // Never LISTEN (a transaction pooler and no direct connection): poll for new work, 20 ms after
-  // a read that found some, doubling after each read that found none, up to poll_interval; and
-  // ask which running tasks are still wanted every poll_interval, so a cancelled run's stop
-  // tokens fire within poll_interval plus a round trip. Default: false.
+  // a read that found some, doubling after each read that found none, up to poll_interval
+  // (while idle it only looks at the queue, a statement far cheaper for the server than an
+  // empty claim, and claims once there is work); and ask which running tasks are still wanted
+  // every poll_interval, so a cancelled run's stop tokens fire within poll_interval plus a
+  // round trip. Default: false.
   bool poll_only = false;
   // The most connections to connection_string the worker holds (startup's, closed before the
   // others open, aside). 4: one each for the poller, the reporter, the heartbeat and run

@@ -16,7 +16,7 @@
 -- pgflow_worker: what pgflow::EdgeWorker runs (docs/worker.md): worker_protocol(),
 --   ensure_flow_compiled(slug, shape, protocol, queue_mode, route_map, alias[, flow_control]) (verify a flow, or compile
 --   a new one and initialise its alias when the alias has no active version), register_worker,
---   pgmq.read + claim_tasks, release_claim, complete_tasks/fail_tasks, worker_heartbeat,
+--   pgmq.read + claim_tasks, has_visible_work (0020), release_claim, complete_tasks/fail_tasks, worker_heartbeat,
 --   requeue_stalled_tasks(), mark_worker_stopped, `select input from pgflow.runs` and which of
 --   its tasks are still wanted (step_tasks); upstream's one-task protocol (start_tasks,
 --   complete_task, fail_task) too. Since schema 0012 every function that writes is SECURITY
@@ -265,6 +265,10 @@ begin
                             pgflow.worker_heartbeat(uuid),
                             pgflow.mark_worker_stopped(uuid),
                             pgflow.requeue_stalled_tasks() to pgflow_worker;
+  -- Schema 0020: a poll-only worker's look at its idle queue.
+  if pg_catalog.to_regprocedure('pgflow.has_visible_work(uuid)') is not null then
+    grant execute on function pgflow.has_visible_work(uuid) to pgflow_worker;
+  end if;
   -- (Versions before 0012 granted these; the worker API now calls them as the owner.)
   revoke execute on function pgflow._create_queue(text), pgflow._pause_worker_function(text, text)
     from pgflow_worker;

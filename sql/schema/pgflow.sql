@@ -141,6 +141,7 @@ set client_min_messages = warning;
 \ir functions/workers/_pause_worker_function.sql
 \ir functions/workers/mark_worker_stopped.sql
 \ir functions/workers/is_live_worker.sql
+\ir functions/workers/has_visible_work.sql
 
 -- Maintenance: stall recovery.
 \ir functions/maintenance/requeue_stalled_tasks.sql

@@ -85,6 +85,8 @@ class PrometheusMetrics::FlowSeries {
       case Kind::kHandlerTime:
         step(m.step_slug).handler->Observe(seconds(m.value));
         break;
+      case Kind::kLooked:  // not exported: an idle worker's looks say nothing about its tasks
+        break;
     }
   }
 

@@ -43,6 +43,13 @@ std::optional<std::string> step_problem(const WorkerConfig& c, const FlowDefinit
 
 }  // namespace
 
+StoreConnections store_connections(const WorkerConfig& config) {
+  return {.conninfo = config.connection_string,
+          .listen_conninfo = config.listen_connection_string,
+          .poll_only = config.poll_only,
+          .max_connections = config.max_connections};
+}
+
 absl::Status complete_and_check(WorkerConfig& c, const FlowDefinition& flow) {
   std::vector<std::string> problems;
   if (std::optional<std::string> url = pg::connection_string_or_env(c.connection_string)) {
@@ -57,9 +64,8 @@ absl::Status complete_and_check(WorkerConfig& c, const FlowDefinition& flow) {
   }
   if (c.max_connections < 1 || c.max_connections > 4) {
     problems.push_back("max_connections must be 1..4");
-  } else if (c.max_connections < 4 && !c.poll_only &&
-             (c.listen_connection_string.empty() ||
-              c.listen_connection_string == c.connection_string)) {
+  } else if (c.max_connections < kRoleConnections &&
+             store_connections(c).statement_connections_listen()) {
     problems.push_back(absl::StrCat(
         "max_connections ", c.max_connections,
         " shares connections between the worker's roles, but the poller and the heartbeat "

@@ -6,11 +6,15 @@
 #include "absl/status/status.h"
 #include "pgflow/flow_definition.h"
 #include "pgflow/worker.h"
+#include "worker/pg_store.h"
 
 namespace pgflow::internal {
 
 // kInvalidArgument listing every problem ("invalid WorkerConfig: ...").
 absl::Status complete_and_check(WorkerConfig& config, const FlowDefinition& flow);
+
+// Where the worker's stores connect, from its configuration.
+StoreConnections store_connections(const WorkerConfig& config);
 
 }  // namespace pgflow::internal
 

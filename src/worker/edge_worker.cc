@@ -45,11 +45,7 @@ absl::StatusOr<EdgeWorker> EdgeWorker::start(const FlowDefinition& flow, WorkerC
     PGFLOW_RETURN_IF_ERROR(internal::complete_and_check(config, flow));
     PGFLOW_RETURN_IF_ERROR(validate(flow));
     PGFLOW_ASSIGN_OR_RETURN(std::vector<StepRoute> routes, routes_of(flow));
-    internal::StoreFactory stores =
-        internal::pg_stores({.conninfo = config.connection_string,
-                             .listen_conninfo = config.listen_connection_string,
-                             .poll_only = config.poll_only,
-                             .max_connections = config.max_connections});
+    internal::StoreFactory stores = internal::pg_stores(internal::store_connections(config));
     auto impl = std::make_unique<Impl>(flow, std::move(config), std::move(routes), stores,
                                        internal::system_clock());
     PGFLOW_RETURN_IF_ERROR(impl->start());

@@ -302,6 +302,20 @@ class PgStore final : public Store {
     });
   }
 
+  absl::StatusOr<bool> has_visible_work(const std::string& worker_id,
+                                        const std::stop_token& stop) override {
+    absl::StatusOr<pg::Result> r =
+        retry<pg::Result>(stop, "look at the queue",
+                          [&](pg::Connection& c) { return c.exec(kHasVisibleWork, {worker_id}); });
+    if (!r.ok() && sql_state(r.status()) == "42883") {
+      return absl::UnimplementedError(
+          "the database has no pgflow.has_visible_work (schema older than 0020: run `pgflow "
+          "migrate`)");
+    }
+    if (!r.ok()) return r.status();
+    return r->scalar() == "t";
+  }
+
   absl::StatusOr<std::vector<ReportedTask>> complete_tasks(const std::vector<TaskResult>& results,
                                                            const std::stop_token& stop) override {
     return report(kCompleteBatch, "complete tasks", task_rows(results, true), stop);
@@ -526,8 +540,7 @@ StoreFactory pg_stores(StoreConnections connections) {
         std::function<absl::Status(pg::Connection&)> listen =
             connections.poll_only ? nullptr : listen_on_connect(role, queue, reconnected);
         std::optional<pg::Session> listen_session;
-        if (listen && !connections.listen_conninfo.empty() &&
-            connections.listen_conninfo != connections.conninfo) {
+        if (listen && !connections.statement_connections_listen()) {
           listen_session.emplace(connections.listen_conninfo, name + "-listen", log,
                                  std::exchange(listen, nullptr));
         }

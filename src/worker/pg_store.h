@@ -24,6 +24,12 @@ struct StoreConnections {
   // Statement connections at most (besides startup's, closed before the others open): below
   // kRoleConnections roles share them, taking turns. Only without a LISTEN on conninfo.
   int max_connections = kRoleConnections;
+
+  // Whether the poller and the heartbeat LISTEN on their statement connections, which then
+  // cannot be shared (a connection waiting for notifications runs nothing else).
+  bool statement_connections_listen() const {
+    return !poll_only && (listen_conninfo.empty() || listen_conninfo == conninfo);
+  }
 };
 
 // Opens the stores of one worker on PostgreSQL. Unless poll-only, the poller LISTENs for new

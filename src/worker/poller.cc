@@ -48,9 +48,15 @@ void Poller::run(const std::stop_token& stop) {
     // more; read again at once.
     if (*read >= slots) continue;
     if (config_.poll_only) {
-      // Soon again while work is flowing; backing off to the poll interval while idle.
+      // Soon again while work is flowing; backing off to the poll interval while idle, and
+      // then only looking at the queue until a claim would find something.
       poll_delay = *read > 0 ? flowing : std::min(poll_delay * 2, config_.poll_interval);
       clock_.sleep_for(poll_delay, stop);
+      if (*read > 0) continue;
+      while (!stop.stop_requested() && !worth_claiming(stop)) {
+        poll_delay = std::min(poll_delay * 2, config_.poll_interval);
+        clock_.sleep_for(poll_delay, stop);
+      }
       continue;
     }
     // The read drained the queue: sleep until new work is announced or the fallback poll
@@ -59,6 +65,22 @@ void Poller::run(const std::stop_token& stop) {
     // turned every claim into a claim of one or two tasks plus an empty one.)
     store_.wait_for_work(clock_.now() + config_.poll_interval, stop);
   }
+}
+
+bool Poller::worth_claiming(const std::stop_token& stop) {
+  if (!can_look_) return true;
+  absl::StatusOr<bool> visible = store_.has_visible_work(config_.claim.worker_id, stop);
+  if (visible.ok()) {
+    metric_(WorkerMetric::Kind::kLooked, {}, *visible ? 1 : 0);
+    return *visible;
+  }
+  if (absl::IsUnimplemented(visible.status())) {
+    can_look_ = false;
+    log_.info("polling by claims: the database cannot look at an idle queue",
+              {{"reason", std::string(visible.status().message())}});
+  }
+  // The claim says what is wrong, or retries what failed.
+  return true;
 }
 
 absl::StatusOr<int> Poller::claim(int slots, const std::stop_token& stop) {

@@ -38,6 +38,10 @@ from pgflow.claim_tasks($1, $2,
                         array(select m.msg_id from pgmq.read($1, $3::int, $4::int) m),
                         $5::uuid, $6, $7::uuid) c
 )sql";
+// Whether the worker's queue holds a visible message (schema 0020): a poll-only worker looks
+// before it claims while its queue is idle; one index probe, where an empty read-and-claim
+// plans the read and checks the subscription.
+inline constexpr char kHasVisibleWork[] = "select pgflow.has_visible_work($1::uuid)";
 // Gives back the tasks a claim started if its reply never arrived (worker protocol 6).
 inline constexpr char kReleaseClaim[] = "select pgflow.release_claim($1::uuid, $2::uuid)";
 
@@ -49,9 +53,16 @@ inline constexpr char kCompleteBatch[] =
 inline constexpr char kFailBatch[] =
     "select t.step_slug, t.status from pgflow.fail_tasks($1::jsonb) t";
 
-inline constexpr char kHeartbeat[] = "select pgflow.worker_heartbeat($1::uuid)";
+// Maintenance commits without waiting for its WAL to be flushed (synchronous_commit off for its
+// own transaction): a heartbeat or a recovery pass lost in a crash is made again at the next
+// interval, and the flush (an fdatasync per commit) was most of an idle worker's server CPU.
+inline constexpr char kHeartbeat[] =
+    "select pgflow.worker_heartbeat($1::uuid) "
+    "from (select pg_catalog.set_config('synchronous_commit', 'off', true)) as async_commit";
 // One stall recovery pass (schema 0012): NULL when another session holds the lock.
-inline constexpr char kRecoverStalledTasks[] = "select pgflow.requeue_stalled_tasks()";
+inline constexpr char kRecoverStalledTasks[] =
+    "select pgflow.requeue_stalled_tasks() "
+    "from (select pg_catalog.set_config('synchronous_commit', 'off', true)) as async_commit";
 // Who holds the stall recovery lock and has held it for at least $1 (an interval).
 inline constexpr char kStallRecoveryHolders[] = R"sql(
 select pgflow._lock_holders(l.xmax, 'pgflow.locks', now() - $1::interval)

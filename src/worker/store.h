@@ -130,6 +130,11 @@ class Store {
   // Waits until new work is announced on the worker's queue (a burst counts once), `until`, or
   // `stop`.
   virtual void wait_for_work(Clock::Time until, const std::stop_token& stop) = 0;
+  // Whether the worker's queue holds a message a claim would read now: a look, much cheaper for
+  // the server than an empty claim. kUnimplemented when the database cannot answer (a schema
+  // older than 0020).
+  virtual absl::StatusOr<bool> has_visible_work(const std::string& worker_id,
+                                                const std::stop_token& stop) = 0;
 
   // ---- the reporter ----
   virtual absl::StatusOr<std::vector<ReportedTask>> complete_tasks(

@@ -275,6 +275,34 @@ TEST_F(PoolerTest, APollOnlyWorkerHoldsNoMoreConnectionsThanItsBudget) {
   }
 }
 
+// Idle, a poll-only worker does not claim at each poll: it looks at its queue
+// (pgflow.has_visible_work, through the pooler) and claims once a look finds the new run's task.
+TEST_F(PoolerTest, AnIdlePollOnlyWorkerLooksAtItsQueueAndClaimsWhatALookFinds) {
+  std::atomic<int> claims{0}, looks_empty{0}, looks_found{0};
+  WorkerConfig c = test_worker_config(pooled_);
+  c.poll_only = true;
+  c.poll_interval = std::chrono::milliseconds(100);
+  c.metrics = [&](const WorkerMetric& m) {
+    if (m.kind == WorkerMetric::Kind::kClaimLatency) ++claims;
+    if (m.kind == WorkerMetric::Kind::kLooked) ++(m.value > 0 ? looks_found : looks_empty);
+  };
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker,
+                              EdgeWorker::start(testing::worker_flows::fan_in, c));
+  ASSERT_TRUE(wait_for([&] { return looks_empty.load() >= 5; }));
+  EXPECT_EQ(claims.load(), 1) << "one claim found the queue empty; every poll since looked";
+  EXPECT_EQ(looks_found.load(), 0);
+
+  PGFLOW_ASSERT_OK_AND_ASSIGN(Client client, Client::connect({.connection_string = pooled_}));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id,
+                              client.start_run(testing::worker_flows::fan_in, 2));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState run, client.wait_for_run(run_id, std::chrono::seconds(60)));
+  EXPECT_EQ(run.output.value_or(nullptr)["join"], 3 * 4 + 2);
+  EXPECT_GE(looks_found.load(), 1) << "the run's first task was found by a look";
+  EXPECT_GE(claims.load(), 2);
+  worker.stop();
+  ASSERT_THAT(worker.wait(), IsOk());
+}
+
 TEST_F(PoolerTest, ASubscriptionOfAPollOnlyClientIsRefusedWithWhatToSet) {
   PGFLOW_ASSERT_OK_AND_ASSIGN(Client client,
                               Client::connect({.connection_string = pooled_, .poll_only = true}));

@@ -66,6 +66,13 @@ class FakeStore final : public internal::Store {
     return out;
   }
 
+  absl::StatusOr<bool> has_visible_work(const std::string&, const std::stop_token&) override {
+    absl::MutexLock lock(&db_.mu_);
+    if (!db_.can_look_) return absl::UnimplementedError("no has_visible_work (schema 0019)");
+    ++db_.looks_;
+    return !db_.queue_.empty();
+  }
+
   void wait_for_work(Clock::Time until, const std::stop_token& stop) override {
     std::stop_token wake;
     {
@@ -237,6 +244,16 @@ std::vector<internal::TaskResult> FakeDatabase::reported() const {
 std::vector<internal::ClaimRequest> FakeDatabase::claims() const {
   absl::MutexLock lock(&mu_);
   return claims_;
+}
+
+int FakeDatabase::looks() const {
+  absl::MutexLock lock(&mu_);
+  return looks_;
+}
+
+void FakeDatabase::set_can_look(bool can) {
+  absl::MutexLock lock(&mu_);
+  can_look_ = can;
 }
 
 int FakeDatabase::heartbeats() const {

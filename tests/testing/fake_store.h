@@ -47,6 +47,10 @@ class FakeDatabase {
 
   std::vector<internal::TaskResult> reported() const ABSL_LOCKS_EXCLUDED(mu_);
   std::vector<internal::ClaimRequest> claims() const ABSL_LOCKS_EXCLUDED(mu_);
+  // Looks at the queue (has_visible_work); with `can` false the database cannot look (a schema
+  // before 0020).
+  int looks() const ABSL_LOCKS_EXCLUDED(mu_);
+  void set_can_look(bool can) ABSL_LOCKS_EXCLUDED(mu_);
   int heartbeats() const ABSL_LOCKS_EXCLUDED(mu_);
   bool marked_stopped() const ABSL_LOCKS_EXCLUDED(mu_);
   // Waits (real time, bounded) until `n` results were reported; false on timeout.
@@ -74,6 +78,8 @@ class FakeDatabase {
   std::vector<internal::ClaimRequest> claims_ ABSL_GUARDED_BY(mu_);
   bool hold_next_claim_ ABSL_GUARDED_BY(mu_) = false;
   int claims_held_ ABSL_GUARDED_BY(mu_) = 0;
+  bool can_look_ ABSL_GUARDED_BY(mu_) = true;
+  int looks_ ABSL_GUARDED_BY(mu_) = 0;
   int heartbeats_ ABSL_GUARDED_BY(mu_) = 0;
   bool marked_stopped_ ABSL_GUARDED_BY(mu_) = false;
 };

@@ -65,6 +65,7 @@ select is(array(select pg_temp.other_privileges('pgflow_worker')), array[
   'function pgflow.ensure_flow_compiled(text,jsonb,integer,text,jsonb,text,jsonb): EXECUTE',
   'function pgflow.fail_task(uuid,text,integer,text): EXECUTE',
   'function pgflow.fail_tasks(jsonb): EXECUTE',
+  'function pgflow.has_visible_work(uuid): EXECUTE',
   'function pgflow.mark_worker_stopped(uuid): EXECUTE',
   'function pgflow.register_worker(uuid,text,text,text,integer): EXECUTE',
   'function pgflow.release_claim(uuid,uuid): EXECUTE',
@@ -109,7 +110,7 @@ select is(array(select p.oid::regprocedure::text from pg_proc p
 select is(array(select p.proname::text from pg_proc p
                 where p.pronamespace = 'pgflow'::regnamespace and p.prosecdef order by 1),
           array['_admit_gated_tasks', '_create_queue', '_pause_worker_function', 'cancel_run', 'claim_tasks', 'claim_tasks', 'complete_task',
-                'complete_tasks', 'ensure_flow_compiled', 'fail_task', 'fail_tasks', 'get_run_with_states',
+                'complete_tasks', 'ensure_flow_compiled', 'fail_task', 'fail_tasks', 'get_run_with_states', 'has_visible_work',
                 'mark_worker_stopped', 'register_worker', 'release_claim', 'requeue_stalled_tasks', 'resume_run', 'retry_run',
                 'set_run_priority', 'setup_requeue_stalled_tasks_cron', 'start_flow_with_states', 'start_flow_with_states_by_slug',
                 'start_run', 'start_run_by_slug', 'start_run_idempotent', 'start_run_idempotent_by_slug',

@@ -1,7 +1,7 @@
 -- pgflow_starter can start runs and read them, nothing else: no tables, no queues, no worker
 -- API, no other SECURITY DEFINER function, no other role, no other schema's data.
 begin;
-select plan(20);
+select plan(21);
 
 \i _install_as_owner.sql
 \i _worker_statements.sql
@@ -37,6 +37,8 @@ select throws_ok($$select pgflow.register_worker('b0000000-0000-0000-0000-000000
                  '42501', 'permission denied for function register_worker', 'cannot register a worker');
 select throws_ok($$select pgflow.worker_heartbeat('b0000000-0000-0000-0000-000000000031')$$,
                  '42501', 'permission denied for function worker_heartbeat', 'cannot touch a worker');
+select throws_ok($$select pgflow.has_visible_work('b0000000-0000-0000-0000-000000000031')$$,
+                 '42501', 'permission denied for function has_visible_work', 'cannot look at a worker''s queue');
 select throws_ok($$select pgflow.ensure_flow_compiled('grants_other', '{"steps": []}', pgflow.worker_protocol())$$,
                  '42501', 'permission denied for function ensure_flow_compiled', 'cannot compile flows');
 select throws_ok($$select pgflow.setup_requeue_stalled_tasks_cron()$$,

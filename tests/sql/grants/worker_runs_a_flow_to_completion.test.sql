@@ -1,10 +1,11 @@
 -- A complete worker cycle under pgflow_worker, with runs started under pgflow_starter, for a
 -- flow the worker compiled itself: claims (pgmq.read inside claim_tasks), batched completions
 -- and failures, a retry, a skipped condition, a map, stall recovery under the advisory lock,
--- an exhausted step skipped, the run completed, the run input read lazily, heartbeat, stop.
+-- an exhausted step skipped, the run completed, the run input read lazily, heartbeat, stop,
+-- and the poll-only worker's look at its idle queue (has_visible_work).
 -- Every statement is the worker's own (see _worker_statements.sql).
 begin;
-select plan(28);
+select plan(30);
 
 \i _install_as_owner.sql
 \i _worker_statements.sql
@@ -39,10 +40,14 @@ select is(pgflow.start_flow_with_states('grants_cycle', '{"n": 2}', 'c0000000-00
 reset session authorization;
 
 set session authorization grants_worker_login;
--- fetch
+-- fetch: a poll-only worker looks at its idle queue first (kHasVisibleWork)
+select is(pgflow.has_visible_work('b0000000-0000-0000-0000-000000000001'), true,
+          'the look: the run''s root task is visible');
 select results_eq($$select outcome, step_slug, attempt, flow_input from pg_temp.read_and_claim('grants_cycle', 'grants_cycle', 'b0000000-0000-0000-0000-000000000001')$$,
                   $$values ('claimed', 'fetch', 1, '{"n": 2}')$$,
                   'claim: the root task, with the run input');
+select is(pgflow.has_visible_work('b0000000-0000-0000-0000-000000000001'), false,
+          'and nothing once it is claimed');
 select results_eq($$select * from pg_temp.complete_batch(jsonb_build_array(pg_temp.result('c0000000-0000-0000-0000-000000000001', 'fetch', 0, '[10, 20]')))$$,
                   $$values ('fetch', 'completed')$$,
                   'complete: reported through the batch statement');

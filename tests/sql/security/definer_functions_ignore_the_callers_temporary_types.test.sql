@@ -40,7 +40,7 @@ select pg_get_userbyid(proowner) as owner from pg_proc where proname = 'requeue_
 select dblink_disconnect('setup');
 
 begin;
-select plan(29);
+select plan(30);
 -- The flow has a concurrency limit, so every start and result also runs the admission trigger
 -- (_admit_gated_tasks, SECURITY DEFINER), here at the end of each statement.
 set constraints all immediate;
@@ -72,6 +72,8 @@ select lives_ok($$select pgflow.register_worker('a0000000-0000-0000-0000-0000000
           'register_worker');
 select lives_ok($$select pgflow.worker_heartbeat('a0000000-0000-0000-0000-000000000001')$$,
           'worker_heartbeat');
+select lives_ok($$select pgflow.has_visible_work('a0000000-0000-0000-0000-000000000001')$$,
+          'has_visible_work');
 select lives_ok($$select * from pgflow.claim_tasks('trap', 'trap', array(select m.msg_id from pgmq.read('trap', 30, 1) m), 'a0000000-0000-0000-0000-000000000001')$$,
           'claim_tasks');
 select lives_ok($$select * from pgflow.claim_tasks('trap', 'trap', array(select m.msg_id from pgmq.read('trap', 30, 1) m), 'a0000000-0000-0000-0000-000000000001',
@@ -136,7 +138,7 @@ select is(array(select distinct p.proname::pg_catalog.text from pg_proc p
                        or has_function_privilege('pgflow_starter', p.oid, 'EXECUTE'))
                 order by 1),
           array['cancel_run', 'claim_tasks', 'complete_task', 'complete_tasks', 'ensure_flow_compiled', 'fail_task',
-                'fail_tasks', 'get_run_with_states', 'mark_worker_stopped', 'register_worker',
+                'fail_tasks', 'get_run_with_states', 'has_visible_work', 'mark_worker_stopped', 'register_worker',
                 'release_claim', 'requeue_stalled_tasks', 'resume_run', 'retry_run', 'set_run_priority', 'start_flow_with_states',
                 'start_flow_with_states_by_slug', 'start_run', 'start_run_by_slug', 'start_run_idempotent',
                 'start_run_idempotent_by_slug', 'start_tasks', 'worker_heartbeat'],

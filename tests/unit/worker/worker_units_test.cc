@@ -3,6 +3,7 @@
 // friends) are the behaviour contract against the real database; these pin the parts that
 // need control over time and failures: deadlines, stop causes, the stop sequence, a fatal
 // claim, unwanted tasks, heartbeats and stall recovery.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <latch>
@@ -252,12 +253,17 @@ TEST_F(WorkerUnits, PollOnlyAnUnwantedTaskStopsWithinOnePollInterval) {
   EXPECT_TRUE(db_.reported().empty()) << "its result is dropped";
 }
 
-// An idle poll-only worker backs off from 20 ms to the poll interval (1 s here): reads at 0,
-// 40, 120, 280, 600, 1240, 2240, 3240 and 4240 ms, 9 in 5 s where polling at the fastest rate
-// would make 250.
-TEST_F(WorkerUnits, PollOnlyAnIdleWorkerBacksOffToThePollInterval) {
+// An idle poll-only worker backs off from 20 ms to the poll interval (1 s here): it polls at 0,
+// 40, 120, 280, 600, 1240, 2240, 3240 and 4240 ms, 9 times in 5 s where polling at the fastest
+// rate would make 250. Only the first poll claims; the others look at the queue (a statement
+// far cheaper for the server than an empty claim), until a look finds work.
+TEST_F(WorkerUnits, PollOnlyAnIdleWorkerBacksOffToThePollIntervalAndLooksInsteadOfClaiming) {
   WorkerConfig c = config();
   c.poll_only = true;
+  std::atomic<int> looks_found{0}, looks_empty{0};
+  c.metrics = [&](const WorkerMetric& m) {
+    if (m.kind == WorkerMetric::Kind::kLooked) ++(m.value > 0 ? looks_found : looks_empty);
+  };
   auto worker =
       start([](const nlohmann::json&, Context&) -> absl::StatusOr<nlohmann::json> { return 1; }, c);
   ASSERT_TRUE(pgflow::testing::wait_for([&] { return db_.claims().size() == 1; }));
@@ -266,8 +272,45 @@ TEST_F(WorkerUnits, PollOnlyAnIdleWorkerBacksOffToThePollInterval) {
     clock_.advance(milliseconds(10));
   }
   ASSERT_TRUE(clock_.wait_for_sleepers(3));
+  EXPECT_EQ(db_.claims().size(), 1u);
+  EXPECT_EQ(db_.looks(), 8);
+  EXPECT_EQ(looks_empty.load(), 8) << "each look is counted (WorkerMetric::Kind::kLooked)";
+  // Work that arrives is found by a look, then claimed (its announcement is not listened to).
+  db_.add_task("found", "s");
+  for (int step = 0; step < 200 && db_.reported().empty(); ++step) {
+    ASSERT_TRUE(clock_.wait_for_sleepers(3));
+    clock_.advance(milliseconds(10));
+  }
+  ASSERT_TRUE(db_.wait_for_reported(1));
+  EXPECT_EQ(looks_found.load(), 1);
+  EXPECT_GE(db_.claims().size(), 2u) << "the look was followed by a claim";
+  worker->request_stop(absl::OkStatus());
+  EXPECT_THAT(worker->wait(), IsOk());
+}
+
+// Against a database that cannot look (a schema before 0020), an idle poll-only worker claims
+// at each poll, as before, and says once why.
+TEST_F(WorkerUnits, PollOnlyAgainstADatabaseThatCannotLookClaimsAtEachPoll) {
+  db_.set_can_look(false);
+  WorkerConfig c = config();
+  c.poll_only = true;
+  auto worker =
+      start([](const nlohmann::json&, Context&) -> absl::StatusOr<nlohmann::json> { return 1; }, c);
+  ASSERT_TRUE(pgflow::testing::wait_for([&] { return db_.claims().size() == 1; }));
+  for (int step = 0; step < 500; ++step) {
+    ASSERT_TRUE(clock_.wait_for_sleepers(3));
+    clock_.advance(milliseconds(10));
+  }
+  ASSERT_TRUE(clock_.wait_for_sleepers(3));
   EXPECT_EQ(db_.claims().size(), 9u);
-  // Work that arrives is found by a poll (its announcement is not listened to).
+  EXPECT_EQ(db_.looks(), 0);
+  const std::vector<pgflow::testing::LogRecorder::Entry> entries = logs_.entries();
+  EXPECT_EQ(std::count_if(entries.begin(), entries.end(),
+                          [](const auto& e) {
+                            return e.message ==
+                                   "polling by claims: the database cannot look at an idle queue";
+                          }),
+            1);
   db_.add_task("found", "s");
   for (int step = 0; step < 200 && db_.reported().empty(); ++step) {
     ASSERT_TRUE(clock_.wait_for_sleepers(3));
