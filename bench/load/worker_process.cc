@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <mutex>
 #include <string_view>
@@ -62,6 +63,18 @@ int worker_process_main(int argc, char** argv) {
           ? probe_flow(argv[1], [](int i) { say(absl::StrCat("start ", i, " ", steady_micros())); })
           : one_step_flow(argv[1]);
   std::atomic<std::int64_t> completed{0}, claims{0}, looks{0};
+  // The reporting thread sleeps until a count changes (an idle worker's process must not be
+  // kept busy by its reports), then reports at most every 10 ms.
+  std::mutex mu;
+  std::condition_variable changed_cv;
+  bool changed = false, done = false;
+  auto note_change = [&] {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      changed = true;
+    }
+    changed_cv.notify_one();
+  };
   WorkerConfig c;
   c.connection_string = argv[4];
   if (argc == 6) c.listen_connection_string = argv[5];
@@ -75,6 +88,7 @@ int worker_process_main(int argc, char** argv) {
     if (m.kind == WorkerMetric::Kind::kCompleted) completed += static_cast<std::int64_t>(m.value);
     if (m.kind == WorkerMetric::Kind::kClaimLatency) ++claims;
     if (m.kind == WorkerMetric::Kind::kLooked) ++looks;
+    note_change();
   };
   absl::StatusOr<EdgeWorker> worker = EdgeWorker::start(flow, c);
   if (!worker.ok()) {
@@ -82,13 +96,18 @@ int worker_process_main(int argc, char** argv) {
     return 1;
   }
   say("ready");
-  std::atomic<bool> done{false};
   auto counts = [&] {
     return absl::StrCat("counts ", completed.load(), " ", claims.load(), " ", looks.load());
   };
-  std::thread ticker([&] {
+  std::thread reporter([&] {
     std::string last;
-    while (!done.load()) {
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        changed_cv.wait(lock, [&] { return changed || done; });
+        if (done) return;
+        changed = false;
+      }
       if (std::string now = counts(); now != last) say(last = now);
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
@@ -97,8 +116,12 @@ int worker_process_main(int argc, char** argv) {
   }
   worker->stop();
   const absl::Status why = worker->wait();
-  done = true;
-  ticker.join();
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    done = true;
+  }
+  changed_cv.notify_one();
+  reporter.join();
   say(counts());
   if (!why.ok()) {
     std::fprintf(stderr, "worker process: %s\n", std::string(why.message()).c_str());

@@ -3,7 +3,8 @@
 // production: processes of their own, each with its own connections, threads and CPU.
 //
 // A worker process reports on its stdout, one line at a time: "ready" once its worker started,
-// "counts <completed> <claim calls> <looks>" whenever they change (at most every 10 ms), and,
+// "counts <completed> <claim calls> <looks>" when they change (at most every 10 ms; an idle
+// worker's process is not woken to report), and,
 // for the probe flow, "start <input> <steady clock us>" when a handler starts (the steady clock
 // is the machine's monotonic clock: comparable across processes). It stops when its stdin
 // closes (so it never outlives the benchmark), then exits 0.
