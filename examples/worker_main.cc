@@ -23,5 +23,5 @@ int main() {
                                       : pgflow::LogLevel::kInfo;
   }
   // Why a worker could not start, or stopped by itself, is logged already.
-  return pgflow::EdgeWorker::run(orders::flow, config).ok() ? 0 : 1;
+  return pgflow::EdgeWorker::run(orders::definition(), config).ok() ? 0 : 1;
 }

@@ -429,9 +429,9 @@ std::string backend_cpu_by_connection(Db& db, double seconds) {
 }
 
 std::string CpuMeter::per_task(const CpuSample& from, const CpuSample& to, std::int64_t tasks,
-                               double seconds, std::string_view unit) {
+                               double seconds, std::string_view unit, std::string_view process) {
   const double n = static_cast<double>(std::max<std::int64_t>(tasks, 1));
-  const double process = to.process - from.process;
+  const double used = to.process - from.process;
   std::string server = "n/a (server not local)";
   std::string server_util;
   if (from.server && to.server) {
@@ -439,9 +439,9 @@ std::string CpuMeter::per_task(const CpuSample& from, const CpuSample& to, std::
     server = absl::StrFormat("%.0f us", s * 1e6 / n);
     server_util = absl::StrFormat("server %.0f%% of a core, ", 100 * s / seconds);
   }
-  return absl::StrFormat(
-      "CPU per %s: PostgreSQL %s, bench process %.0f us (%sbench process %.0f%%)", absl_view(unit),
-      server, process * 1e6 / n, server_util, 100 * process / seconds);
+  return absl::StrFormat("CPU per %s: PostgreSQL %s, %s %.0f us (%s%s %.0f%%)", absl_view(unit),
+                         server, absl_view(process), used * 1e6 / n, server_util,
+                         absl_view(process), 100 * used / seconds);
 }
 
 std::optional<double> CpuMeter::server_us(const CpuSample& from, const CpuSample& to,
@@ -462,8 +462,8 @@ void CpuTally::add(double window_seconds, std::int64_t window_units, const CpuSa
   }
 }
 
-std::string CpuTally::per_unit(std::string_view unit) const {
-  return CpuMeter::per_task({.process = 0, .server = 0.0}, used, units, seconds, unit);
+std::string CpuTally::per_unit(std::string_view unit, std::string_view process) const {
+  return CpuMeter::per_task({.process = 0, .server = 0.0}, used, units, seconds, unit, process);
 }
 
 std::optional<double> CpuTally::server_us() const {

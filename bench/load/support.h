@@ -167,9 +167,10 @@ class CpuMeter {
   explicit CpuMeter(Db& db);
   CpuSample sample() const;
   // "CPU per task: server X us, bench process Y us (server Z% of a core, process W%)" (another
-  // word than "task" with `unit`).
+  // word than "task" with `unit`, another name for the measured processes with `process`).
   static std::string per_task(const CpuSample& from, const CpuSample& to, std::int64_t tasks,
-                              double seconds, std::string_view unit = "task");
+                              double seconds, std::string_view unit = "task",
+                              std::string_view process = "bench process");
   // The server's CPU per task in microseconds (nullopt when the server is not local).
   static std::optional<double> server_us(const CpuSample& from, const CpuSample& to,
                                          std::int64_t tasks);
@@ -188,8 +189,9 @@ struct CpuTally {
   void add(double window_seconds, std::int64_t window_units, const CpuSample& from,
            const CpuSample& to);
   double rate() const { return seconds > 0 ? static_cast<double>(units) / seconds : 0; }
-  std::string per_unit(std::string_view unit = "task") const;  // CpuMeter::per_task
-  std::optional<double> server_us() const;                     // CpuMeter::server_us
+  std::string per_unit(std::string_view unit = "task",
+                       std::string_view process = "bench process") const;  // CpuMeter::per_task
+  std::optional<double> server_us() const;                                 // CpuMeter::server_us
 };
 
 // CPU used so far by the backends of the running worker(s) and clients, by application name,

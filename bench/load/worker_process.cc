@@ -62,7 +62,7 @@ int worker_process_main(int argc, char** argv) {
       kind == "probe"
           ? probe_flow(argv[1], [](int i) { say(absl::StrCat("start ", i, " ", steady_micros())); })
           : one_step_flow(argv[1]);
-  std::atomic<std::int64_t> completed{0}, claims{0}, looks{0};
+  TaskCounter counter;  // no target: it only counts
   // The reporting thread sleeps until a count changes (an idle worker's process must not be
   // kept busy by its reports), then reports at most every 10 ms.
   std::mutex mu;
@@ -84,10 +84,8 @@ int worker_process_main(int argc, char** argv) {
   c.batch_size = 10;
   c.report_batch_size = 64;
   c.log_level = LogLevel::kWarn;
-  c.metrics = [&](const WorkerMetric& m) {
-    if (m.kind == WorkerMetric::Kind::kCompleted) completed += static_cast<std::int64_t>(m.value);
-    if (m.kind == WorkerMetric::Kind::kClaimLatency) ++claims;
-    if (m.kind == WorkerMetric::Kind::kLooked) ++looks;
+  c.metrics = [&, count = counter.callback()](const WorkerMetric& m) {
+    count(m);
     note_change();
   };
   absl::StatusOr<EdgeWorker> worker = EdgeWorker::start(flow, c);
@@ -97,7 +95,8 @@ int worker_process_main(int argc, char** argv) {
   }
   say("ready");
   auto counts = [&] {
-    return absl::StrCat("counts ", completed.load(), " ", claims.load(), " ", looks.load());
+    return absl::StrCat("counts ", counter.completed(), " ", counter.claim_calls(), " ",
+                        counter.looks());
   };
   std::thread reporter([&] {
     std::string last;

@@ -80,6 +80,7 @@
 #include "pgflow/detail/step.h"
 #include "pgflow/flow_definition.h"
 #include "pgflow/flow_options.h"
+#include "pgflow/flow_signature.h"
 #include "pgflow/json.h"
 #include "pgflow/typed_flow.h"
 
@@ -249,6 +250,73 @@ class Flow : public detail::StepMethods<Flow<Slug, Input, Steps...>> {
 };
 
 namespace detail {
+
+template <typename Step, typename List>
+struct IsLeafIn;
+template <typename Step, typename... Steps>
+struct IsLeafIn<Step, TypeList<Steps...>> {
+  static constexpr bool value = is_leaf<Step::slug, Steps...>;
+};
+
+// Step I of a flow's steps against step I of its signature's (both TypeLists).
+template <typename FlowSteps, typename SigSteps, std::size_t I>
+constexpr bool matches_signature_step() {
+  using Mine = std::tuple_element_t<I, typename FlowSteps::template apply<std::tuple>>;
+  using Declared = std::tuple_element_t<I, typename SigSteps::template apply<std::tuple>>;
+  constexpr bool slug_ok = Mine::slug == Declared::slug;
+  static_assert(slug_ok,
+                "pgflow: the flow does not match its signature: a step slug differs (the "
+                "signature lists every step, in declaration order)");
+  if constexpr (!slug_ok) {
+    return false;
+  } else {
+    constexpr bool output_ok =
+        std::is_same_v<typename Mine::output_type, typename Declared::output_type>;
+    static_assert(output_ok,
+                  "pgflow: the flow does not match its signature: a step's output type differs "
+                  "(a map step's output is the std::vector of its handler's result)");
+    constexpr bool leaf = IsLeafIn<Mine, FlowSteps>::value;
+    constexpr bool leaf_ok = leaf == Declared::leaf;
+    static_assert(leaf_ok || !output_ok,
+                  "pgflow: the flow does not match its signature: a step nothing depends on must "
+                  "be a pgflow::Leaf (or OptionalLeaf), every other step a pgflow::Step");
+    constexpr bool absent_ok =
+        !leaf || !leaf_ok || Mine::skip.may_be_absent == Declared::skip.may_be_absent;
+    static_assert(absent_ok || !output_ok,
+                  "pgflow: the flow does not match its signature: a leaf that may be skipped is a "
+                  "pgflow::OptionalLeaf, one that cannot a pgflow::Leaf");
+    return output_ok && leaf_ok && absent_ok;
+  }
+}
+
+template <typename FlowSteps, typename SigSteps, std::size_t... I>
+constexpr bool matches_signature_steps(std::index_sequence<I...>) {
+  return (matches_signature_step<FlowSteps, SigSteps, I>() && ...);
+}
+
+template <typename Sig, typename F>
+constexpr bool matches_signature() {
+  constexpr bool deployed = requires(const F& f) { f.alias(); };  // a DeployedFlow
+  static_assert(!deployed,
+                "pgflow: a signature names a plain flow or its step-queued form; a DeployedFlow's "
+                "alias is known only at run time (wrap the version's flow, or start the alias by "
+                "name)");
+  constexpr bool slug_ok = deployed || Sig::slug() == F::slug();
+  static_assert(slug_ok, "pgflow: the flow does not match its signature: the flow slug differs");
+  constexpr bool input_ok = std::is_same_v<typename Sig::input_type, typename F::input_type>;
+  static_assert(input_ok, "pgflow: the flow does not match its signature: the input type differs");
+  constexpr bool count_ok = Sig::step_count == F::step_count;
+  static_assert(count_ok,
+                "pgflow: the flow does not match its signature: it has another number of steps "
+                "(the signature lists every step, in declaration order)");
+  if constexpr (deployed || !(slug_ok && input_ok && count_ok)) {
+    return false;
+  } else {
+    return matches_signature_steps<FlowTypeAccess::step_list<F>, FlowTypeAccess::step_list<Sig>>(
+        std::make_index_sequence<F::step_count>{});
+  }
+}
+
 template <typename F>
 struct IsFlow : std::false_type {};
 template <FixedString Slug, typename Input, typename... Steps>
@@ -257,19 +325,24 @@ struct IsFlow<Flow<Slug, Input, Steps...>> : std::true_type {};
 
 // ---- type utilities (TypedFlow and FlowInput: typed_flow.h) ---------------------------------
 
-// The output type of step `Slug` (a map step: std::vector of its handler's result).
-template <typename F, detail::FixedString Slug>
-using StepOutput = typename detail::StepOutputOf<std::remove_cvref_t<F>, Slug>::type;
+// StepOutput, FlowOutput and step_slugs: pgflow/flow_signature.h.
 
-// The run output: the leaf steps (no other step depends on them) by slug, std::optional for
-// leaves that may be skipped. JSON-convertible; `out.get<"report">()`.
-template <typename F>
-using FlowOutput = typename detail::FlowTypeAccess::step_list<
-    std::remove_cvref_t<F>>::template apply<detail::FlowOutputOf>::type;
-
-// Step slugs of flow type F in declaration order, as std::array<std::string_view, N>.
-template <typename F>
-inline constexpr auto step_slugs = std::remove_cvref_t<F>::step_slugs;
+// pgflow::implements<Signature>(flow): `flow`, unchanged, if it matches its signature
+// (pgflow/flow_signature.h); otherwise a compile error that names the first difference. Wrap
+// the flow's definition in it where the two are both visible (the worker's TU), so a producer's
+// signature cannot drift from the flow it starts:
+//
+//   const auto flow = pgflow::implements<orders::Signature>(pgflow::Flow<"processOrder", ...);
+template <typename Signature, TypedFlow F>
+F implements(F flow) {
+  [[maybe_unused]] constexpr bool matches = detail::matches_signature<Signature, F>();
+  return flow;
+}
+// Not API: a flow that failed a compile-time check was reported where it was built.
+template <typename Signature>
+detail::InvalidFlow implements(detail::InvalidFlow flow) {
+  return flow;
+}
 
 // The flow shape of a typed flow (see shape_of(const FlowDefinition&)).
 template <TypedFlow F>

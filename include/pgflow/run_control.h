@@ -122,19 +122,20 @@ class RunControl {
 
   // The typed starts: the same calls with a typed flow (pgflow/typed_flow.h) and its input
   // type, checked at compile time: start_flow(onboard, Signup{...}). start_flow,
-  // start_flow_by_alias and start_run start the flow's alias (a DeployedFlow's alias, a plain
-  // flow's slug); start_flow_by_slug and start_run_by_slug its own version.
-  template <TypedFlow F>
+  // start_flow_by_alias, start_run and start_run_idempotent start the flow's alias (a
+  // DeployedFlow's alias, a plain flow's slug) and also take the flow's signature
+  // (pgflow/flow_signature.h: start_run(orders::Signature{}, order), for producers that do not
+  // compile the handlers); the _by_slug forms start the typed flow's own version.
+  template <StartableFlow F>
   absl::StatusOr<RunState> start_flow(const F& flow, const FlowInput<F>& input,
                                       std::optional<std::string> run_id = std::nullopt) const {
-    return start_flow(alias_of(flow.definition()), nlohmann::json(input), std::move(run_id));
+    return start_flow(detail::start_alias(flow), nlohmann::json(input), std::move(run_id));
   }
-  template <TypedFlow F>
+  template <StartableFlow F>
   absl::StatusOr<RunState> start_flow_by_alias(
       const F& flow, const FlowInput<F>& input,
       std::optional<std::string> run_id = std::nullopt) const {
-    return start_flow_by_alias(alias_of(flow.definition()), nlohmann::json(input),
-                               std::move(run_id));
+    return start_flow_by_alias(detail::start_alias(flow), nlohmann::json(input), std::move(run_id));
   }
   template <TypedFlow F>
   absl::StatusOr<RunState> start_flow_by_slug(
@@ -142,10 +143,10 @@ class RunControl {
       std::optional<std::string> run_id = std::nullopt) const {
     return start_flow_by_slug(flow.definition().slug, nlohmann::json(input), std::move(run_id));
   }
-  template <TypedFlow F>
+  template <StartableFlow F>
   absl::StatusOr<std::string> start_run(const F& flow, const FlowInput<F>& input,
                                         std::optional<std::string> run_id = std::nullopt) const {
-    return start_run(alias_of(flow.definition()), nlohmann::json(input), std::move(run_id));
+    return start_run(detail::start_alias(flow), nlohmann::json(input), std::move(run_id));
   }
   template <TypedFlow F>
   absl::StatusOr<std::string> start_run_by_slug(
@@ -153,11 +154,10 @@ class RunControl {
       std::optional<std::string> run_id = std::nullopt) const {
     return start_run_by_slug(flow.definition().slug, nlohmann::json(input), std::move(run_id));
   }
-  template <TypedFlow F>
+  template <StartableFlow F>
   absl::StatusOr<IdempotentStart> start_run_idempotent(const F& flow, const FlowInput<F>& input,
                                                        std::string_view idempotency_key) const {
-    return start_run_idempotent(alias_of(flow.definition()), nlohmann::json(input),
-                                idempotency_key);
+    return start_run_idempotent(detail::start_alias(flow), nlohmann::json(input), idempotency_key);
   }
   template <TypedFlow F>
   absl::StatusOr<IdempotentStart> start_run_idempotent_by_slug(

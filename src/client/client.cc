@@ -215,7 +215,7 @@ absl::Status set_priority_on(pg::Connection& conn, std::string_view run_id, int 
   absl::StatusOr<pg::Result> r =
       conn.exec(internal::kSetRunPriority, {std::string(run_id), std::to_string(priority)});
   if (r.ok()) return absl::OkStatus();
-  if (sql_state(r.status()) == "42883") {
+  if (pg::is_missing_function(r.status())) {
     return with_message(r.status(),
                         "pgflow: run priorities need pgflow schema 0018: run `pgflow "
                         "migrate` (pgflow.set_run_priority does not exist)");

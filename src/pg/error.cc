@@ -111,6 +111,8 @@ absl::Status connection_failure(std::string_view target, std::string_view libpq_
   return database_error(server_refusal_sqlstate(libpq_error), message);
 }
 
+bool is_missing_function(const absl::Status& status) { return sql_state(status) == "42883"; }
+
 bool is_transient(const absl::Status& status) {
   switch (status.code()) {
     case absl::StatusCode::kUnavailable:

@@ -30,6 +30,10 @@ absl::Status connection_failure(std::string_view target, std::string_view libpq_
 // deadlocks, lock timeouts, resource exhaustion and server shutdown.
 bool is_transient(const absl::Status& status);
 
+// True when the statement called a function the database does not have (SQLSTATE 42883): its
+// pgflow schema is older than the function.
+bool is_missing_function(const absl::Status& status);
+
 // The same error — code, SQLSTATE and any other payload — with another message (e.g. one that
 // names what was being done).
 absl::Status with_message(const absl::Status& status, std::string message);

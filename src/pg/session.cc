@@ -38,14 +38,13 @@ absl::Status Session::retry(const std::stop_token& stop, std::string_view what,
       .status();
 }
 
-bool Session::pause_after(const absl::Status& error, std::string_view what,
-                          const std::stop_token& stop) {
-  if (!conn_ || !conn_->healthy()) conn_.reset();
-  auto delay = backoff_.next();
-  log_.warn("database call failed; retrying", {{"operation", std::string(what)},
-                                               {"error", std::string(error.message())},
-                                               {"sqlstate", sql_state(error).value_or("")},
-                                               {"retry_in_ms", std::to_string(delay.count())}});
+bool pause_after(const absl::Status& error, std::string_view what, internal::Backoff& backoff,
+                 const Logger& log, const std::stop_token& stop) {
+  auto delay = backoff.next();
+  log.warn("database call failed; retrying", {{"operation", std::string(what)},
+                                              {"error", std::string(error.message())},
+                                              {"sqlstate", sql_state(error).value_or("")},
+                                              {"retry_in_ms", std::to_string(delay.count())}});
   return internal::sleep_unless_stopped(delay, stop);
 }
 

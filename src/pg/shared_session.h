@@ -7,13 +7,18 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <set>
 #include <stop_token>
+#include <string_view>
 #include <utility>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "internal/backoff.h"
 #include "pg/session.h"
+#include "pgflow/log.h"
 
 namespace pgflow::pg {
 
@@ -39,6 +44,18 @@ class SharedSession {
       ~EndTurn() { self->end_turn(); }
     } end_turn{this};
     return op(session_);
+  }
+
+  // Session::retry in turns: a turn for each try and none while pausing between tries, so a
+  // caller riding out an outage or a conflict does not keep the others off the connection
+  // meanwhile. `backoff` is the caller's own.
+  template <typename T>
+  absl::StatusOr<T> retry(const std::stop_token& stop, std::string_view what,
+                          internal::Backoff& backoff, const Logger& log,
+                          const std::function<absl::StatusOr<T>(Connection&)>& op) {
+    return retry_transient<T>(stop, what, backoff, log, [&] {
+      return run(stop, [&](Session& s) { return s.attempt<T>(op); });
+    });
   }
 
   // How many callers wait for their turn now (for tests and diagnostics).

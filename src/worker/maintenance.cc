@@ -32,11 +32,11 @@ void Maintenance::run(const std::stop_token& stop) {
       if (!clock_.sleep_until(std::min(wake, next_stop_check), stop)) break;
       if (clock_.now() >= next_stop_check) {
         next_stop_check = clock_.now() + *config_.stop_check_interval;
-        stop_unwanted_tasks();
+        stop_unwanted_tasks(stop);
       }
     } else {
       // Meanwhile: the database's announcements of stopped tasks (one check for a burst).
-      while (store_.wait_for_stop_announcements(wake, stop)) stop_unwanted_tasks();
+      while (store_.wait_for_stop_announcements(wake, stop)) stop_unwanted_tasks(stop);
     }
     if (stop.stop_requested()) break;
     if (clock_.now() >= next_beat) {
@@ -45,7 +45,7 @@ void Maintenance::run(const std::stop_token& stop) {
       // An announcement can be lost without a reconnect (a pooled connection, a listener
       // that never got it): asking at every heartbeat bounds a stop's delay by the interval.
       // One query, only while tasks run.
-      if (!stop.stop_requested()) stop_unwanted_tasks();
+      if (!stop.stop_requested()) stop_unwanted_tasks(stop);
     }
     if (recovery && clock_.now() >= next_recovery) {
       next_recovery += config_.stall_recovery_interval;
@@ -97,12 +97,13 @@ void Maintenance::recover_stalled_tasks(const std::stop_token& stop) {
   recovery_skipped_since_ = now;
 }
 
-void Maintenance::stop_unwanted_tasks() {
+void Maintenance::stop_unwanted_tasks(const std::stop_token& stop) {
   const std::vector<TaskRef> running = in_flight_.running();
   if (running.empty()) return;
   absl::StatusOr<std::vector<std::uint64_t>> unwanted =
-      store_.unwanted_tasks(running, config_.worker_id);
+      store_.unwanted_tasks(running, config_.worker_id, stop);
   if (!unwanted.ok()) {
+    if (stop.stop_requested()) return;  // the worker stops: its tasks' tokens fire anyway
     // The next announcement or heartbeat checks again; worker stop and the deadline still apply.
     log_.warn("could not check which running tasks are still wanted",
               {{"error", std::string(unwanted.status().message())}});

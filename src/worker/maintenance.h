@@ -44,7 +44,7 @@ class Maintenance {
  private:
   void heartbeat(const std::stop_token& stop);
   void recover_stalled_tasks(const std::stop_token& stop);
-  void stop_unwanted_tasks();
+  void stop_unwanted_tasks(const std::stop_token& stop);
   void mark_stopped();
 
   MaintenanceConfig config_;

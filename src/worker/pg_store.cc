@@ -12,19 +12,16 @@
 #include "internal/backoff.h"
 #include "internal/random.h"
 #include "internal/status_macros.h"
-#include "internal/text_checks.h"
 #include "pg/connection.h"
+#include "pg/error.h"
 #include "pg/session.h"
 #include "pg/shared_session.h"
 #include "pgflow/status.h"
 #include "worker/statements.h"
+#include "worker/task_rows.h"
 
 namespace pgflow::internal {
 namespace {
-
-// Error texts may carry invalid UTF-8 (outputs are checked by the reporter); replace it rather
-// than throw.
-constexpr auto kReplaceInvalidUtf8 = nlohmann::json::error_handler_t::replace;
 
 std::string_view application_name(StoreRole role) {
   switch (role) {
@@ -40,67 +37,6 @@ std::string_view application_name(StoreRole role) {
       return "pgflow-worker-inputs";
   }
   return "pgflow-worker";
-}
-
-std::optional<nlohmann::json> parse_json(std::string_view text) {
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return std::nullopt;
-  return j;
-}
-
-// Whether `j` nests deeper than kMaxJsonDepth. nlohmann parses and destroys any depth without
-// recursion, but copies once per level: a handler's copy of such an input could overflow its
-// thread's stack (jsonb takes what PostgreSQL's stack allows, some thousands of levels).
-bool too_deep(const nlohmann::json& j) {
-  std::vector<std::pair<const nlohmann::json*, int>> stack{{&j, 0}};
-  while (!stack.empty()) {
-    const auto [node, depth] = stack.back();
-    stack.pop_back();
-    if (depth >= kMaxJsonDepth) return true;
-    for (const nlohmann::json& child : *node) {
-      if (child.is_structured()) stack.emplace_back(&child, depth + 1);
-    }
-  }
-  return false;
-}
-
-// A task's or a run's input as the worker reads it; else what keeps it from being read (to
-// follow "the input ...").
-absl::StatusOr<nlohmann::json> read_input(std::string_view text) {
-  std::optional<nlohmann::json> j = parse_json(text);
-  if (!j) {
-    return absl::InvalidArgumentError(
-        "is not JSON this worker can read (a number beyond the range of a double, or text that "
-        "is not UTF-8)");
-  }
-  if (j->is_structured() && too_deep(*j)) {
-    return absl::InvalidArgumentError(absl::StrCat("is nested deeper than ", kMaxJsonDepth,
-                                                   " levels, deeper than this worker reads"));
-  }
-  return *std::move(j);
-}
-
-std::string task_rows(const std::vector<TaskResult>& results, bool completions) {
-  nlohmann::json rows = nlohmann::json::array();
-  for (const TaskResult& r : results) {
-    nlohmann::json row = {
-        {"run_id", r.run_id}, {"step_slug", r.step_slug}, {"task_index", r.task_index}};
-    if (completions) {
-      row["output"] = r.output;
-    } else {
-      row["error_message"] = r.error_message;
-      if (r.permanent) row["permanent"] = true;
-    }
-    rows.push_back(std::move(row));
-  }
-  return rows.dump(-1, ' ', false, kReplaceInvalidUtf8);
-}
-
-std::vector<ReportedTask> reported(const pg::Result& rows) {
-  std::vector<ReportedTask> out;
-  for (int i = 0; i < rows.rows(); ++i)
-    out.push_back({std::string(rows.text(i, 0)), std::string(rows.text(i, 1))});
-  return out;
 }
 
 // What a new connection of `role` does first: LISTEN where the role waits for announcements,
@@ -182,7 +118,7 @@ class PgStore final : public Store {
                     {d.flow_slug, d.shape, protocol, d.queue_mode, d.route_map, d.flow_alias,
                      d.flow_control});
     });
-    if (!deployed.ok() && !d.flow_control.empty() && sql_state(deployed.status()) == "42883") {
+    if (!deployed.ok() && !d.flow_control.empty() && pg::is_missing_function(deployed.status())) {
       return absl::FailedPreconditionError(absl::StrCat(
           "pgflow: flow \"", d.flow_slug,
           "\" has concurrency limits, which this database's pgflow schema does not support "
@@ -307,7 +243,7 @@ class PgStore final : public Store {
     absl::StatusOr<pg::Result> r =
         retry<pg::Result>(stop, "look at the queue",
                           [&](pg::Connection& c) { return c.exec(kHasVisibleWork, {worker_id}); });
-    if (!r.ok() && sql_state(r.status()) == "42883") {
+    if (!r.ok() && pg::is_missing_function(r.status())) {
       return absl::UnimplementedError(
           "the database has no pgflow.has_visible_work (schema older than 0020: run `pgflow "
           "migrate`)");
@@ -363,7 +299,8 @@ class PgStore final : public Store {
   }
 
   absl::StatusOr<std::vector<std::uint64_t>> unwanted_tasks(const std::vector<TaskRef>& tasks,
-                                                            const std::string& worker_id) override {
+                                                            const std::string& worker_id,
+                                                            const std::stop_token& stop) override {
     nlohmann::json rows = nlohmann::json::array();
     for (const TaskRef& t : tasks) {
       rows.push_back({{"id", t.id},
@@ -371,9 +308,12 @@ class PgStore final : public Store {
                       {"step_slug", t.step_slug},
                       {"task_index", t.task_index}});
     }
-    PGFLOW_ASSIGN_OR_RETURN(pg::Result r, once([&](pg::Connection& c) {
-                              return c.exec(kUnwantedTasks, {rows.dump(), worker_id});
-                            }));
+    PGFLOW_ASSIGN_OR_RETURN(pg::Result r,
+                            once(
+                                [&](pg::Connection& c) {
+                                  return c.exec(kUnwantedTasks, {rows.dump(), worker_id});
+                                },
+                                stop));
     std::vector<std::uint64_t> ids;
     for (int i = 0; i < r.rows(); ++i)
       ids.push_back(static_cast<std::uint64_t>(r.int64(i, 0).value_or(-1)));
@@ -381,10 +321,9 @@ class PgStore final : public Store {
   }
 
   absl::Status mark_stopped(const std::string& worker_id, const std::stop_token& stop) override {
-    return statements_->run(stop, [&](pg::Session& s) {
-      return s.retry(stop, "mark worker stopped",
-                     [&](pg::Connection& c) { return c.exec(kMarkStopped, {worker_id}).status(); });
-    });
+    return retry<pg::Result>(stop, "mark worker stopped",
+                             [&](pg::Connection& c) { return c.exec(kMarkStopped, {worker_id}); })
+        .status();
   }
 
   absl::StatusOr<nlohmann::json> run_input(const std::string& run_id,
@@ -430,20 +369,16 @@ class PgStore final : public Store {
   // Runs `op` once on the connection (startup calls: their caller retries); a broken
   // connection is dropped, so the next call reconnects.
   absl::StatusOr<pg::Result> once(
-      const std::function<absl::StatusOr<pg::Result>(pg::Connection&)>& op) {
-    return statements_->run(std::stop_token(), [&](pg::Session& s) -> absl::StatusOr<pg::Result> {
-      PGFLOW_ASSIGN_OR_RETURN(pg::Connection * conn, s.connection());
-      absl::StatusOr<pg::Result> r = op(*conn);
-      if (!r.ok() && !conn->healthy()) s.reset();
-      return r;
-    });
+      const std::function<absl::StatusOr<pg::Result>(pg::Connection&)>& op,
+      const std::stop_token& stop = {}) {
+    return statements_->run(stop, [&](pg::Session& s) { return s.attempt<pg::Result>(op); });
   }
 
-  // Session::retry on the statement session, in this store's turn.
+  // Session::retry on the statement session, a turn per try (SharedSession::retry).
   template <typename T>
   absl::StatusOr<T> retry(const std::stop_token& stop, std::string_view what,
                           const std::function<absl::StatusOr<T>(pg::Connection&)>& op) {
-    return statements_->run(stop, [&](pg::Session& s) { return s.retry<T>(stop, what, op); });
+    return statements_->retry<T>(stop, what, backoff_, log_, op);
   }
 
   // Runs `wait` on the session that LISTENs: the store's own listen session, or its statement
@@ -515,6 +450,7 @@ class PgStore final : public Store {
   }
 
   Logger log_;
+  internal::Backoff backoff_;  // between tries of retry
   // The claim call whose reply never arrived, if any (claims are one at a time: the poller's).
   std::optional<std::string> unanswered_claim_;
   // Set by the LISTEN on connect (poller, maintenance); shared with that session.

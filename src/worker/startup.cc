@@ -4,6 +4,7 @@
 #include "absl/strings/str_join.h"
 #include "internal/status_macros.h"
 #include "nlohmann/json.hpp"
+#include "pg/error.h"
 #include "pgflow/status.h"
 
 namespace pgflow::internal {
@@ -12,7 +13,7 @@ namespace {
 absl::Status check_protocol(Store& store) {
   absl::StatusOr<int> protocol = store.worker_protocol();
   if (!protocol.ok()) {
-    if (sql_state(protocol.status()) == "42883" || sql_state(protocol.status()) == "3F000") {
+    if (pg::is_missing_function(protocol.status()) || sql_state(protocol.status()) == "3F000") {
       return absl::FailedPreconditionError(
           "pgflow: the database has no worker protocol (its pgflow schema is older than version "
           "0002, queue identity, or missing): run `pgflow migrate` before starting this worker");

@@ -157,9 +157,11 @@ class Store {
   // then ask unwanted_tasks.
   virtual bool wait_for_stop_announcements(Clock::Time until, const std::stop_token& stop) = 0;
   // Which of `tasks` the database no longer wants from this worker (cancelled, skipped, ended,
-  // claimed by another worker, gone): their ids. Tried once.
+  // claimed by another worker, gone): their ids. Tried once; kCancelled when `stop` is requested
+  // before a shared connection is free.
   virtual absl::StatusOr<std::vector<std::uint64_t>> unwanted_tasks(
-      const std::vector<TaskRef>& tasks, const std::string& worker_id) = 0;
+      const std::vector<TaskRef>& tasks, const std::string& worker_id,
+      const std::stop_token& stop) = 0;
   virtual absl::Status mark_stopped(const std::string& worker_id, const std::stop_token& stop) = 0;
 
   // ---- run inputs ----

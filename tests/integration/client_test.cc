@@ -13,6 +13,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "pg/connection.h"
+#include "pgflow/flow.h"
+#include "pgflow/flow_signature.h"
 #include "pgflow/status.h"
 #include "pgflow/worker.h"
 #include "testing/client_test_base.h"
@@ -435,6 +437,43 @@ TEST_F(ClientTest, TypedStartAndTypedOutput) {
   EXPECT_EQ(out.get<"archive">(), std::nullopt);  // audit was skipped with skip-cascade
   EXPECT_THAT(done.step("vip")->output_as<int>(),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("step vip")));
+}
+
+// wf::conditional's signature, as a producer that does not compile its handlers declares it
+// (the flow is visible here, so pgflow::implements checks the two match).
+using ConditionalSignature =
+    FlowSignature<"wConditional", json, Step<"root", json>, Step<"vip", std::string>,
+                  Step<"audit", int>, OptionalLeaf<"archive", int>, Leaf<"report", std::string>>;
+[[maybe_unused]] const auto checked_conditional = implements<ConditionalSignature>(wf::conditional);
+static_assert(
+    std::is_same_v<FlowOutput<ConditionalSignature>, FlowOutput<decltype(wf::conditional)>>);
+
+TEST_F(ClientTest, AProducerStartsAndReadsARunThroughTheFlowsSignature) {
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker,
+                              EdgeWorker::start(wf::conditional, test_worker_config(db_->url())));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id,
+                              client_->start_run(ConditionalSignature{}, json{{"vip", true}}));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState done,
+                              client_->wait_for_run(run_id, std::chrono::seconds(30)));
+  EXPECT_EQ(done.flow_slug, "wConditional");
+  using Output = FlowOutput<ConditionalSignature>;
+  PGFLOW_ASSERT_OK_AND_ASSIGN(Output out, done.output_as<Output>());
+  EXPECT_EQ(out.get<"report">(), "gift");
+  EXPECT_EQ(out.get<"archive">(), std::nullopt);
+  using Vip = StepOutput<ConditionalSignature, "vip">;
+  EXPECT_THAT(done.step("vip")->output_as<Vip>(), IsOkAndHolds(std::string("gift")));
+
+  // The other alias starts take a signature too; one key, one run.
+  PGFLOW_ASSERT_OK_AND_ASSIGN(IdempotentStart first,
+                              client_->start_run_idempotent(ConditionalSignature{}, json{}, "k1"));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(IdempotentStart again,
+                              client_->start_run_idempotent(ConditionalSignature{}, json{}, "k1"));
+  EXPECT_TRUE(first.created);
+  EXPECT_FALSE(again.created);
+  EXPECT_EQ(again.run_id, first.run_id);
+  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState started,
+                              client_->start_flow(ConditionalSignature{}, json{{"vip", false}}));
+  EXPECT_EQ(started.flow_alias, "wConditional");
 }
 
 TEST_F(ClientTest, StartsARunAtomicallyWithTheCallersData) {

@@ -123,7 +123,8 @@ class FakeStore final : public internal::Store {
     return std::exchange(db_.stop_announced_, false);
   }
   absl::StatusOr<std::vector<std::uint64_t>> unwanted_tasks(
-      const std::vector<internal::TaskRef>& tasks, const std::string&) override {
+      const std::vector<internal::TaskRef>& tasks, const std::string&,
+      const std::stop_token&) override {
     absl::MutexLock lock(&db_.mu_);
     std::vector<std::uint64_t> ids;
     for (const internal::TaskRef& t : tasks) {

@@ -91,5 +91,37 @@ TEST_F(Turns, AWaitingCallerWhoseStopIsRequestedGivesUpAndTheNextGetsItsTurn) {
   EXPECT_TRUE(ran.load()) << "the abandoned turn is skipped";
 }
 
+TEST_F(Turns, ACallerRetryingThroughAnOutageLeavesTheConnectionToOthersWhileItPauses) {
+  // The session's server never answers (connection refused: transient), so the retrying
+  // caller tries, pauses (logging each pause) and tries again until stopped.
+  std::atomic<int> pauses{0};
+  const Logger counting([&](const LogRecord&) { ++pauses; }, LogLevel::kWarn);
+  std::stop_source stop_retrying;
+  absl::StatusOr<int> retried = 0;
+  std::jthread retrying([&] {
+    internal::Backoff backoff(std::chrono::milliseconds(100), std::chrono::milliseconds(200));
+    retried = session_.retry<int>(stop_retrying.get_token(), "an outage", backoff, counting,
+                                  [](Connection&) -> absl::StatusOr<int> { return 1; });
+  });
+  ASSERT_TRUE(wait_for([&] { return pauses.load() >= 2; }));
+  // Another caller gets its turn while the outage lasts: the retrying caller takes a turn for
+  // each try, none while it pauses (holding it across pauses would make this call wait for
+  // the outage to end).
+  std::stop_source give_up;
+  std::atomic<bool> ran{false};
+  std::jthread other([&] {
+    (void)session_.run(give_up.get_token(), [&](Session&) {
+      ran = true;
+      return absl::OkStatus();
+    });
+  });
+  EXPECT_TRUE(wait_for([&] { return ran.load(); })) << "the retrying caller kept the turn";
+  give_up.request_stop();
+  other.join();
+  stop_retrying.request_stop();
+  retrying.join();
+  EXPECT_EQ(retried.status().code(), absl::StatusCode::kCancelled) << retried.status();
+}
+
 }  // namespace
 }  // namespace pgflow::pg

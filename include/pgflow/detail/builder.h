@@ -167,21 +167,6 @@ struct MapSource<Input, SlugList<D>, Steps...> {
   using type = typename StepNamed<D, Steps...>::output_type;
 };
 
-template <typename F, FixedString Slug>
-struct StepOutputOf {
-  static constexpr bool found = F::template has_step<Slug>;
-  static_assert(found, "pgflow: StepOutput<F, \"slug\">: the flow has no step with this slug");
-  template <bool Found, typename = void>
-  struct Lazy {
-    using type = void;
-  };
-  template <typename Dummy>
-  struct Lazy<true, Dummy> {
-    using type = typename FlowTypeAccess::step_named<F, Slug>::output_type;
-  };
-  using type = typename Lazy<found>::type;
-};
-
 }  // namespace pgflow::detail
 
 #endif  // PGFLOW_DETAIL_BUILDER_H_

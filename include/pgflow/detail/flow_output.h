@@ -103,12 +103,23 @@ class OutputRecord {
   std::tuple<typename Fields::type...> values_;
 };
 
+// Whether Step is part of the run output: a leaf of the flow's steps, or a step its signature
+// (pgflow/flow_signature.h) declares a leaf.
+template <typename Step, typename... Steps>
+constexpr bool in_run_output() {
+  if constexpr (requires { Step::leaf; }) {
+    return Step::leaf;
+  } else {
+    return is_leaf<Step::slug, Steps...>;
+  }
+}
+
 // OutputRecord of the leaf steps of Steps..., in declaration order.
 template <typename... Steps>
 struct FlowOutputOf {
   template <typename Step>
   using FieldIfLeaf = std::conditional_t<
-      is_leaf<Step::slug, Steps...>,
+      in_run_output<Step, Steps...>(),
       TypeList<OutputField<Step::slug, typename Step::output_type, Step::skip.may_be_absent>>,
       TypeList<>>;
   template <typename List>

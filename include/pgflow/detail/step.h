@@ -255,6 +255,22 @@ constexpr bool has_case_alias =
 template <FixedString S, typename... Steps>
 using StepNamed = std::tuple_element_t<step_index<S, Steps...>(), std::tuple<Steps...>>;
 
+// The output type of step Slug of flow (or signature) F (pgflow::StepOutput).
+template <typename F, FixedString Slug>
+struct StepOutputOf {
+  static constexpr bool found = F::template has_step<Slug>;
+  static_assert(found, "pgflow: StepOutput<F, \"slug\">: the flow has no step with this slug");
+  template <bool Found, typename = void>
+  struct Lazy {
+    using type = void;
+  };
+  template <typename Dummy>
+  struct Lazy<true, Dummy> {
+    using type = typename FlowTypeAccess::step_named<F, Slug>::output_type;
+  };
+  using type = typename Lazy<found>::type;
+};
+
 template <typename Deps, typename... Steps>
 struct AllKnown;
 template <FixedString... Ds, typename... Steps>

@@ -1,0 +1,4 @@
+// bench/compile: pgflow/client.h alone.
+#include "pgflow/client.h"
+
+int main() { return 0; }
