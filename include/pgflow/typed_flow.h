@@ -26,13 +26,13 @@ concept TypedFlow = requires(const F& flow) {
 
 // A flow's signature (pgflow::FlowSignature): an alias and a run input type, no handlers.
 template <typename F>
-concept FlowSignatureOf = requires {
+concept FlowSignatureLike = requires {
   typename F::input_type;
   { F::alias() } -> std::same_as<std::string_view>;
 };
 
 template <typename F>
-concept StartableFlow = TypedFlow<F> || FlowSignatureOf<F>;
+concept StartableFlow = TypedFlow<F> || FlowSignatureLike<F>;
 
 namespace detail {
 // The alias a typed start of `flow` starts.
