@@ -409,33 +409,18 @@ void run_fleet(BenchContext& ctx) {
           pooler_pid ? absl::StrFormat("%.2f%%", pct(t.pooler, t.seconds)) : std::string("n/a"),
           pct(t.workers, t.seconds));
     };
-    ctx.report.add(
-        {.id = "p6",
-         .name = absl::StrFormat(
-             "%d idle poll-only workers through the pooler, looking: server CPU", kFleet),
-         .value = known ? beyond(looking) : -1,
-         .unit = "% of a core",
-         .note = note(looking)});
-    ctx.report.add(
-        {.id = "p6.claims",
-         .name = absl::StrFormat(
-             "%d idle poll-only workers, claiming at each poll (before 0020): server CPU", kFleet),
-         .value = known ? beyond(claiming) : -1,
-         .unit = "% of a core",
-         .note = note(claiming)});
-    ctx.report.add(
-        {.id = "p6.name",
-         .name = absl::StrFormat(
-             "%d idle poll-only workers looking, one application_name: server CPU", kFleet),
-         .value = known ? beyond(one_name) : -1,
-         .unit = "% of a core",
-         .note = note(one_name)});
-    ctx.report.add({.id = "p6.2s",
-                    .name = absl::StrFormat(
-                        "%d idle poll-only workers looking, poll_interval 2 s: server CPU", kFleet),
-                    .value = known ? beyond(looking_2s) : -1,
-                    .unit = "% of a core",
-                    .note = note(looking_2s)});
+    auto report_idle = [&](std::string id, const char* what, const Idle& t) {
+      ctx.report.add(
+          {.id = std::move(id),
+           .name = absl::StrFormat("%d idle poll-only workers %s: server CPU", kFleet, what),
+           .value = known ? beyond(t) : -1,
+           .unit = "% of a core",
+           .note = note(t)});
+    };
+    report_idle("p6", "through the pooler, looking", looking);
+    report_idle("p6.claims", "claiming at each poll (before 0020)", claiming);
+    report_idle("p6.name", "looking, one application_name", one_name);
+    report_idle("p6.2s", "looking, poll_interval 2 s", looking_2s);
     auto idle_verdict = [&](std::string what, const Idle& t) {
       ctx.report.verdict({.what = std::move(what),
                           .met = known && beyond(t) < 1.0,
