@@ -6,7 +6,8 @@
 // h. a small step's latency during a map backlog, one queue vs one queue per step, i. cancellation,
 // u. our SQL API driven as upstream's TypeScript worker drives it (and upstream's, when at hand),
 // k. claims and s. starts against raw PGMQ calls, y. b1 and c1 with a million finished runs,
-// l. concurrency limits, p. a fleet of workers behind PgBouncer (only when asked: --only=p).
+// l. concurrency limits, w. waits and signals, p. a fleet of workers behind PgBouncer (only when
+// asked: --only=p).
 // Uses DATABASE_URL when set; otherwise creates a throwaway cluster with scripts/pgcluster
 // (default settings, not --fast) and removes it at the end.
 #include <pthread.h>
@@ -128,6 +129,7 @@ int bench_main(int argc, char** argv) {
     if (ctx.flags.runs('p')) run_fleet(ctx);
     if (ctx.flags.runs('y')) run_history(ctx);
     if (ctx.flags.runs('l')) run_flow_control(ctx);
+    if (ctx.flags.runs('w')) run_waits(ctx);
     add_row_verdicts(ctx);
 
     if (worker_problems() > 0) {

@@ -44,11 +44,12 @@ void progress(const std::string& line) {
 
 const std::vector<Flags::Spec>& Flags::specs() {
   static const std::vector<Spec> kSpecs = {
-      {"only", "abcdefghiuksyl",
+      {"only", "abcdefghiuksylw",
        "sections to run, e.g. --only=ab (a raw PGMQ, b backlog, c producers, "
        "d DAG, e latency, f map scaling, g idle, h step queues, i cancellation, "
        "u upstream's protocol, k claims vs raw reads, s starts vs raw sends, y history growth, "
-       "l concurrency limits; p a fleet behind PgBouncer, not by default)"},
+       "l concurrency limits, w waits and signals; p a fleet behind PgBouncer, not by default)"},
+      {"wait_runs", "10000", "w: runs waiting for a signal at once"},
       {"scale", "1",
        "multiplies every run/task count (e.g. 0.2 for a quick run, 5 for a long one)"},
       {"concurrency", "10", "worker max_concurrent"},

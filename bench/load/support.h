@@ -348,6 +348,7 @@ void run_starts(BenchContext& ctx);             // s
 void run_claims(BenchContext& ctx);             // k
 void run_history(BenchContext& ctx);            // y
 void run_flow_control(BenchContext& ctx);       // l
+void run_waits(BenchContext& ctx);              // w
 void run_fleet(BenchContext& ctx);              // p (not in the default --only: needs PgBouncer)
 // The verdicts on rows of the other sections (b1, c1, d1, c3, e, f4), after they ran.
 void add_row_verdicts(BenchContext& ctx);

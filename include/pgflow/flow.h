@@ -38,6 +38,19 @@
 // and against {dep_slug: output} of the completed dependencies otherwise. Patterns must be
 // JSON objects (checked by pgflow::validate()).
 //
+// Wait steps have no handler: the SQL core completes them, holding no worker (docs/waiting.md).
+//   .signal<"slug", Output>(args...)        one task, completed by a signal whose payload (an
+//                                           Output) is the step's output: pgflow.send_signal,
+//                                           Client::send_signal, `pgflow run signal`
+//   .signal_each<"slug", Output>(args...)   one such task per element of over<...>; the output
+//                                           is the std::vector of the payloads
+//   .sleep<"slug">(args...)                 one task that completes after pgflow::sleep_for(d)
+//                                           or at pgflow::sleep_until("dep.field"); output
+//                                           pgflow::Slept
+// They take after/over, conditions and when_* modes as steps do, no options, and
+//   pgflow::signal_timeout(d[, value])      give up after d: fail (when_exhausted applies), or
+//                                           complete with value
+//
 // Handlers. Any const-callable (lambda, function pointer, functor); they run concurrently
 // on the worker's pool, so they must be thread-safe. Arguments:
 //   root step           (const Input&)
@@ -59,6 +72,7 @@
 #define PGFLOW_FLOW_H_
 
 #include <array>
+#include <chrono>
 #include <concepts>
 #include <cstddef>
 #include <memory>
@@ -118,6 +132,24 @@ inline constexpr detail::WhenUnmetTag<WhenMode::kSkipCascade> when_unmet_skip_ca
 inline constexpr detail::WhenExhaustedTag<WhenMode::kFail> when_exhausted_fail{};
 inline constexpr detail::WhenExhaustedTag<WhenMode::kSkip> when_exhausted_skip{};
 inline constexpr detail::WhenExhaustedTag<WhenMode::kSkipCascade> when_exhausted_skip_cascade{};
+
+// ---- wait step arguments (docs/waiting.md) --------------------------------------------------
+
+// A wait for a signal that gives up after `timeout` (whole seconds, at least 1): the task fails
+// at once (a wait is not retried) and the step's when_exhausted mode applies...
+inline detail::SignalTimeoutArg<void> signal_timeout(std::chrono::seconds timeout) {
+  return {timeout};
+}
+// ... or, given a value, completes with it (it must convert to the step's output type).
+template <typename T>
+detail::SignalTimeoutArg<std::decay_t<T>> signal_timeout(std::chrono::seconds timeout, T&& output) {
+  return {timeout, std::forward<T>(output)};
+}
+// A sleep for `duration` (whole seconds, 0 or more) from when the step starts.
+inline detail::SleepForArg sleep_for(std::chrono::seconds duration) { return {duration}; }
+// A sleep until the ISO 8601 timestamp at `path` of the step's input: dotted field names, the
+// first "run" (the run input) or a dependency's slug, e.g. "quote.ship_at". Single steps only.
+inline detail::SleepUntilArg sleep_until(std::string path) { return {std::move(path)}; }
 
 // pgflow::Flow<Slug, Input>
 //
@@ -191,7 +223,11 @@ class Flow : public detail::StepMethods<Flow<Slug, Input, Steps...>> {
 
     constexpr bool names_ok =
         detail::check_step_slug<S>() && detail::check_unique_slug<S, Steps...>();
-    constexpr bool args_ok = names_ok && detail::check_step_args<Kind, Args>();
+    static_assert(Args::wait_args == 0,
+                  "pgflow: signal_timeout, sleep_for and sleep_until belong to wait steps "
+                  "(.signal, .signal_each, .sleep), which have no handler");
+    constexpr bool args_ok =
+        names_ok && Args::wait_args == 0 && detail::check_step_args<Kind, Args>();
     constexpr bool deps_ok = args_ok && detail::check_dependencies_known<Kind, Deps, Steps...>();
     if constexpr (!deps_ok) {
       return detail::InvalidFlow{};
@@ -219,18 +255,7 @@ class Flow : public detail::StepMethods<Flow<Slug, Input, Steps...>> {
           if constexpr (!detail::check_output<Kind, Result, Returned>()) {
             return detail::InvalidFlow{};
           } else {
-            using Output =
-                std::conditional_t<Kind == detail::StepKind::kMap, std::vector<Result>, Result>;
-            constexpr bool dep_cascades = detail::AnyCascades<Deps, Steps...>::value;
-            constexpr detail::SkipTraits skip{
-                .arrives_optional = Args::plain_skip,
-                .may_cascade = Args::cascade_skip || dep_cascades,
-                .may_be_absent = Args::plain_skip || Args::cascade_skip || dep_cascades,
-            };
-            using Tag =
-                detail::StepTag<S,
-                                Kind == detail::StepKind::kMap ? StepType::kMap : StepType::kSingle,
-                                Output, Deps, skip>;
+            using Tag = typename detail::TagOf<S, Kind, Result, Args, Steps...>::type;
 
             StepDefinition step = detail::new_step(
                 S.view(), Tag::type, Deps::views, Args::effective_unmet, Args::effective_exhausted);
@@ -242,6 +267,38 @@ class Flow : public detail::StepMethods<Flow<Slug, Input, Steps...>> {
                                                   detail::last_arg(std::forward<A>(a)...))));
           }
         }
+      }
+    }
+  }
+
+  // A wait step (.signal, .signal_each, .sleep): the checks of a step without a handler, and
+  // those of its wait; Output is its payload type (.sleep: pgflow::Slept).
+  template <detail::FixedString S, detail::StepKind Kind, typename Output, WaitDefinition::Kind W,
+            typename... A>
+  auto add_wait(A&&... a) const {
+    using Args = detail::StepArgs<std::remove_cvref_t<A>...>;
+    using Deps = typename Args::deps;
+    constexpr bool names_ok =
+        detail::check_step_slug<S>() && detail::check_unique_slug<S, Steps...>();
+    constexpr bool args_ok = names_ok && detail::check_step_args<Kind, Args>() &&
+                             detail::check_wait_args<W, Output, Args, std::remove_cvref_t<A>...>();
+    constexpr bool deps_ok = args_ok && detail::check_dependencies_known<Kind, Deps, Steps...>();
+    if constexpr (!deps_ok) {
+      return detail::InvalidFlow{};
+    } else {
+      constexpr bool source_ok =
+          detail::check_source<Kind, Deps::size == 0,
+                               typename detail::MapSource<Input, Deps, Steps...>::type>();
+      if constexpr (!source_ok) {
+        return detail::InvalidFlow{};
+      } else {
+        using Tag = typename detail::TagOf<S, Kind, Output, Args, Steps...>::type;
+        StepDefinition step = detail::new_step(S.view(), Tag::type, Deps::views,
+                                               Args::effective_unmet, Args::effective_exhausted);
+        step.wait = WaitDefinition{.kind = W};
+        (detail::apply_step_arg(step, std::forward<A>(a)), ...);
+        return Flow<Slug, Input, Steps..., Tag>(
+            detail::append_step(*definition_, std::move(step), StepHandler{}));
       }
     }
   }

@@ -99,6 +99,30 @@ struct StepOptionValues {
 using StepHandler =
     std::function<absl::StatusOr<nlohmann::json>(const nlohmann::json& input, Context& ctx)>;
 
+// pgflow::WaitDefinition
+//
+// What a wait step's tasks wait for instead of a handler (docs/waiting.md); the SQL core
+// completes them, no worker is involved. A signal (pgflow.send_signal, Client::send_signal)
+// whose payload is the task's output - for ever, or until `timeout`, when the task fails (no
+// retries; the step's when_exhausted applies) or, with `timeout_output`, completes with that.
+// Or a sleep: for `sleep_for`, or until the ISO 8601 timestamp at path `sleep_until` of the
+// step's input (single steps only); it completes with {"until": that time}.
+struct WaitDefinition {
+  enum class Kind { kSignal, kSleep };
+  Kind kind = Kind::kSignal;
+  std::optional<std::chrono::seconds> timeout = {};
+  std::optional<nlohmann::json> timeout_output = {};
+  std::optional<std::chrono::seconds> sleep_for = {};
+  std::vector<std::string> sleep_until = {};
+};
+
+// A sleep step's output: the time it slept until, as the SQL core writes it (ISO 8601, e.g.
+// "2026-12-03T17:30:00+00:00").
+struct Slept {
+  std::string until;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Slept, until)
+
 // pgflow::StepDefinition
 struct StepDefinition {
   std::string slug = {};
@@ -114,6 +138,8 @@ struct StepDefinition {
   std::optional<nlohmann::json> if_not_pattern = {};
   WhenMode when_unmet = WhenMode::kSkip;  // only meaningful with a pattern
   WhenMode when_exhausted = WhenMode::kFail;
+  // A wait step's wait; it has no handler then (and takes no options).
+  std::optional<WaitDefinition> wait = {};
   StepHandler handler = {};
 };
 
@@ -138,10 +164,14 @@ struct FlowDefinition {
 //   {"steps": [{"slug", "stepType", "dependencies" (sorted), "whenUnmet", "whenExhausted",
 //               "requiredInputPattern": {"defined": false} | {"defined": true, "value": …},
 //               "forbiddenInputPattern": …,
-//               "options"?: {"maxAttempts"?, "baseDelay"?, "timeout"?, "startDelay"?}}, …],
+//               "options"?: {"maxAttempts"?, "baseDelay"?, "timeout"?, "startDelay"?},
+//               "wait"?: {"kind": "signal", "timeout"?, "timeoutOutput"?}
+//                      | {"kind": "sleep", "seconds" | "until"}}, …],
 //    "options"?: {"maxAttempts"?, "baseDelay"?, "timeout"?}}
 //
-// `options` objects appear only when at least one value is set, with only the set keys. The
+// `options` objects appear only when at least one value is set, with only the set keys. Only
+// wait steps have a "wait" (ours: upstream has no wait steps, so a flow without waits has
+// upstream's shape byte for byte, and one with waits never matches an upstream worker's). The
 // flow slug is not part of the shape. Dependencies sort by byte order (ASCII), as
 // JavaScript's Array.prototype.sort does for slugs.
 nlohmann::ordered_json shape_of(const FlowDefinition& flow);
@@ -177,7 +207,9 @@ absl::StatusOr<std::vector<StepRoute>> routes_of(const FlowDefinition& flow);
 // characters), unique step slugs (also ignoring case), dependencies on earlier steps only and
 // at most one for a map, patterns are JSON objects, option ranges (max_attempts >= 1,
 // base_delay >= 1, timeout >= 3, start_delay >= 0, concurrency_limit >= 1), a handler for
-// every step, in queue mode kStep at least one step and a private queue name that fits for
+// every step but wait steps (which have none, and no options; a wait's timeout and sleep are
+// whole seconds, a signal's timeout at least 1, a sleep has one of sleep_for and sleep_until,
+// and only a single step's sleep reads a timestamp), in queue mode kStep at least one step and a private queue name that fits for
 // each (routes_of), and an alias under the shared slug rules.
 // Returns kInvalidArgument listing every problem; each names the flow, the step and the field.
 absl::Status validate(const FlowDefinition& flow);

@@ -42,6 +42,15 @@ struct IdempotentStart {
   bool created = false;  // false: an earlier start with the same alias and key created run_id
 };
 
+// What became of a signal sent to a wait step (RunControl::send_signal).
+enum class SignalOutcome {
+  kDelivered,  // its task was waiting: it completed with the payload, and the run moved on
+  kBuffered,   // the step does not wait yet: kept until it does, then taken at once
+  kDuplicate,  // the run already has a signal with this id for this task: nothing changed
+};
+// "delivered" / "buffered" / "duplicate", as pgflow.send_signal returns it.
+std::string_view to_string(SignalOutcome outcome);
+
 class RunControl {
  public:
   virtual ~RunControl() = default;
@@ -119,6 +128,19 @@ class RunControl {
   // kNotFound for an unknown run. A flow without a limit admits its tasks as they are queued:
   // there a priority changes nothing.
   absl::Status set_run_priority(std::string_view run_id, int priority) const;
+
+  // Sends signal `signal_id` (1 to 255 characters, the sender's: a resend with the same id is
+  // a kDuplicate that changes nothing) with `payload` to task `task_index` of wait step
+  // `step_slug` of run `run_id` (docs/waiting.md; schema 0021). The payload becomes the step's
+  // output, so it must be what the step's type says (e.g. an Approval, which converts to JSON).
+  // kNotFound for an unknown run or step; kInvalidArgument for a step that does not wait for a
+  // signal, a task index outside the step, a payload a map's size cannot come from;
+  // kFailedPrecondition when the run or step has ended, or a second signal for one task is
+  // sent before the step waits. On a Transaction it takes effect when the transaction commits.
+  absl::StatusOr<SignalOutcome> send_signal(std::string_view run_id, std::string_view step_slug,
+                                            std::string_view signal_id,
+                                            const nlohmann::json& payload = nullptr,
+                                            int task_index = 0) const;
 
   // The typed starts: the same calls with a typed flow (pgflow/typed_flow.h) and its input
   // type, checked at compile time: start_flow(onboard, Signup{...}). start_flow,

@@ -58,6 +58,11 @@ struct StepState {
   std::optional<int> initial_tasks;
   int remaining_deps = 0;
   std::optional<absl::Time> started_at, completed_at, failed_at, skipped_at;
+  // A wait step (docs/waiting.md) whose tasks wait for a signal or a sleep: how many, and
+  // their earliest deadline (a timeout or a sleep's end; none: they wait for ever).
+  int waiting_tasks = 0;
+  std::optional<absl::Time> wakes_at;
+  bool waiting() const { return waiting_tasks > 0; }
 
   // The output converted to T: kFailedPrecondition when the step has no output, kInvalidArgument
   // (naming the step) when it does not convert.

@@ -192,12 +192,12 @@ begin
   if not exists (select 1 from pg_catalog.pg_roles r where r.rolname = 'pgflow_worker') then
     create role pgflow_worker nologin;
     comment on role pgflow_worker is
-      'pgflow: runs workers (claim, complete, fail, heartbeat, stall recovery, compile new flows). Grant it to worker logins. See sql/contrib/grants.sql.';
+      'pgflow: runs workers (claim, complete, fail, heartbeat, stall recovery, wait step timers, compile new flows). Grant it to worker logins. See sql/contrib/grants.sql.';
   end if;
   if not exists (select 1 from pg_catalog.pg_roles r where r.rolname = 'pgflow_starter') then
     create role pgflow_starter nologin;
     comment on role pgflow_starter is
-      'pgflow: starts, cancels, retries and resumes runs and reads their state (start_flow_with_states[_by_slug], start_run[_by_slug], start_run_idempotent[_by_slug], cancel_run, retry_run, resume_run, get_run_with_states). Grant it to application logins. See sql/contrib/grants.sql.';
+      'pgflow: starts, cancels, retries and resumes runs, signals their wait steps and reads their state (start_flow_with_states[_by_slug], start_run[_by_slug], start_run_idempotent[_by_slug], cancel_run, retry_run, resume_run, send_signal, get_run_with_states). Grant it to application logins. See sql/contrib/grants.sql.';
   end if;
   -- Existing roles are left as they are, but a group role that can log in is a mistake.
   if exists (select 1 from pg_catalog.pg_roles r
@@ -221,12 +221,12 @@ begin
                             pgflow.retry_run(uuid, uuid),
                             pgflow.resume_run(uuid),
                             pgflow.get_run_with_states(uuid) to pgflow_starter;
-  -- The idempotent starts (schema 0017 or later; the script serves 0014 onwards) and run
-  -- priorities (0018 or later).
+  -- The idempotent starts (schema 0017 or later; the script serves 0014 onwards), run
+  -- priorities (0018 or later) and signals to wait steps (0021 or later).
   for v_fn in select p.oid::regprocedure from pg_catalog.pg_proc p
               where p.pronamespace = 'pgflow'::regnamespace
                 and p.proname in ('start_run_idempotent', 'start_run_idempotent_by_slug',
-                                  'set_run_priority') order by 1 loop
+                                  'set_run_priority', 'send_signal') order by 1 loop
     execute pg_catalog.format('grant execute on function %s to pgflow_starter', v_fn);
   end loop;
 
@@ -268,6 +268,11 @@ begin
   -- Schema 0020: a poll-only worker's look at its idle queue.
   if pg_catalog.to_regprocedure('pgflow.has_visible_work(uuid)') is not null then
     grant execute on function pgflow.has_visible_work(uuid) to pgflow_worker;
+  end if;
+  -- Schema 0021: the timers of wait steps (a worker's maintenance loop fires them). Sending
+  -- signals is the starter's: a worker alone cannot complete a wait step.
+  if pg_catalog.to_regprocedure('pgflow.wake_waiting_tasks(int)') is not null then
+    grant execute on function pgflow.wake_waiting_tasks(int) to pgflow_worker;
   end if;
   -- (Versions before 0012 granted these; the worker API now calls them as the owner.)
   revoke execute on function pgflow._create_queue(text), pgflow._pause_worker_function(text, text)

@@ -67,6 +67,11 @@ create table pgflow.steps (
   -- A concurrency limit applies to its tasks (its own or its flow's; since 0018): they are
   -- queued held (_store_flow_control keeps it; the starts read it with the step).
   concurrency_limited     boolean not null default false,
+  -- A wait step (since 0021): what its tasks wait for instead of a worker - a signal or a
+  -- sleep (_wait_problem says what is valid; docs/waiting.md). NULL for a step with a handler.
+  -- It is the step's "wait" in the flow shape, so a flow with waits never matches a shape
+  -- without them (an upstream worker's).
+  wait                    jsonb,
   primary key (flow_slug, step_slug),
   unique (flow_slug, step_index),
   check (pgflow.is_valid_slug(step_slug)),
@@ -82,7 +87,8 @@ create table pgflow.steps (
   constraint when_unmet_is_valid check (when_unmet in ('fail', 'skip', 'skip-cascade')),
   constraint when_exhausted_is_valid check (when_exhausted in ('fail', 'skip', 'skip-cascade')),
   constraint queue_name_is_canonical
-    check (queue_name = lower(queue_name) and length(queue_name) between 1 and 47)
+    check (queue_name = lower(queue_name) and length(queue_name) between 1 and 47),
+  constraint wait_is_valid check (wait is null or pgflow._wait_problem(wait, step_type) is null)
 );
 create index idx_steps_queue_name on pgflow.steps (queue_name);
 create unique index steps_step_slug_lower_key on pgflow.steps (flow_slug, lower(step_slug));

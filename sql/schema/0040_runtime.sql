@@ -74,6 +74,8 @@ create table pgflow.step_states (
 
 -- Task statuses: queued -> started -> completed | failed, back to queued on retry or stall
 -- recovery; skipped (its step was skipped) and cancelled (its run failed) are terminal too.
+-- A wait step's task (since 0021) has no message: waiting -> completed | failed, resolved by a
+-- signal or its wake_at (_resolve_waiting_task), waiting again when its run resumes.
 -- (queue_name, message_id) is a queue-backed task's durable identity in PGMQ (message ids are
 -- queue-scoped); queue_name is a snapshot of the step's route taken when the task was created
 -- and never changes. message_id stays nullable.
@@ -111,10 +113,13 @@ create table pgflow.step_tasks (
   -- NULL otherwise.
   concurrency_key        text,
   key_weight             real,
+  -- A waiting task's deadline (since 0021): when its sleep ends or its wait for a signal times
+  -- out (NULL: it waits for a signal for ever). pgflow.wake_waiting_tasks resolves it then.
+  wake_at                timestamptz,
   constraint step_tasks_pkey primary key (run_id, step_slug, task_index),
   foreign key (run_id, step_slug) references pgflow.step_states (run_id, step_slug),
   constraint valid_status check (
-    status in ('queued', 'started', 'completed', 'failed', 'skipped', 'cancelled')),
+    status in ('queued', 'started', 'completed', 'failed', 'skipped', 'cancelled', 'waiting')),
   constraint output_valid_only_for_completed check (
     output is null or status in ('completed', 'failed')),
   constraint attempts_count_nonnegative check (attempts_count >= 0),
@@ -153,3 +158,6 @@ create index idx_step_tasks_gated on pgflow.step_tasks
 create index idx_step_tasks_held_keys on pgflow.step_tasks
   (flow_slug, step_slug, concurrency_key, priority desc, queued_at, run_id, task_index)
   where gate = 'held' and status = 'queued' and concurrency_key is not null;
+-- Timers (since 0021): waiting tasks with a deadline, in deadline order (wake_waiting_tasks).
+create index idx_step_tasks_wake_at on pgflow.step_tasks (wake_at)
+  where status = 'waiting' and wake_at is not null;

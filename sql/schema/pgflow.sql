@@ -3,8 +3,8 @@
 -- builds (scripts/sql-schema check proves it; sql/README.md says how to change the core).
 --
 -- Function bodies are not checked at creation (as in pg_dump output), so the functions can be
--- listed by concern rather than by call order. Only the slug rules and the run id come before
--- the tables: check constraints and a column default call them.
+-- listed by concern rather than by call order. Only the slug and wait rules and the run id come
+-- before the tables: check constraints and a column default call them.
 \set ON_ERROR_STOP on
 set check_function_bodies = off;
 set client_min_messages = warning;
@@ -12,6 +12,8 @@ set client_min_messages = warning;
 \ir 0010_schema.sql
 \ir functions/definitions/_slug_problem.sql
 \ir functions/definitions/is_valid_slug.sql
+\ir functions/waits/_is_whole_seconds.sql
+\ir functions/waits/_wait_problem.sql
 \ir 0020_definitions.sql
 \ir 0030_workers.sql
 \ir functions/runtime/_new_run_id.sql
@@ -20,6 +22,7 @@ set client_min_messages = warning;
 \ir 0060_locks.sql
 \ir 0070_idempotency.sql
 \ir 0080_concurrency_limits.sql
+\ir 0090_signals.sql
 
 -- Definitions: building, comparing, compiling and deleting flows.
 \ir functions/definitions/is_local.sql
@@ -48,6 +51,7 @@ set client_min_messages = warning;
 \ir functions/definitions/_flows_before_delete.sql
 \ir functions/definitions/ensure_flow_compiled.sql
 \ir functions/definitions/activate_flow_version.sql
+\ir functions/definitions/add_wait_step.sql
 
 -- Concurrency limits: the deployment options and admission at commit.
 \ir functions/limits/_normalize_flow_control.sql
@@ -121,6 +125,14 @@ set client_min_messages = warning;
 \ir functions/runtime/_fail_task.sql
 \ir functions/runtime/fail_tasks.sql
 \ir functions/runtime/calculate_retry_delay.sql
+
+-- Waits: wait steps, signals and timers.
+\ir functions/waits/_wait_deadline.sql
+\ir functions/waits/_start_waiting_tasks.sql
+\ir functions/waits/_resolve_waiting_task.sql
+\ir functions/waits/_settle_waits.sql
+\ir functions/waits/send_signal.sql
+\ir functions/waits/wake_waiting_tasks.sql
 
 -- Claims: the queue-aware claim boundary.
 \ir functions/claims/claim_tasks.sql

@@ -112,12 +112,21 @@ void print_run(const nlohmann::json& run) {
                 display_text(s[why]);
       break;
     }
+    // A wait step says what its tasks wait for, and until when.
+    if (const long long waiting = s.value("tasks_waiting", 0LL); waiting > 0) {
+      absl::StrAppend(&detail, detail.empty() ? "" : "  ",
+                      s["waits_for"] == "sleep" ? "sleeping" : "waiting for a signal",
+                      waiting > 1 ? absl::StrCat(" (", waiting, " tasks)") : "",
+                      s["wakes_at"].is_null() ? "" : " until " + timestamp_text(s["wakes_at"]));
+    }
     // A cancelled run's steps say which of their tasks the cancellation stopped.
     if (const long long cancelled = s.value("tasks_cancelled", 0LL); cancelled > 0) {
       absl::StrAppend(&detail, detail.empty() ? "" : "  ", "(", cancelled,
                       cancelled == 1 ? " task cancelled)" : " tasks cancelled)");
     }
-    table.add_row({s["step_slug"], s["step_type"], s["status"], display_text(s["attempts"]),
+    const std::string step_status =
+        s.value("tasks_waiting", 0LL) > 0 ? "waiting" : s["status"].get<std::string>();
+    table.add_row({s["step_slug"], s["step_type"], step_status, display_text(s["attempts"]),
                    timestamp_text(s["started_at"]), span_text(s["started_at"], end), detail});
   }
   table.print();
@@ -179,6 +188,38 @@ int resume(const Globals& g, const ControlOptions& o) {
     print_json({{"run_id", o.run_id}, {"status", status}});
   } else {
     std::printf("run %s resumed: %s\n", o.run_id.c_str(), status.c_str());
+  }
+  return kOk;
+}
+
+struct SignalOptions {
+  std::string run_id, step, signal_id;
+  std::string payload = "null";
+  int task_index = 0;
+};
+
+int signal_step(const Globals& g, const SignalOptions& o) {
+  absl::StatusOr<Client> client = connect_client(g);
+  if (!client.ok()) return fail(client.status());
+  absl::StatusOr<SignalOutcome> sent = client->send_signal(
+      o.run_id, o.step, o.signal_id, nlohmann::json::parse(o.payload), o.task_index);
+  if (!sent.ok()) return fail(sent.status());
+  const std::string outcome(to_string(*sent));
+  if (g.json) {
+    print_json({{"run_id", o.run_id},
+                {"step_slug", o.step},
+                {"task_index", o.task_index},
+                {"signal_id", o.signal_id},
+                {"outcome", outcome}});
+  } else if (*sent == SignalOutcome::kDelivered) {
+    std::printf("signal %s delivered: step %s of run %s completed\n", o.signal_id.c_str(),
+                o.step.c_str(), o.run_id.c_str());
+  } else if (*sent == SignalOutcome::kBuffered) {
+    std::printf("signal %s buffered: step %s of run %s takes it when it starts waiting\n",
+                o.signal_id.c_str(), o.step.c_str(), o.run_id.c_str());
+  } else {
+    std::printf("signal %s was already sent to step %s of run %s: nothing changed\n",
+                o.signal_id.c_str(), o.step.c_str(), o.run_id.c_str());
   }
   return kOk;
 }
@@ -380,6 +421,28 @@ void add_run_commands(CommandSet& commands) {
                    [control](const Globals& g) { return prioritize(g, *control); });
   priority_command->add_option("RUN_ID", control->run_id, "the run")->required()->check(kUuid);
   priority_command->add_option("PRIORITY", control->priority, "any integer")->required();
+
+  auto signal_options = std::make_shared<SignalOptions>();
+  CLI::App* signal_command = commands.add(
+      run, "signal",
+      "send a signal to a wait step of a run (docs/waiting.md): its payload becomes the step's "
+      "output; a resend with the same SIGNAL_ID changes nothing",
+      [signal_options](const Globals& g) { return signal_step(g, *signal_options); });
+  signal_command->add_option("RUN_ID", signal_options->run_id, "the run")->required()->check(kUuid);
+  signal_command->add_option("STEP", signal_options->step, "the wait step's slug")->required();
+  signal_command
+      ->add_option("SIGNAL_ID", signal_options->signal_id,
+                   "your id for this signal (e.g. a webhook delivery id): a resend is a duplicate")
+      ->required();
+  signal_command
+      ->add_option("--payload", signal_options->payload, "the payload, JSON (default null)")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            return nlohmann::json::accept(v) ? "" : "not valid JSON: " + v;
+          },
+          "JSON"));
+  signal_command->add_option("--task-index", signal_options->task_index,
+                             "the task of a map wait step (default 0)");
 
   auto start_options = std::make_shared<StartOptions>();
   CLI::App* start_command = commands.add(

@@ -103,7 +103,8 @@ from (select r.*, f.flow_alias, row_number() over (order by r.started_at desc, r
       limit $4::int + 1) r
 )sql";
 
-// One run and its steps: status, attempts, timings, errors, map progress.
+// One run and its steps: status, attempts, timings, errors, map progress, waits (schema 0021:
+// steps.wait and step_tasks.wake_at; against an older schema `pgflow run show` fails).
 inline constexpr char kRunQuery[] = R"sql(
 select coalesce((select jsonb_build_object(
   'run_id', r.run_id, 'flow_slug', r.flow_slug, 'status', r.status,
@@ -117,7 +118,8 @@ select coalesce((select jsonb_build_object(
               'started_at', ss.started_at, 'completed_at', ss.completed_at, 'failed_at', ss.failed_at,
               'skipped_at', ss.skipped_at, 'skip_reason', ss.skip_reason, 'error_message', ss.error_message,
               'tasks_total', ss.initial_tasks, 'tasks_completed', t.completed, 'tasks_failed', t.failed,
-              'tasks_cancelled', t.cancelled,
+              'tasks_cancelled', t.cancelled, 'tasks_waiting', t.waiting, 'wakes_at', t.wakes_at,
+              'waits_for', st.wait->>'kind',
               'attempts', t.attempts, 'last_task_error', t.last_error) order by st.step_index), '[]'::jsonb)
             from pgflow.step_states ss
             join pgflow.steps st on st.flow_slug = ss.flow_slug and st.step_slug = ss.step_slug
@@ -125,6 +127,8 @@ select coalesce((select jsonb_build_object(
               select count(*) filter (where tk.status = 'completed') as completed,
                      count(*) filter (where tk.status = 'failed') as failed,
                      count(*) filter (where tk.status = 'cancelled') as cancelled,
+                     count(*) filter (where tk.status = 'waiting') as waiting,
+                     min(tk.wake_at) filter (where tk.status = 'waiting') as wakes_at,
                      max(tk.attempts_count) as attempts,
                      (array_agg(tk.error_message order by coalesce(tk.failed_at, tk.started_at, tk.queued_at) desc)
                         filter (where tk.error_message is not null))[1] as last_error

@@ -87,11 +87,13 @@ absl::Status check_text(std::string_view what, std::string_view text) {
   return absl::OkStatus();
 }
 
-// The input as JSON text, or kInvalidArgument saying what jsonb (or JSON) cannot hold. Checked
-// first without recursion: nlohmann's dump recurses once per level.
-absl::StatusOr<std::string> input_text(const nlohmann::json& input) {
+// The input (or `what` else: a signal's payload) as JSON text, or kInvalidArgument saying what
+// jsonb (or JSON) cannot hold. Checked first without recursion: nlohmann's dump recurses once
+// per level.
+absl::StatusOr<std::string> input_text(const nlohmann::json& input,
+                                       std::string_view what = "the input") {
   if (std::optional<internal::JsonProblem> problem = internal::json_problem(input)) {
-    const std::string message = absl::StrCat("the input ", problem->text);
+    const std::string message = absl::StrCat(internal::absl_view(what), " ", problem->text);
     return problem->sqlstate.empty() ? absl::InvalidArgumentError(message)
                                      : pg::database_error(problem->sqlstate, message);
   }
@@ -99,7 +101,7 @@ absl::StatusOr<std::string> input_text(const nlohmann::json& input) {
     return input.dump();
   } catch (const nlohmann::json::exception& e) {
     return absl::InvalidArgumentError(
-        absl::StrCat("the input cannot be written as JSON: ", e.what()));
+        absl::StrCat(internal::absl_view(what), " cannot be written as JSON: ", e.what()));
   }
 }
 
@@ -221,6 +223,30 @@ absl::Status set_priority_on(pg::Connection& conn, std::string_view run_id, int 
                         "migrate` (pgflow.set_run_priority does not exist)");
   }
   return run_control_error(r.status(), "prioritizing", run_id);
+}
+
+absl::StatusOr<SignalOutcome> signal_on(pg::Connection& conn, std::string_view run_id,
+                                        std::string_view step_slug, std::string_view signal_id,
+                                        const nlohmann::json& payload, int task_index) {
+  PGFLOW_RETURN_IF_ERROR(check_uuid("run id", run_id));
+  PGFLOW_RETURN_IF_ERROR(check_name("step slug", step_slug));
+  PGFLOW_RETURN_IF_ERROR(check_text("signal id", signal_id));
+  PGFLOW_ASSIGN_OR_RETURN(std::string payload_json, input_text(payload, "the signal's payload"));
+  absl::StatusOr<pg::Result> r = conn.exec(
+      internal::kSendSignal, {std::string(run_id), std::string(step_slug), std::string(signal_id),
+                              std::move(payload_json), std::to_string(task_index)});
+  if (!r.ok()) {
+    if (pg::is_missing_function(r.status())) {
+      return with_message(r.status(),
+                          "pgflow: signals need pgflow schema 0021: run `pgflow migrate` "
+                          "(pgflow.send_signal does not exist)");
+    }
+    return run_control_error(r.status(), "signalling", run_id);
+  }
+  const std::string_view outcome = r->scalar();
+  if (outcome == "delivered") return SignalOutcome::kDelivered;
+  if (outcome == "buffered") return SignalOutcome::kBuffered;
+  return SignalOutcome::kDuplicate;
 }
 
 absl::StatusOr<RunState> resume_on(pg::Connection& conn, std::string_view run_id) {
@@ -434,6 +460,31 @@ absl::StatusOr<std::string> RunControl::retry_run(std::string_view run_id,
 absl::Status RunControl::set_run_priority(std::string_view run_id, int priority) const {
   return on_connection(false,
                        [&](pg::Connection& c) { return set_priority_on(c, run_id, priority); });
+}
+
+std::string_view to_string(SignalOutcome outcome) {
+  switch (outcome) {
+    case SignalOutcome::kDelivered:
+      return "delivered";
+    case SignalOutcome::kBuffered:
+      return "buffered";
+    case SignalOutcome::kDuplicate:
+      return "duplicate";
+  }
+  return "duplicate";
+}
+
+absl::StatusOr<SignalOutcome> RunControl::send_signal(std::string_view run_id,
+                                                      std::string_view step_slug,
+                                                      std::string_view signal_id,
+                                                      const nlohmann::json& payload,
+                                                      int task_index) const {
+  absl::StatusOr<SignalOutcome> sent = absl::UnknownError("pgflow: send_signal did not run");
+  PGFLOW_RETURN_IF_ERROR(on_connection(false, [&](pg::Connection& c) {
+    sent = signal_on(c, run_id, step_slug, signal_id, payload, task_index);
+    return sent.status();
+  }));
+  return sent;
 }
 
 absl::StatusOr<RunState> RunControl::resume_run(std::string_view run_id) const {

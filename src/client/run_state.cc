@@ -60,6 +60,8 @@ absl::StatusOr<StepState> step_from_json(const nlohmann::json& s) {
   PGFLOW_ASSIGN_OR_RETURN(step.completed_at, internal::json_timestamp(s, "completed_at"));
   PGFLOW_ASSIGN_OR_RETURN(step.failed_at, internal::json_timestamp(s, "failed_at"));
   PGFLOW_ASSIGN_OR_RETURN(step.skipped_at, internal::json_timestamp(s, "skipped_at"));
+  step.waiting_tasks = s.value("waiting_tasks", 0);
+  PGFLOW_ASSIGN_OR_RETURN(step.wakes_at, internal::json_timestamp(s, "wake_at"));
   return step;
 }
 

@@ -27,6 +27,8 @@ inline constexpr char kCancelRun[] = "select pgflow.cancel_run($1::uuid, $2)";
 inline constexpr char kRetryRun[] = "select pgflow.retry_run($1::uuid, $2::uuid)::text";
 inline constexpr char kResumeRun[] = "select (pgflow.resume_run($1::uuid)).run_id";
 inline constexpr char kSetRunPriority[] = "select pgflow.set_run_priority($1::uuid, $2::int)";
+inline constexpr char kSendSignal[] =
+    "select pgflow.send_signal($1::uuid, $2, $3, $4::jsonb, $5::int)";
 
 // ---- aliases ----
 // Every alias, as FlowAlias JSON: those with an active version and those whose members have

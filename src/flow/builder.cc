@@ -69,6 +69,22 @@ void apply_step_arg(StepDefinition& step, const StepOptions& options) {
                        options.concurrency_limit.value(), key_values(options.concurrency_key)};
 }
 
+void apply_step_arg(StepDefinition& step, const SleepForArg& arg) {
+  step.wait->sleep_for = arg.duration;
+}
+
+void apply_step_arg(StepDefinition& step, const SleepUntilArg& arg) {
+  // Dotted field names; an empty name ("a..b") stays, for validate() to report.
+  step.wait->sleep_until.assign(1, "");
+  for (char c : arg.path) {
+    if (c == '.') {
+      step.wait->sleep_until.emplace_back();
+    } else {
+      step.wait->sleep_until.back().push_back(c);
+    }
+  }
+}
+
 std::shared_ptr<const FlowDefinition> with_queue_mode(const FlowDefinition& flow, QueueMode mode) {
   auto copy = std::make_shared<FlowDefinition>(flow);
   copy->queue_mode = mode;

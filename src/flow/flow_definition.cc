@@ -135,6 +135,64 @@ void check_key(Problems& problems, const std::string* step,
   }
 }
 
+// A wait step's "wait": pgflow.steps.wait, which the SQL core checks (_wait_problem).
+nlohmann::ordered_json wait_shape(const WaitDefinition& wait) {
+  nlohmann::ordered_json w;
+  if (wait.kind == WaitDefinition::Kind::kSignal) {
+    w["kind"] = "signal";
+    if (wait.timeout) w["timeout"] = wait.timeout->count();
+    if (wait.timeout_output) w["timeoutOutput"] = *wait.timeout_output;
+  } else {
+    w["kind"] = "sleep";
+    if (wait.sleep_for) w["seconds"] = wait.sleep_for->count();
+    if (!wait.sleep_until.empty()) w["until"] = wait.sleep_until;
+  }
+  return w;
+}
+
+// A wait step: a valid wait (the rules of SQL's _wait_problem), and nothing a handler needs.
+void check_wait(Problems& problems, const StepDefinition& step) {
+  const WaitDefinition& wait = *step.wait;
+  const std::string* name = &step.slug;
+  if (step.handler) report(problems, name, "handler", "a wait step has no handler");
+  const StepOptionValues& o = step.options;
+  if (o.max_attempts || o.base_delay || o.timeout || o.start_delay || o.concurrency_limit ||
+      o.concurrency_key) {
+    report(problems, name, "options",
+           "a wait step takes no options: it has no handler, attempts or timeout of its own (a "
+           "signal's timeout is part of its wait)");
+  }
+  const bool signal = wait.kind == WaitDefinition::Kind::kSignal;
+  if (signal) {
+    check_range(problems, name, "wait.timeout", in_seconds(wait.timeout), 1, "second");
+    if (wait.timeout_output && !wait.timeout) {
+      report(problems, name, "wait.timeout_output", "needs a wait.timeout");
+    }
+    if (wait.sleep_for || !wait.sleep_until.empty()) {
+      report(problems, name, "wait", "a wait for a signal has no sleep_for or sleep_until");
+    }
+    return;
+  }
+  if (wait.timeout || wait.timeout_output) {
+    report(problems, name, "wait", "a sleep has no timeout or timeout_output");
+  }
+  if (wait.sleep_for.has_value() == !wait.sleep_until.empty()) {
+    report(problems, name, "wait", "a sleep needs exactly one of sleep_for and sleep_until");
+  }
+  check_range(problems, name, "wait.sleep_for", in_seconds(wait.sleep_for), 0, "seconds");
+  if (!wait.sleep_until.empty()) {
+    if (std::any_of(wait.sleep_until.begin(), wait.sleep_until.end(),
+                    [](const std::string& n) { return n.empty(); })) {
+      report(problems, name, "wait.sleep_until",
+             "must be field names of the step's input, such as \"run.ship_at\"");
+    }
+    if (step.type == StepType::kMap) {
+      report(problems, name, "wait.sleep_until",
+             "a map step sleeps for sleep_for: sleep_until reads a single step's input");
+    }
+  }
+}
+
 }  // namespace
 
 std::string_view to_string(StepType type) {
@@ -188,6 +246,7 @@ nlohmann::ordered_json shape_of(const FlowDefinition& flow) {
     put_if_set(options, "timeout", in_seconds(step.options.timeout));
     put_if_set(options, "startDelay", in_seconds(step.options.start_delay));
     if (!options.empty()) s["options"] = std::move(options);
+    if (step.wait) s["wait"] = wait_shape(*step.wait);
     steps.push_back(std::move(s));
   }
 
@@ -315,7 +374,11 @@ absl::Status validate(const FlowDefinition& flow) {
     check_key(problems, name, step.options.concurrency_key,
               step.options.concurrency_limit || flow.options.concurrency_limit);
 
-    if (!step.handler) problems.step_field(step.slug, "handler", "is not set");
+    if (step.wait) {
+      check_wait(problems, step);
+    } else if (!step.handler) {
+      problems.step_field(step.slug, "handler", "is not set");
+    }
   }
   if (flow.queue_mode == QueueMode::kStep) {
     if (flow.steps.empty()) {

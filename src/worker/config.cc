@@ -34,9 +34,14 @@ std::optional<std::string> step_problem(const WorkerConfig& c, const FlowDefinit
         "): start it with EdgeWorker::start(flow, pgflow::only_step<\"slug\">, ...) "
         "or set WorkerConfig::step; run one worker per step, in one process or several");
   }
-  if (flow.find(c.step) == nullptr) {
+  const StepDefinition* step = flow.find(c.step);
+  if (step == nullptr) {
     return absl::StrCat("step \"", c.step, "\" is not a step of flow \"", flow.slug,
                         "\" (its steps: ", step_list(flow), ")");
+  }
+  if (step->wait) {
+    return absl::StrCat("step \"", c.step, "\" of flow \"", flow.slug,
+                        "\" is a wait step: the database completes it, no worker serves it");
   }
   return std::nullopt;
 }

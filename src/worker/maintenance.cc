@@ -46,6 +46,7 @@ void Maintenance::run(const std::stop_token& stop) {
       // that never got it): asking at every heartbeat bounds a stop's delay by the interval.
       // One query, only while tasks run.
       if (!stop.stop_requested()) stop_unwanted_tasks(stop);
+      if (config_.fire_wait_timers && !stop.stop_requested()) wake_waiting_tasks(stop);
     }
     if (recovery && clock_.now() >= next_recovery) {
       next_recovery += config_.stall_recovery_interval;
@@ -114,6 +115,20 @@ void Maintenance::stop_unwanted_tasks(const std::stop_token& stop) {
                {{"run_id", task.run_id},
                 {"step", task.step_slug},
                 {"task_index", std::to_string(task.task_index)}});
+  }
+}
+
+void Maintenance::wake_waiting_tasks(const std::stop_token& stop) {
+  if (timers_unavailable_) return;
+  absl::StatusOr<int> ended = store_.wake_waiting_tasks(stop);
+  if (ended.ok()) {
+    if (*ended != 0) log_.debug("wait timers fired", {{"count", std::to_string(*ended)}});
+  } else if (ended.status().code() == absl::StatusCode::kUnimplemented) {
+    timers_unavailable_ = true;
+    log_.warn("wait steps' timers cannot fire: " + std::string(ended.status().message()));
+  } else if (!stop.stop_requested()) {
+    // The next heartbeat tries again: a due timer only fires later.
+    log_.warn("could not fire wait timers", {{"error", std::string(ended.status().message())}});
   }
 }
 

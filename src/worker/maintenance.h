@@ -2,7 +2,8 @@
 // stops the worker), stall recovery (one pass at a time across the cluster; a lock held
 // elsewhere for several intervals is reported), and the stop announcements of the database
 // (tasks this worker runs that it no longer wants are stopped; asked again at every heartbeat,
-// in case an announcement was lost), or, poll-only, the same question asked at an interval.
+// in case an announcement was lost), or, poll-only, the same question asked at an interval;
+// for a flow with wait steps, the timers of waiting tasks at every heartbeat.
 // When the worker stops, it marks the worker stopped.
 #ifndef PGFLOW_WORKER_MAINTENANCE_H_
 #define PGFLOW_WORKER_MAINTENANCE_H_
@@ -27,6 +28,9 @@ struct MaintenanceConfig {
   // Poll-only: how often to ask which running tasks are still wanted, instead of waiting for
   // the database's announcements (LISTEN). nullopt: announcements.
   std::optional<std::chrono::milliseconds> stop_check_interval = std::nullopt;
+  // The flow has wait steps: fire the database's due wait timers (any flow's) at every
+  // heartbeat, so a timer fires at most about one heartbeat interval late while a worker runs.
+  bool fire_wait_timers = false;
 };
 
 // Stall recovery skipped this many intervals in a row is worth a warning.
@@ -45,6 +49,7 @@ class Maintenance {
   void heartbeat(const std::stop_token& stop);
   void recover_stalled_tasks(const std::stop_token& stop);
   void stop_unwanted_tasks(const std::stop_token& stop);
+  void wake_waiting_tasks(const std::stop_token& stop);
   void mark_stopped();
 
   MaintenanceConfig config_;
@@ -54,6 +59,7 @@ class Maintenance {
   const Logger& log_;
   std::function<void()> deprecated_;
   std::optional<Clock::Time> recovery_skipped_since_ = {};  // passes skipped in a row since then
+  bool timers_unavailable_ = false;  // the database has no wait timers (logged once)
 };
 
 }  // namespace pgflow::internal

@@ -280,6 +280,19 @@ class PgStore final : public Store {
     return std::optional<int>(static_cast<int>(requeued));
   }
 
+  absl::StatusOr<int> wake_waiting_tasks(const std::stop_token& stop) override {
+    absl::StatusOr<pg::Result> r = retry<pg::Result>(
+        stop, "wait step timers", [](pg::Connection& c) { return c.exec(kWakeWaitingTasks); });
+    if (!r.ok() && pg::is_missing_function(r.status())) {
+      return absl::UnimplementedError(
+          "the database has no pgflow.wake_waiting_tasks (schema older than 0021: run `pgflow "
+          "migrate`)");
+    }
+    PGFLOW_RETURN_IF_ERROR(r.status());
+    PGFLOW_ASSIGN_OR_RETURN(std::int64_t ended, r->int64(0, 0));
+    return static_cast<int>(ended);
+  }
+
   absl::StatusOr<std::string> stall_recovery_holders(std::chrono::milliseconds held_for,
                                                      const std::stop_token& stop) override {
     PGFLOW_ASSIGN_OR_RETURN(

@@ -82,7 +82,13 @@ std::optional<TaskResult> TaskRunner::run(const ClaimedTask& task) {
   const Clock::Time started = clock_.now();
   absl::StatusOr<nlohmann::json> output = absl::UnknownError("handler did not return");
   try {
-    output = task.step->handler(task.input, ctx);  // typed handlers never throw; hand-built may
+    if (!task.step->handler) {
+      // A wait step's task is never queued; a message for one is not this worker's to run.
+      output = absl::FailedPreconditionError(
+          absl::StrCat("step \"", task.step->slug, "\" is a wait step: it has no handler"));
+    } else {
+      output = task.step->handler(task.input, ctx);  // typed handlers never throw; hand-built may
+    }
   } catch (const std::exception& e) {
     output = absl::InternalError(e.what());
   } catch (...) {

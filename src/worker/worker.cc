@@ -100,9 +100,11 @@ absl::Status Worker::start() {
       MaintenanceConfig{.worker_id = worker_id_,
                         .heartbeat_interval = config_.heartbeat_interval,
                         .stall_recovery_interval = config_.stall_recovery_interval,
-                        .stop_check_interval = config_.poll_only
-                                                   ? std::optional(config_.poll_interval)
-                                                   : std::nullopt},
+                        .stop_check_interval =
+                            config_.poll_only ? std::optional(config_.poll_interval) : std::nullopt,
+                        .fire_wait_timers = std::any_of(
+                            flow_.steps.begin(), flow_.steps.end(),
+                            [](const StepDefinition& s) { return s.wait.has_value(); })},
       *maintenance_store_, in_flight_, clock_, log_, [this] { request_stop(absl::OkStatus()); });
 
   reporter_thread_ = std::jthread([this] { reporter_->run(give_up_.get_token()); });

@@ -396,7 +396,7 @@ TEST_F(Upgrade0002, BackfillsQueueNameOnEveryStepAndTaskIncludingNullMessageIds)
   ASSERT_NO_FATAL_FAILURE(populated_0001());
   const std::string tasks_sql =
       "select string_agg((to_jsonb(t) - 'queue_name' - 'last_claim_id' - 'gate' - "
-      "'priority' - 'concurrency_key' - 'key_weight')::text, "
+      "'priority' - 'concurrency_key' - 'key_weight' - 'wake_at')::text, "
       "e'\\n' "
       "order by run_id, step_slug, task_index) from pgflow.step_tasks t";
   const std::string runs_sql =

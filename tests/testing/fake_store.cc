@@ -66,6 +66,8 @@ class FakeStore final : public internal::Store {
     return out;
   }
 
+  absl::StatusOr<int> wake_waiting_tasks(const std::stop_token&) override { return 0; }
+
   absl::StatusOr<bool> has_visible_work(const std::string&, const std::stop_token&) override {
     absl::MutexLock lock(&db_.mu_);
     if (!db_.can_look_) return absl::UnimplementedError("no has_visible_work (schema 0019)");

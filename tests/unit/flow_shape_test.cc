@@ -209,5 +209,29 @@ TEST(FlowShape, TypedFlowAndItsDefinitionAgree) {
   EXPECT_EQ(flows::onboarding.definition().find("missing"), nullptr);
 }
 
+TEST(FlowShape, WaitStepsHaveAWaitKeyLastAndNoOtherStepHasOne) {
+  using namespace std::chrono_literals;
+  const auto flow = Flow<"waits", int>()
+                        .step<"draft">([](int x) { return x; })
+                        .signal<"approve", int>(after<"draft">, signal_timeout(1h, 0))
+                        .signal<"answer", int>(after<"draft">, signal_timeout(60s))
+                        .sleep<"nap">(after<"draft">, sleep_for(0s))
+                        .sleep<"shipDay">(after<"draft">, sleep_until("draft.at"));
+  const nlohmann::ordered_json shape = shape_of(flow);
+  EXPECT_FALSE(shape["steps"][0].contains("wait")) << "a step with a handler: upstream's shape";
+  EXPECT_EQ(shape["steps"][1].dump(),
+            canonical(R"({"slug":"approve","stepType":"single","dependencies":["draft"],
+                          "whenUnmet":"skip","whenExhausted":"fail",
+                          "requiredInputPattern":{"defined":false},
+                          "forbiddenInputPattern":{"defined":false},
+                          "wait":{"kind":"signal","timeout":3600,"timeoutOutput":0}})"));
+  EXPECT_EQ(shape["steps"][2]["wait"].dump(), R"({"kind":"signal","timeout":60})");
+  EXPECT_EQ(shape["steps"][3]["wait"].dump(), R"({"kind":"sleep","seconds":0})");
+  EXPECT_EQ(shape["steps"][4]["wait"].dump(), R"({"kind":"sleep","until":["draft","at"]})");
+  EXPECT_FALSE(flow.definition().steps[1].handler) << "a wait step has no handler";
+  EXPECT_EQ(shape_of(flows::onboarding).dump().find("wait"), std::string::npos)
+      << "flows without waits keep upstream's shape";
+}
+
 }  // namespace
 }  // namespace pgflow

@@ -178,5 +178,53 @@ TEST(FlowValidate, SelfDependencyIsNotEarlier) {
   EXPECT_THAT(validate(def), IsOk());  // without the self-dependency it is valid
 }
 
+TEST(FlowValidate, HandBuiltWaitStepsFollowTheWaitRules) {
+  using namespace std::chrono_literals;
+  FlowDefinition def;
+  def.slug = "waits";
+  def.steps.push_back(step("draft"));
+  auto wait_step = [](std::string slug, WaitDefinition wait) {
+    StepDefinition s = step(std::move(slug), {"draft"});
+    s.handler = nullptr;
+    s.wait = std::move(wait);
+    return s;
+  };
+  def.steps.push_back(wait_step("ok", {.kind = WaitDefinition::Kind::kSignal, .timeout = 5s}));
+  EXPECT_THAT(validate(def), IsOk()) << "a wait step needs no handler";
+
+  def.steps.push_back(wait_step("zeroTimeout", {.timeout = 0s}));
+  def.steps.push_back(wait_step("outputWithoutTimeout", {.timeout_output = nlohmann::json(1)}));
+  def.steps.push_back(wait_step("sleepNeither", {.kind = WaitDefinition::Kind::kSleep}));
+  def.steps.push_back(wait_step(
+      "sleepBoth",
+      {.kind = WaitDefinition::Kind::kSleep, .sleep_for = 1s, .sleep_until = {"draft", "at"}}));
+  StepDefinition with_handler = wait_step("withHandler", {});
+  with_handler.handler = noop();
+  with_handler.options.max_attempts = 3;
+  def.steps.push_back(with_handler);
+  StepDefinition map_until =
+      wait_step("mapUntil", {.kind = WaitDefinition::Kind::kSleep, .sleep_until = {"draft", ""}});
+  map_until.type = StepType::kMap;
+  def.steps.push_back(map_until);
+  EXPECT_THAT(
+      validate(def),
+      StatusIs(absl::StatusCode::kInvalidArgument,
+               AllOf(HasSubstr("step \"zeroTimeout\", field \"wait.timeout\": must be at least 1 "
+                               "second, got 0"),
+                     HasSubstr("step \"outputWithoutTimeout\", field \"wait.timeout_output\": "
+                               "needs a wait.timeout"),
+                     HasSubstr("step \"sleepNeither\", field \"wait\": a sleep needs exactly one "
+                               "of sleep_for and sleep_until"),
+                     HasSubstr("step \"sleepBoth\", field \"wait\": a sleep needs exactly one"),
+                     HasSubstr("step \"withHandler\", field \"handler\": a wait step has no "
+                               "handler"),
+                     HasSubstr("step \"withHandler\", field \"options\": a wait step takes no "
+                               "options"),
+                     HasSubstr("step \"mapUntil\", field \"wait.sleep_until\": must be field "
+                               "names"),
+                     HasSubstr("step \"mapUntil\", field \"wait.sleep_until\": a map step "
+                               "sleeps for sleep_for"))));
+}
+
 }  // namespace
 }  // namespace pgflow

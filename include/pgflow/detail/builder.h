@@ -75,6 +75,26 @@ class StepMethods {
   PGFLOW_DETAIL_STEP_METHOD(map, StepKind::kMap)
 #undef PGFLOW_DETAIL_STEP_METHOD
 
+  // Wait steps (pgflow/flow.h, docs/waiting.md): no handler, the SQL core completes them.
+  // A single task whose output is a signal's payload (of type Output).
+  template <FixedString S, typename Output, typename... A>
+  [[nodiscard]] auto signal(A&&... a) const {
+    return self().template add_wait<S, StepKind::kStep, Output, WaitDefinition::Kind::kSignal>(
+        std::forward<A>(a)...);
+  }
+  // One task per element of the over<...> array, each completed by its own signal.
+  template <FixedString S, typename Output, typename... A>
+  [[nodiscard]] auto signal_each(A&&... a) const {
+    return self().template add_wait<S, StepKind::kMap, Output, WaitDefinition::Kind::kSignal>(
+        std::forward<A>(a)...);
+  }
+  // A single task that completes when its sleep ends, with pgflow::Slept.
+  template <FixedString S, typename... A>
+  [[nodiscard]] auto sleep(A&&... a) const {
+    return self().template add_wait<S, StepKind::kStep, Slept, WaitDefinition::Kind::kSleep>(
+        std::forward<A>(a)...);
+  }
+
  private:
   const Derived& self() const { return static_cast<const Derived&>(*this); }
 };
@@ -97,6 +117,10 @@ class InvalidFlow : public StepMethods<InvalidFlow> {
   InvalidFlow add_step(A&&...) const {
     return {};
   }
+  template <FixedString S, StepKind Kind, typename Output, WaitDefinition::Kind W, typename... A>
+  InvalidFlow add_wait(A&&...) const {
+    return {};
+  }
 };
 
 // The runtime half of adding a step, kept out of the templates (src/flow/builder.cc) so that
@@ -115,6 +139,13 @@ inline void apply_step_arg(StepDefinition& step, const IfPattern& arg) {
 }
 inline void apply_step_arg(StepDefinition& step, const IfNotPattern& arg) {
   apply_step_arg(step, IfNotPattern(arg));
+}
+void apply_step_arg(StepDefinition& step, const SleepForArg& arg);
+void apply_step_arg(StepDefinition& step, const SleepUntilArg& arg);
+template <typename Output>
+void apply_step_arg(StepDefinition& step, const SignalTimeoutArg<Output>& arg) {
+  step.wait->timeout = arg.timeout;
+  if constexpr (!std::is_void_v<Output>) step.wait->timeout_output = nlohmann::json(arg.output);
 }
 inline void apply_step_arg(StepDefinition&, const auto& /*type-level argument or the handler*/) {}
 

@@ -119,6 +119,44 @@ constexpr bool check_step_args() {
          !duplicate_dep && !unmet_without_condition;
 }
 
+// A timed-out signal wait completes with a value of the step's output type.
+template <typename Output, typename Arg>
+constexpr bool timeout_output_fits() {
+  if constexpr (is_signal_timeout_v<Arg>) {
+    using Given = typename ArgKind<Arg>::output;
+    return std::is_void_v<Given> || std::is_convertible_v<Given, Output>;
+  } else {
+    return true;
+  }
+}
+
+// The arguments of a wait step (.signal, .signal_each, .sleep), beyond check_step_args.
+template <WaitDefinition::Kind W, typename Output, typename Args, typename... A>
+constexpr bool check_wait_args() {
+  static_assert(JsonConvertible<Output>,
+                "pgflow: a signal's payload type (the step's output) has no JSON conversion; give "
+                "it nlohmann to_json and from_json (e.g. NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE)");
+  static_assert(Args::options == 0,
+                "pgflow: a wait step takes no step options {...}: it has no handler, attempts or "
+                "timeout of its own (give a signal's timeout with pgflow::signal_timeout)");
+  constexpr bool signal = W == WaitDefinition::Kind::kSignal;
+  static_assert(!signal || Args::sleep_fors + Args::sleep_untils == 0,
+                "pgflow: .signal/.signal_each wait for a signal: they take "
+                "pgflow::signal_timeout(...), not sleep_for/sleep_until");
+  static_assert(
+      signal || (Args::signal_timeouts == 0 && Args::sleep_fors + Args::sleep_untils == 1),
+      "pgflow: .sleep needs one pgflow::sleep_for(duration) or "
+      "pgflow::sleep_until(\"path.in.input\"), and no signal_timeout");
+  constexpr bool output_fits = (timeout_output_fits<Output, A>() && ...);
+  static_assert(output_fits,
+                "pgflow: the value of pgflow::signal_timeout(timeout, value) must convert to the "
+                "step's output type (a timed-out wait completes with it)");
+  return JsonConvertible<Output> && Args::options == 0 &&
+         (signal ? Args::sleep_fors + Args::sleep_untils == 0
+                 : Args::signal_timeouts == 0 && Args::sleep_fors + Args::sleep_untils == 1) &&
+         output_fits;
+}
+
 template <StepKind Kind, typename Deps, typename... Steps>
 constexpr bool check_dependencies_known() {
   constexpr bool known = AllKnown<Deps, Steps...>::value;

@@ -8,6 +8,7 @@
 #define PGFLOW_DETAIL_STEP_H_
 
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <iterator>
 #include <optional>
@@ -107,6 +108,23 @@ template <WhenMode Mode>
 struct WhenUnmetTag {};
 template <WhenMode Mode>
 struct WhenExhaustedTag {};
+// A wait step's own arguments (pgflow::signal_timeout, sleep_for, sleep_until): Output is the
+// value a timed-out signal wait completes with (void: it fails).
+template <typename Output>
+struct SignalTimeoutArg {
+  std::chrono::seconds timeout;
+  Output output;
+};
+template <>
+struct SignalTimeoutArg<void> {
+  std::chrono::seconds timeout;
+};
+struct SleepForArg {
+  std::chrono::seconds duration;
+};
+struct SleepUntilArg {
+  std::string path;  // dotted field names of the step's input
+};
 
 // Classifies one step argument (everything before the handler).
 template <typename T>
@@ -145,6 +163,19 @@ template <>
 struct ArgKind<StepOptions> {
   static constexpr bool known = true, is_options = true;
 };
+template <typename Output>
+struct ArgKind<SignalTimeoutArg<Output>> {
+  static constexpr bool known = true, is_signal_timeout = true;
+  using output = Output;
+};
+template <>
+struct ArgKind<SleepForArg> {
+  static constexpr bool known = true, is_sleep_for = true;
+};
+template <>
+struct ArgKind<SleepUntilArg> {
+  static constexpr bool known = true, is_sleep_until = true;
+};
 
 template <typename T>
 constexpr bool is_after_v = requires {
@@ -173,6 +204,18 @@ constexpr bool is_exhausted_v = requires {
 template <typename T>
 constexpr bool is_options_v = requires {
   requires ArgKind<T>::is_options;
+};
+template <typename T>
+constexpr bool is_signal_timeout_v = requires {
+  requires ArgKind<T>::is_signal_timeout;
+};
+template <typename T>
+constexpr bool is_sleep_for_v = requires {
+  requires ArgKind<T>::is_sleep_for;
+};
+template <typename T>
+constexpr bool is_sleep_until_v = requires {
+  requires ArgKind<T>::is_sleep_until;
 };
 
 template <typename T>
@@ -206,8 +249,13 @@ struct StepArgs {
   static constexpr int unmets = (0 + ... + int{is_unmet_v<Args>});
   static constexpr int exhausteds = (0 + ... + int{is_exhausted_v<Args>});
   static constexpr int options = (0 + ... + int{is_options_v<Args>});
+  static constexpr int signal_timeouts = (0 + ... + int{is_signal_timeout_v<Args>});
+  static constexpr int sleep_fors = (0 + ... + int{is_sleep_for_v<Args>});
+  static constexpr int sleep_untils = (0 + ... + int{is_sleep_until_v<Args>});
+  static constexpr int wait_args = signal_timeouts + sleep_fors + sleep_untils;
   static constexpr bool no_repeats = afters <= 1 && overs <= 1 && ifs <= 1 && if_nots <= 1 &&
-                                     unmets <= 1 && exhausteds <= 1 && options <= 1;
+                                     unmets <= 1 && exhausteds <= 1 && options <= 1 &&
+                                     wait_args <= 1;
 
   using deps = decltype((SlugList<>{} + ... + typename DepsOf<Args>::type{}));
 
@@ -284,6 +332,21 @@ struct AnyCascades;
 template <FixedString... Ds, typename... Steps>
 struct AnyCascades<SlugList<Ds...>, Steps...> {
   static constexpr bool value = (StepNamed<Ds, Steps...>::skip.may_cascade || ...);
+};
+
+// The type-level record of step S, declared by a step method of kind Kind with arguments Args,
+// whose handler returns (or whose signals carry) Result: a map's output is a std::vector of it.
+template <FixedString S, StepKind Kind, typename Result, typename Args, typename... Steps>
+struct TagOf {
+  static constexpr bool dep_cascades = AnyCascades<typename Args::deps, Steps...>::value;
+  static constexpr SkipTraits skip{
+      .arrives_optional = Args::plain_skip,
+      .may_cascade = Args::cascade_skip || dep_cascades,
+      .may_be_absent = Args::plain_skip || Args::cascade_skip || dep_cascades,
+  };
+  using type = StepTag<S, Kind == StepKind::kMap ? StepType::kMap : StepType::kSingle,
+                       std::conditional_t<Kind == StepKind::kMap, std::vector<Result>, Result>,
+                       typename Args::deps, skip>;
 };
 
 // True when no step of Steps... depends on S.

@@ -113,7 +113,8 @@ create or replace function pgflow_tests.step_shape(
   when_exhausted text default 'fail',
   required jsonb default null,
   forbidden jsonb default null,
-  options jsonb default null)
+  options jsonb default null,
+  wait jsonb default null)
 returns jsonb
 language sql immutable
 as $$
@@ -128,6 +129,7 @@ as $$
     'forbiddenInputPattern', case when forbidden is null then '{"defined": false}'::jsonb
                                   else jsonb_build_object('defined', true, 'value', forbidden) end)
   || case when options is null then '{}'::jsonb else jsonb_build_object('options', options) end
+  || case when wait is null then '{}'::jsonb else jsonb_build_object('wait', wait) end
 $$;
 
 -- Makes every message of a queue visible now (skips visibility timeouts and backoffs).
@@ -340,4 +342,31 @@ begin
   end loop;
   execute format('drop table %s', p_table);
 end;
+$$;
+
+-- A flow with a wait step between two steps with handlers: draft -> approve (the wait: `wait`,
+-- of `step_type`, `when_exhausted`) -> publish. A map wait takes its elements from draft's output.
+create or replace function pgflow_tests.setup_wait_flow(
+  flow_slug text, wait jsonb default '{"kind": "signal"}', step_type text default 'single',
+  when_exhausted text default 'fail')
+returns void
+language plpgsql
+as $$
+begin
+  perform pgflow.create_flow(flow_slug, timeout => 1);
+  perform pgflow.add_step(flow_slug, 'draft');
+  perform pgflow.add_wait_step(flow_slug, 'approve', wait, array['draft'], step_type,
+                               when_exhausted => when_exhausted);
+  perform pgflow.add_step(flow_slug, 'publish', array['approve']);
+end;
+$$;
+
+-- The status of each task of a run, as 'step/index: status', in step and index order.
+create or replace function pgflow_tests.task_statuses(run_id uuid)
+returns text[]
+language sql stable
+as $$
+  select array_agg(format('%s/%s: %s', t.step_slug, t.task_index, t.status)
+                   order by t.step_slug, t.task_index)
+  from pgflow.step_tasks t where t.run_id = task_statuses.run_id
 $$;

@@ -71,6 +71,7 @@ select is(array(select pg_temp.other_privileges('pgflow_worker')), array[
   'function pgflow.release_claim(uuid,uuid): EXECUTE',
   'function pgflow.requeue_stalled_tasks(): EXECUTE',
   'function pgflow.start_tasks(text,bigint[],uuid): EXECUTE',
+  'function pgflow.wake_waiting_tasks(integer): EXECUTE',
   'function pgflow.worker_heartbeat(uuid): EXECUTE',
   'schema pgflow: USAGE', 'schema pgmq: USAGE'],
   'its schemas (USAGE only) and the SECURITY DEFINER worker API, through which it writes');
@@ -91,6 +92,7 @@ select is(array(select pg_temp.other_privileges('pgflow_starter')), array[
   'function pgflow.get_run_with_states(uuid): EXECUTE',
   'function pgflow.resume_run(uuid): EXECUTE',
   'function pgflow.retry_run(uuid,uuid): EXECUTE',
+  'function pgflow.send_signal(uuid,text,text,jsonb,integer): EXECUTE',
   'function pgflow.set_run_priority(uuid,integer): EXECUTE',
   'function pgflow.start_flow_with_states(text,jsonb,uuid): EXECUTE',
   'function pgflow.start_flow_with_states_by_slug(text,jsonb,uuid): EXECUTE',
@@ -99,7 +101,7 @@ select is(array(select pg_temp.other_privileges('pgflow_starter')), array[
   'function pgflow.start_run_idempotent(text,jsonb,text): EXECUTE',
   'function pgflow.start_run_idempotent_by_slug(text,jsonb,text): EXECUTE',
   'schema pgflow: USAGE'],
-  'only the eleven SECURITY DEFINER entry points');
+  'only the twelve SECURITY DEFINER entry points');
 select is(has_schema_privilege('pgflow_starter', 'pgmq', 'USAGE'), false, 'and no access to PGMQ');
 
 -- PUBLIC and the SECURITY DEFINER functions
@@ -112,9 +114,9 @@ select is(array(select p.proname::text from pg_proc p
           array['_admit_gated_tasks', '_create_queue', '_pause_worker_function', 'cancel_run', 'claim_tasks', 'claim_tasks', 'complete_task',
                 'complete_tasks', 'ensure_flow_compiled', 'fail_task', 'fail_tasks', 'get_run_with_states', 'has_visible_work',
                 'mark_worker_stopped', 'register_worker', 'release_claim', 'requeue_stalled_tasks', 'resume_run', 'retry_run',
-                'set_run_priority', 'setup_requeue_stalled_tasks_cron', 'start_flow_with_states', 'start_flow_with_states_by_slug',
+                'send_signal', 'set_run_priority', 'setup_requeue_stalled_tasks_cron', 'start_flow_with_states', 'start_flow_with_states_by_slug',
                 'start_run', 'start_run_by_slug', 'start_run_idempotent', 'start_run_idempotent_by_slug',
-                'start_tasks', 'worker_heartbeat'],
+                'start_tasks', 'wake_waiting_tasks', 'worker_heartbeat'],
           '(the migrations'' SECURITY DEFINER set is unchanged)');
 select is(has_function_privilege('grants_owner', 'pgflow.setup_requeue_stalled_tasks_cron(text)', 'EXECUTE'), true,
           'the owner keeps all of them');

@@ -10,9 +10,10 @@ select is(array(select indexdef from pg_indexes
         'CREATE INDEX idx_step_tasks_held_keys ON pgflow.step_tasks USING btree (flow_slug, step_slug, concurrency_key, priority DESC, queued_at, run_id, task_index) WHERE ((gate = ''held''::text) AND (status = ''queued''::text) AND (concurrency_key IS NOT NULL))',
         'CREATE INDEX idx_step_tasks_queued ON pgflow.step_tasks USING btree (flow_slug) WHERE (status = ''queued''::text)',
         'CREATE INDEX idx_step_tasks_started ON pgflow.step_tasks USING btree (last_worker_id) WHERE (status = ''started''::text)',
+        'CREATE INDEX idx_step_tasks_wake_at ON pgflow.step_tasks USING btree (wake_at) WHERE ((status = ''waiting''::text) AND (wake_at IS NOT NULL))',
         'CREATE UNIQUE INDEX step_tasks_pkey ON pgflow.step_tasks USING btree (run_id, step_slug, task_index)',
         'CREATE UNIQUE INDEX step_tasks_queue_message_key ON pgflow.step_tasks USING btree (queue_name, message_id) WHERE (message_id IS NOT NULL)'],
-  'step_tasks: the primary key, the message key of claims, waiting tasks by flow, running tasks by worker, and (only for limited flows'' tasks: others have no entry) slots held and tasks waiting for one, in admission order, and (only for keyed steps'' waiting tasks) those by key');
+  'step_tasks: the primary key, the message key of claims, waiting tasks by flow, running tasks by worker, and (only for limited flows'' tasks: others have no entry) slots held and tasks waiting for one, in admission order, and (only for keyed steps'' waiting tasks) those by key, and (only for wait steps'' waiting tasks with a deadline) those by deadline');
 select is(array(select indexname::text from pg_indexes
                 where schemaname = 'pgflow' and tablename = 'step_states' order by indexname),
   array['step_states_pkey'], 'step_states: the primary key only (every query reaches them by run)');
@@ -25,8 +26,8 @@ select is(array(select indexname::text from pg_indexes
 -- 0018 a limited flow's waiting or running task also has an entry in the gated index; other
 -- tasks have none: it is partial on the gate, NULL for them. Since 0019 a keyed step's waiting
 -- task has one in the held-keys index too, also partial.)
-select is((select count(*)::int from pg_index i where i.indrelid = 'pgflow.step_tasks'::regclass), 6,
-  'six indexes on step_tasks (was nine; two hold only limited flows'' tasks)');
+select is((select count(*)::int from pg_index i where i.indrelid = 'pgflow.step_tasks'::regclass), 7,
+  'seven indexes on step_tasks (was nine; two hold only limited flows'' tasks, one only waiting tasks)');
 
 select * from finish();
 rollback;

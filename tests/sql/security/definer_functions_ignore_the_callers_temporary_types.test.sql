@@ -15,6 +15,8 @@
 select dblink_connect('setup', pgflow_tests.dblink_connstr());
 select jsonb_build_object('steps', jsonb_build_array(
          pgflow_tests.step_shape('only', options => '{"maxAttempts": 1}')))::text as shape \gset
+select jsonb_build_object('steps', jsonb_build_array(
+         pgflow_tests.step_shape('approve', wait => '{"kind": "signal", "timeout": 3600}')))::text as wait_shape \gset
 select dblink_exec('setup', format($setup$
   -- (One implicit transaction: its tasks are admitted per statement, so the claim below sees them.)
   set constraints all immediate;
@@ -32,7 +34,13 @@ select dblink_exec('setup', format($setup$
   -- Run 5's task stalled long ago: stall recovery has a task to requeue.
   update pgflow.step_tasks set queued_at = now() - interval '1 hour', started_at = now() - interval '1 hour'
   where run_id = 'c0000000-0000-0000-0000-000000000005';
-$setup$, :'shape'));
+  -- Two runs waiting for a signal; run d2's wait is overdue, so the timers have one to fire.
+  select pgflow.ensure_flow_compiled('trap_wait', %L, pgflow.worker_protocol(), 'flow', null, null, null);
+  select pgflow.start_run_by_slug('trap_wait', '{}', ('d0000000-0000-0000-0000-00000000000' || n)::uuid)
+  from generate_series(1, 2) n;
+  update pgflow.step_tasks set wake_at = now() - interval '1 second'
+  where run_id = 'd0000000-0000-0000-0000-000000000002';
+$setup$, :'shape', :'wait_shape'));
 select message_id as queued_msg from dblink('setup', $$select message_id from pgflow.step_tasks
                                                      where run_id = 'c0000000-0000-0000-0000-000000000008'$$)
   as t(message_id bigint) \gset
@@ -40,7 +48,7 @@ select pg_get_userbyid(proowner) as owner from pg_proc where proname = 'requeue_
 select dblink_disconnect('setup');
 
 begin;
-select plan(30);
+select plan(33);
 -- The flow has a concurrency limit, so every start and result also runs the admission trigger
 -- (_admit_gated_tasks, SECURITY DEFINER), here at the end of each statement.
 set constraints all immediate;
@@ -95,6 +103,8 @@ select lives_ok($$select pgflow.requeue_stalled_tasks()$$,
           'requeue_stalled_tasks');
 select lives_ok($$select pgflow.mark_worker_stopped('a0000000-0000-0000-0000-000000000002')$$,
           'mark_worker_stopped');
+select lives_ok($$select pgflow.wake_waiting_tasks()$$,
+          'wake_waiting_tasks');
 
 -- The starter's entry points, as a pgflow_starter login.
 set session authorization trap_starter_login;
@@ -120,6 +130,8 @@ select lives_ok($$select pgflow.set_run_priority('c0000000-0000-0000-0000-000000
           'set_run_priority');
 select lives_ok($$select pgflow.get_run_with_states('c0000000-0000-0000-0000-000000000001')$$,
           'get_run_with_states');
+select lives_ok($$select pgflow.send_signal('d0000000-0000-0000-0000-000000000001', 'approve', 'trap-signal', '{"ok": true}')$$,
+          'send_signal');
 
 reset session authorization;
 -- (The trap stays planted: statements below spell pg_catalog.text, as the session's own
@@ -129,6 +141,8 @@ reset session authorization;
 select is((select array_agg(status order by run_id) from pgflow.runs where run_id::pg_catalog.text like 'c0000000-%'),
           array['completed', 'failed', 'completed', 'started', 'failed', 'failed', 'started', 'started'],
           '(the result calls, stall recovery, the resume and the cancellation took effect)');
+select is((select array_agg(status order by run_id) from pgflow.runs where run_id::pg_catalog.text like 'd0000000-%'),
+          array['completed', 'failed'], '(the signal completed run d1, the timer timed run d2 out)');
 select isnt((select permanently_stalled_at from pgflow.step_tasks where run_id = 'c0000000-0000-0000-0000-000000000005'), null,
             '(stall recovery failed the stalled task: it had no attempt left)');
 -- ... and they are every SECURITY DEFINER function a non-owner may call.
@@ -139,9 +153,9 @@ select is(array(select distinct p.proname::pg_catalog.text from pg_proc p
                 order by 1),
           array['cancel_run', 'claim_tasks', 'complete_task', 'complete_tasks', 'ensure_flow_compiled', 'fail_task',
                 'fail_tasks', 'get_run_with_states', 'has_visible_work', 'mark_worker_stopped', 'register_worker',
-                'release_claim', 'requeue_stalled_tasks', 'resume_run', 'retry_run', 'set_run_priority', 'start_flow_with_states',
-                'start_flow_with_states_by_slug', 'start_run', 'start_run_by_slug', 'start_run_idempotent',
-                'start_run_idempotent_by_slug', 'start_tasks', 'worker_heartbeat'],
+                'release_claim', 'requeue_stalled_tasks', 'resume_run', 'retry_run', 'send_signal', 'set_run_priority',
+                'start_flow_with_states', 'start_flow_with_states_by_slug', 'start_run', 'start_run_by_slug', 'start_run_idempotent',
+                'start_run_idempotent_by_slug', 'start_tasks', 'wake_waiting_tasks', 'worker_heartbeat'],
           'every SECURITY DEFINER function the roles may call was called above');
 select is(array(select p.proname::pg_catalog.text from pg_proc p
                 where p.pronamespace = 'pgflow'::regnamespace and p.prosecdef

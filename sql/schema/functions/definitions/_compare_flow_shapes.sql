@@ -1,6 +1,7 @@
 -- Human-readable differences between two flow shapes, compared index by index in upstream's
 -- order and wording. Unlike upstream, a key missing on one side is a difference (shown as
--- <missing>), never silently equal.
+-- <missing>), never silently equal. A step's "wait" (since 0021) is compared last, and only
+-- when one side has it (upstream's shapes have none).
 -- Locks: none.
 -- Called by: ensure_flow_compiled.
 create or replace function pgflow._compare_flow_shapes(p_local jsonb, p_db jsonb) returns text[]
@@ -58,7 +59,7 @@ begin
                                      coalesce(v_d->>v_key, '<missing>'));
       end if;
     end loop;
-    foreach v_key in array array['requiredInputPattern', 'forbiddenInputPattern'] loop
+    foreach v_key in array array['requiredInputPattern', 'forbiddenInputPattern', 'wait'] loop
       if (v_l->v_key) is distinct from (v_d->v_key) then
         v_diffs := v_diffs || format('Step at index %s: %s differs ''%s'' vs ''%s''', i, v_key,
                                      coalesce((v_l->v_key)::text, '<missing>'),

@@ -72,7 +72,8 @@ begin
         then v_step->'forbiddenInputPattern'->'value' end,
       when_unmet => coalesce(v_step->>'whenUnmet', 'skip'),
       when_exhausted => coalesce(v_step->>'whenExhausted', 'fail'),
-      queue_name => case when p_queue_mode = 'step' then v_route[i] end);
+      queue_name => case when p_queue_mode = 'step' then v_route[i] end,
+      wait => v_step->'wait');
   end loop;
 end;
 $$;

@@ -1,6 +1,8 @@
 -- The flow shape as stored (upstream's shape JSON without options: the database never reports
 -- them, they are runtime-tunable). Dependencies sort by byte order (collation "C"), as
--- upstream's JavaScript sort does.
+-- upstream's JavaScript sort does. A wait step (since 0021) has a "wait" key, after the others;
+-- no other step has one, so flows without waits keep upstream's shape byte for byte and a
+-- shape without waits (an upstream worker's) never matches a flow that has them.
 -- Locks: none (reads).
 -- Called by: ensure_flow_compiled.
 create or replace function pgflow._get_flow_shape(p_flow_slug text) returns jsonb
@@ -22,6 +24,7 @@ as $$
       'forbiddenInputPattern', case when s.forbidden_input_pattern is null
         then '{"defined": false}'::jsonb
         else jsonb_build_object('defined', true, 'value', s.forbidden_input_pattern) end)
+    || case when s.wait is not null then jsonb_build_object('wait', s.wait) else '{}'::jsonb end
     order by s.step_index), '[]'::jsonb))
   from pgflow.steps s
   where s.flow_slug = p_flow_slug

@@ -1,7 +1,8 @@
 -- Rejects a malformed shape with an error that names the problem, before anything is written.
 -- A step may omit whenUnmet, whenExhausted, requiredInputPattern and forbiddenInputPattern
 -- (shapes of older upstream DSL versions; _with_shape_defaults fills them in), but a value that
--- is present must have the right type.
+-- is present must have the right type. A wait step's "wait" (since 0021) must be an object
+-- (_add_step checks its contents).
 -- Called by: ensure_flow_compiled, _preflight_flow_shape.
 create or replace function pgflow._validate_flow_shape(p_shape jsonb) returns void
 language plpgsql immutable
@@ -31,6 +32,10 @@ begin
       raise exception 'Invalid flow shape: step at index % needs string "slug" and "stepType" and '
         'array "dependencies"; "whenUnmet" and "whenExhausted", when present, must be strings and '
         '"requiredInputPattern"/"forbiddenInputPattern" objects', i
+        using errcode = 'invalid_parameter_value';
+    end if;
+    if coalesce(jsonb_typeof(v_step->'wait'), 'object') <> 'object' then
+      raise exception 'Invalid flow shape: step at index % has a "wait" that is not an object', i
         using errcode = 'invalid_parameter_value';
     end if;
     i := i + 1;

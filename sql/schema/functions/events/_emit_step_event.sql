@@ -1,5 +1,7 @@
 -- Publishes a step's current status as step:<slug>:<status>, with upstream's payload for it:
 --   step:started    started_at, remaining_tasks, remaining_deps
+--   step:waiting    started_at, remaining_tasks: a started wait step's tasks wait (since 0021;
+--                   its step state says 'started', the event 'waiting')
 --   step:completed  output, completed_at; a taskless step (initial_tasks = 0, completed
 --                   without tasks) also started_at, remaining_tasks and remaining_deps
 --   step:failed     error_message, failed_at
@@ -7,7 +9,7 @@
 --                   handler failed carries error_message instead of flow_slug (as upstream)
 -- (_emit_events builds and publishes it; the part beyond ids and status - outputs can be
 -- large - only when it is broadcast, by _step_event_details.)
--- Called by: _enqueue_step_tasks, complete_task, _fail_type_violation, _fail_task,
+-- Called by: _enqueue_step_tasks, _start_waiting_tasks, complete_task, _fail_type_violation, _fail_task,
 -- cascade_resolve_conditions, resume_run, cancel_run.
 create or replace function pgflow._emit_step_event(p_state pgflow.step_states)
 returns void

@@ -11,6 +11,8 @@ begin
        when 'started' then jsonb_build_object('started_at', p_state.started_at,
                                               'remaining_tasks', p_state.remaining_tasks,
                                               'remaining_deps', p_state.remaining_deps)
+       when 'waiting' then jsonb_build_object('started_at', p_state.started_at,
+                                              'remaining_tasks', p_state.remaining_tasks)
        when 'completed' then jsonb_build_object('output', p_state.output,
                                                 'completed_at', p_state.completed_at)
             || case when p_state.initial_tasks = 0

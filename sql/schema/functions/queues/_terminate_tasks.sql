@@ -1,4 +1,4 @@
--- Moves every queued or started task of the run (or of the given steps) to a terminal status
+-- Moves every queued, started or waiting task of the run (or of the given steps) to a terminal status
 -- (`skipped` or `cancelled`) and archives their messages, one batch per task queue snapshot
 -- (_archive_messages, skipping messages a reader holds: its claim archives them): task rows
 -- first, then queue rows. The queues of tasks that were started
@@ -31,7 +31,7 @@ begin
     set status = p_status
     where t.run_id = p_run_id
       and (p_step_slugs is null or t.step_slug = any(p_step_slugs))
-      and t.status in ('queued', 'started')
+      and t.status in ('queued', 'started', 'waiting')
     returning t.queue_name, t.message_id)
   select array_agg(x.queue_name), array_agg(x.message_id)
   into v_queues, v_ids

@@ -13,10 +13,13 @@
 -- PostgreSQL planned it again on every call, as a custom plan for the task count always looked
 -- cheaper than the generic one. It calls send_batch's implementation (the overload with headers
 -- and a time), not a SQL wrapper, which would be parsed and planned again on every call.
+-- A wait step (`p_wait`, since 0021) gets waiting tasks instead, without messages
+-- (_start_waiting_tasks).
 -- Called by: start_ready_steps, start_flow_by_slug (root steps it creates started).
 create or replace function pgflow._enqueue_step_tasks(p_run pgflow.runs, p_state pgflow.step_states,
                                                       p_queue_name text, p_start_delay int,
-                                                      p_limited boolean default false)
+                                                      p_limited boolean default false,
+                                                      p_wait jsonb default null)
 returns void
 language plpgsql volatile
 set search_path = pg_catalog, pg_temp
@@ -27,6 +30,10 @@ declare
   v_weight real;
 begin
   perform pgflow._emit_step_event(p_state);
+  if p_wait is not null then
+    perform pgflow._start_waiting_tasks(p_run, p_state, p_queue_name, p_wait);
+    return;
+  end if;
   if p_limited then
     select k.key, k.weight into v_key, v_weight
     from pgflow._concurrency_key_of(p_run.flow_slug, p_state.step_slug, p_run.input) k;

@@ -1,7 +1,8 @@
 -- Continues a failed (or cancelled) run where it stopped, in one transaction: completed steps
 -- and tasks keep their outputs; every failed or cancelled task of a started or failed step is
 -- queued again with fresh attempts and a new message (visible at once, or held for admission
--- when a concurrency limit applies to it, since 0018); failed steps with tasks
+-- when a concurrency limit applies to it, since 0018) - a wait step's task waits again, with a
+-- new deadline (since 0021); failed steps with tasks
 -- are started again, failed steps without tasks (a condition failed them) created again; the
 -- run is started again (run:started, step:started) and advanced as usual, so steps that never
 -- started start when ready. Skipped steps stay skipped: a skip (an unmet condition, or
@@ -44,11 +45,15 @@ begin
   perform pgflow._emit_run_event(v_run);
   perform 1 from pgflow.step_states ss where ss.run_id = v_run.run_id order by ss.step_slug for update;
   update pgflow.step_tasks t
-  set status = 'queued', attempts_count = 0, error_message = null, output = null, message_id = null,
+  set status = case when s.wait is null then 'queued' else 'waiting' end,
+      attempts_count = 0, error_message = dl.error_message, output = null, message_id = null,
       gate = case when t.gate is not null then 'held' end,
       queued_at = now(), started_at = null, failed_at = null, last_worker_id = null,
-      requeued_count = 0, last_requeued_at = null, permanently_stalled_at = null
+      requeued_count = 0, last_requeued_at = null, permanently_stalled_at = null,
+      wake_at = dl.wake_at
   from pgflow.step_states ss
+  join pgflow.steps s on s.flow_slug = ss.flow_slug and s.step_slug = ss.step_slug
+  left join lateral pgflow._wait_deadline(v_run, s.step_slug, s.wait) dl on s.wait is not null
   where t.run_id = v_run.run_id and ss.run_id = t.run_id and ss.step_slug = t.step_slug
     and ss.status in ('started', 'failed') and t.status in ('failed', 'cancelled');
 
@@ -70,6 +75,17 @@ begin
     if v_state.status = 'started' then
       perform pgflow._emit_step_event(v_state);
     end if;
+  end loop;
+  -- Wait steps that wait again (started before, whether they failed or not) say so.
+  for v_state in
+    select ss.* from pgflow.step_states ss
+    where ss.run_id = v_run.run_id and ss.status = 'started'
+      and exists (select 1 from pgflow.step_tasks t
+                  where t.run_id = ss.run_id and t.step_slug = ss.step_slug and t.status = 'waiting')
+    order by ss.step_slug
+  loop
+    v_state.status := 'waiting';
+    perform pgflow._emit_step_event(v_state);
   end loop;
 
   -- New messages, one batch per task queue snapshot (and per gate: a task a concurrency limit
@@ -99,6 +115,8 @@ begin
   end loop;
 
   perform pgflow._advance_run(v_run.run_id);
+  -- (A wait whose sleep ended while the run was failed completes now.)
+  perform pgflow._settle_waits(v_run.run_id);
   select * into v_run from pgflow.runs r where r.run_id = v_run.run_id;
   return v_run;
 end;

@@ -22,6 +22,7 @@ declare
   v_has_root_condition boolean;
   v_roots_start boolean;
   v_step record;
+  v_waits boolean := false;
 begin
   -- The flow's steps in one read (since 0015); the flow itself only when it has none.
   select count(*),
@@ -92,15 +93,20 @@ begin
   perform pgflow._emit_run_event(v_run);
   for v_step in
     select ss as state, coalesce(s.opt_start_delay, 0) as start_delay, s.queue_name,
-           s.concurrency_limited
+           s.concurrency_limited, s.wait
     from pgflow.step_states ss
     join pgflow.steps s on s.flow_slug = ss.flow_slug and s.step_slug = ss.step_slug
     where ss.run_id = v_run.run_id and ss.status = 'started'
     order by ss.step_slug
   loop
     perform pgflow._enqueue_step_tasks(v_run, v_step.state, v_step.queue_name, v_step.start_delay,
-                                       v_step.concurrency_limited);
+                                       v_step.concurrency_limited, v_step.wait);
+    v_waits := v_waits or v_step.wait is not null;
   end loop;
+  -- A root wait step whose sleep is already over completes now (a new run has no signals).
+  if v_waits then
+    perform pgflow._settle_waits(v_run.run_id);
+  end if;
 
   -- With its root steps started, a run with steps has nothing else ready and cannot be done
   -- (every other step waits for a dependency): _advance_run would find nothing to do.

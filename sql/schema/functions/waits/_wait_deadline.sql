@@ -1,0 +1,45 @@
+-- When a wait step's task that starts waiting now wakes (since 0021): a signal's timeout (NULL:
+-- never), a sleep's end - `seconds` after now, or the timestamp `until` names in the step's
+-- input. A sleep whose `until` finds no ISO 8601 timestamp there is due at once, with the reason
+-- as `error_message` (_settle_waits fails the task with it).
+-- Called by: _start_waiting_tasks, resume_run.
+create or replace function pgflow._wait_deadline(p_run pgflow.runs, p_step_slug text, p_wait jsonb,
+                                                 out wake_at timestamptz, out error_message text)
+language plpgsql stable
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_value jsonb;
+begin
+  if p_wait->>'kind' = 'signal' then
+    wake_at := now() + make_interval(secs => (p_wait->>'timeout')::int);
+  elsif p_wait ? 'seconds' then
+    wake_at := now() + make_interval(secs => (p_wait->>'seconds')::int);
+  else
+    -- The single step's input, as its handler would get it: the run input and each
+    -- dependency's output.
+    v_value := (jsonb_build_object('run', p_run.input)
+                || coalesce((select jsonb_object_agg(d.dep_slug, ss.output)
+                             from pgflow.deps d
+                             join pgflow.step_states ss on ss.run_id = p_run.run_id
+                                                       and ss.step_slug = d.dep_slug
+                             where d.flow_slug = p_run.flow_slug and d.step_slug = p_step_slug),
+                            '{}'::jsonb))
+               #> array(select jsonb_array_elements_text(p_wait->'until'));
+    begin
+      -- An ISO 8601 date and time (PostgreSQL would also take words such as 'infinity').
+      if jsonb_typeof(v_value) is distinct from 'string'
+         or (v_value #>> '{}') !~ '^\d{4}-\d{2}-\d{2}([ T]|$)' then
+        raise invalid_datetime_format;
+      end if;
+      wake_at := (v_value #>> '{}')::timestamptz;
+    exception when others then  -- (only the cast above can raise)
+      error_message := format(
+        'Sleep step "%s" found no ISO 8601 timestamp at %s of its input (found %s)', p_step_slug,
+        array_to_string(array(select jsonb_array_elements_text(p_wait->'until')), '.'),
+        coalesce(left(v_value::text, 100), 'nothing'));
+      wake_at := now();
+    end;
+  end if;
+end;
+$$;
