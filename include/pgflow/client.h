@@ -92,7 +92,9 @@ struct ClientConfig {
 
 // A run or step state change, as published on the `pgflow_events` channel.
 struct RunEvent {
-  std::string event;  // run:started, run:completed, run:failed, step:started, step:completed, ...
+  // run:started, run:completed, run:failed, step:started, step:waiting (docs/waiting.md),
+  // step:completed, step:failed, step:skipped
+  std::string event;
   std::string run_id;
   std::string flow_slug;
   std::string step_slug;  // empty for run events

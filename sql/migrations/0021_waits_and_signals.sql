@@ -250,6 +250,62 @@ begin
 end;
 $$;
 
+-- ---- sql/schema/functions/definitions/add_step.sql
+-- Upstream's building block: adds a step routed to the flow's generated queue lower(flow_slug)
+-- (see _add_step for the rules). A flow in queue mode `step` is compiled whole by its workers
+-- (every step's private queue is provisioned with the definition), so add_step refuses it.
+-- Locks: the flow's definition lock; then what _add_step takes.
+-- Called by: SQL users building a flow by hand.
+create or replace function pgflow.add_step(
+  flow_slug text,
+  step_slug text,
+  deps_slugs text[] default '{}',
+  max_attempts int default null,
+  base_delay int default null,
+  timeout int default null,
+  start_delay int default null,
+  step_type text default 'single',
+  required_input_pattern jsonb default null,
+  forbidden_input_pattern jsonb default null,
+  when_unmet text default 'skip',
+  when_exhausted text default 'fail'
+) returns pgflow.steps
+language plpgsql volatile
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+begin
+  perform pgflow._lock_flow_definition(add_step.flow_slug);
+  perform pgflow._refuse_step_queued_flow(add_step.flow_slug, 'add_step');
+  return pgflow._add_step(
+    flow_slug => add_step.flow_slug, step_slug => add_step.step_slug, deps_slugs => add_step.deps_slugs,
+    max_attempts => add_step.max_attempts, base_delay => add_step.base_delay,
+    timeout => add_step.timeout, start_delay => add_step.start_delay, step_type => add_step.step_type,
+    required_input_pattern => add_step.required_input_pattern,
+    forbidden_input_pattern => add_step.forbidden_input_pattern,
+    when_unmet => add_step.when_unmet, when_exhausted => add_step.when_exhausted);
+end;
+$$;
+
+-- ---- sql/schema/functions/definitions/_refuse_step_queued_flow.sql
+-- Refuses (0A000) to change a flow in queue mode `step` by hand: its workers compile it whole
+-- (every step's private queue is provisioned with the definition), so `p_function` (add_step,
+-- add_wait_step) would add a step without its queue.
+-- Locks: none (the caller holds the flow's definition lock).
+-- Called by: add_step, add_wait_step.
+create or replace function pgflow._refuse_step_queued_flow(p_flow_slug text, p_function text)
+returns void
+language plpgsql stable
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  if exists (select 1 from pgflow.flows f where f.flow_slug = p_flow_slug and f.queue_mode = 'step') then
+    raise exception 'Flow "%" has one queue per step (queue mode step): its workers compile it whole, so % cannot change it. Deploy a new flow version instead',
+      p_flow_slug, p_function using errcode = 'feature_not_supported';
+  end if;
+end;
+$$;
+
 -- ---- sql/schema/functions/definitions/_get_flow_shape.sql
 -- The flow shape as stored (upstream's shape JSON without options: the database never reports
 -- them, they are runtime-tunable). Dependencies sort by byte order (collation "C"), as
@@ -511,11 +567,7 @@ begin
       add_wait_step.step_slug, add_wait_step.flow_slug using errcode = 'null_value_not_allowed';
   end if;
   perform pgflow._lock_flow_definition(add_wait_step.flow_slug);
-  if exists (select 1 from pgflow.flows f
-             where f.flow_slug = add_wait_step.flow_slug and f.queue_mode = 'step') then
-    raise exception 'Flow "%" has one queue per step (queue mode step): its workers compile it whole, so add_wait_step cannot change it. Deploy a new flow version instead',
-      add_wait_step.flow_slug using errcode = 'feature_not_supported';
-  end if;
+  perform pgflow._refuse_step_queued_flow(add_wait_step.flow_slug, 'add_wait_step');
   return pgflow._add_step(
     flow_slug => add_wait_step.flow_slug, step_slug => add_wait_step.step_slug,
     deps_slugs => add_wait_step.deps_slugs, step_type => add_wait_step.step_type,

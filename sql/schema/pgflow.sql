@@ -36,6 +36,7 @@ set client_min_messages = warning;
 \ir functions/definitions/_create_flow.sql
 \ir functions/definitions/_add_step.sql
 \ir functions/definitions/add_step.sql
+\ir functions/definitions/_refuse_step_queued_flow.sql
 \ir functions/definitions/_get_flow_shape.sql
 \ir functions/definitions/_sorted_text_array.sql
 \ir functions/definitions/_compare_flow_shapes.sql

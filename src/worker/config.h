@@ -6,7 +6,7 @@
 #include "absl/status/status.h"
 #include "pgflow/flow_definition.h"
 #include "pgflow/worker.h"
-#include "worker/pg_store.h"
+#include "worker/store_connections.h"
 
 namespace pgflow::internal {
 

@@ -10,7 +10,7 @@
 #include "internal/strings.h"
 #include "pgflow/worker.h"
 #include "worker/config.h"
-#include "worker/pg_store.h"
+#include "worker/store_connections.h"
 #include "worker/worker.h"
 
 namespace pgflow {

@@ -140,21 +140,20 @@ constexpr bool check_wait_args() {
                 "pgflow: a wait step takes no step options {...}: it has no handler, attempts or "
                 "timeout of its own (give a signal's timeout with pgflow::signal_timeout)");
   constexpr bool signal = W == WaitDefinition::Kind::kSignal;
-  static_assert(!signal || Args::sleep_fors + Args::sleep_untils == 0,
+  // A signal wait has no sleep; a sleep has exactly one, and no signal timeout.
+  constexpr bool sleeps_ok = Args::sleep_fors + Args::sleep_untils == (signal ? 0 : 1);
+  constexpr bool timeouts_ok = signal || Args::signal_timeouts == 0;
+  static_assert(!signal || sleeps_ok,
                 "pgflow: .signal/.signal_each wait for a signal: they take "
                 "pgflow::signal_timeout(...), not sleep_for/sleep_until");
-  static_assert(
-      signal || (Args::signal_timeouts == 0 && Args::sleep_fors + Args::sleep_untils == 1),
-      "pgflow: .sleep needs one pgflow::sleep_for(duration) or "
-      "pgflow::sleep_until(\"path.in.input\"), and no signal_timeout");
+  static_assert(signal || (sleeps_ok && timeouts_ok),
+                "pgflow: .sleep needs one pgflow::sleep_for(duration) or "
+                "pgflow::sleep_until(\"path.in.input\"), and no signal_timeout");
   constexpr bool output_fits = (timeout_output_fits<Output, A>() && ...);
   static_assert(output_fits,
                 "pgflow: the value of pgflow::signal_timeout(timeout, value) must convert to the "
                 "step's output type (a timed-out wait completes with it)");
-  return JsonConvertible<Output> && Args::options == 0 &&
-         (signal ? Args::sleep_fors + Args::sleep_untils == 0
-                 : Args::signal_timeouts == 0 && Args::sleep_fors + Args::sleep_untils == 1) &&
-         output_fits;
+  return JsonConvertible<Output> && Args::options == 0 && sleeps_ok && timeouts_ok && output_fits;
 }
 
 template <StepKind Kind, typename Deps, typename... Steps>

@@ -23,11 +23,7 @@ as $$
 #variable_conflict use_column
 begin
   perform pgflow._lock_flow_definition(add_step.flow_slug);
-  if exists (select 1 from pgflow.flows f
-             where f.flow_slug = add_step.flow_slug and f.queue_mode = 'step') then
-    raise exception 'Flow "%" has one queue per step (queue mode step): its workers compile it whole, so add_step cannot change it. Deploy a new flow version instead',
-      add_step.flow_slug using errcode = 'feature_not_supported';
-  end if;
+  perform pgflow._refuse_step_queued_flow(add_step.flow_slug, 'add_step');
   return pgflow._add_step(
     flow_slug => add_step.flow_slug, step_slug => add_step.step_slug, deps_slugs => add_step.deps_slugs,
     max_attempts => add_step.max_attempts, base_delay => add_step.base_delay,

@@ -24,11 +24,7 @@ begin
       add_wait_step.step_slug, add_wait_step.flow_slug using errcode = 'null_value_not_allowed';
   end if;
   perform pgflow._lock_flow_definition(add_wait_step.flow_slug);
-  if exists (select 1 from pgflow.flows f
-             where f.flow_slug = add_wait_step.flow_slug and f.queue_mode = 'step') then
-    raise exception 'Flow "%" has one queue per step (queue mode step): its workers compile it whole, so add_wait_step cannot change it. Deploy a new flow version instead',
-      add_wait_step.flow_slug using errcode = 'feature_not_supported';
-  end if;
+  perform pgflow._refuse_step_queued_flow(add_wait_step.flow_slug, 'add_wait_step');
   return pgflow._add_step(
     flow_slug => add_wait_step.flow_slug, step_slug => add_wait_step.step_slug,
     deps_slugs => add_wait_step.deps_slugs, step_type => add_wait_step.step_type,
