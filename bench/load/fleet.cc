@@ -298,14 +298,15 @@ void run_fleet(BenchContext& ctx) {
                                             mode_name(mode)),
                     .value = percentile(ms, 50),
                     .unit = "ms",
-                    .note = absl::StrFormat("p99 %.1f ms over %d runs (poll_interval 1 s)",
+                    .note = absl::StrFormat("p99 %.1f ms over %d runs (default poll interval)",
                                             percentile(ms, 99), probes)});
   }
 
   // Idle cost of 20 poll-only worker processes through the pooler, against the server's own
-  // idle CPU, in alternating windows: looking at their queues (schema 0020), and claiming at
-  // each poll as before it (pgflow.has_visible_work renamed for the window: the workers fall
-  // back to claims, as against an older schema).
+  // idle CPU, in alternating windows: looking at their queues (schema 0020) at the default
+  // poll interval (2 s for poll_only) and at 1 s, and claiming at each poll as before 0020
+  // (pgflow.has_visible_work renamed for the window: the workers fall back to claims, as
+  // against an older schema).
   {
     const FlowDefinition flow = one_step_flow(unique_slug("bench_fleet_idle"));
     compile_flow(db, flow);
@@ -320,13 +321,8 @@ void run_fleet(BenchContext& ctx) {
       std::optional<double> server = 0.0;  // unknown once a window's is
       std::int64_t polls = 0;
     };
-    // docs/deploying-at-scale.md: one application_name for every pooled connection spares the
-    // pooler a SET each time a server connection passes from one role's client to another's.
-    const std::string one_name_url =
-        absl::StrCat(urls.pooled, urls.pooled.find('?') == std::string::npos ? "?" : "&",
-                     "application_name=pgflow-fleet");
-    auto measure = [&](Idle& t, bool fleet_on, bool looks, int poll_interval_ms,
-                       bool one_name = false) {
+    // poll_interval_ms 0: WorkerConfig's default.
+    auto measure = [&](Idle& t, bool fleet_on, bool looks, int poll_interval_ms) {
       if (fleet_on && !looks)
         db.exec(
             "alter function pgflow.has_visible_work(uuid) rename to "
@@ -346,7 +342,6 @@ void run_fleet(BenchContext& ctx) {
         WorkerProcessConfig c =
             process_config(urls, Mode::kPooledPollOnly, FleetFlow::kWork, flow.slug);
         c.poll_interval_ms = poll_interval_ms;
-        if (one_name) c.connection_string = one_name_url;
         fleet.emplace(c, kFleet);
         fleet->wait_ready(ctx.timeout);
         std::this_thread::sleep_for(std::chrono::seconds(3));  // backed off
@@ -370,26 +365,22 @@ void run_fleet(BenchContext& ctx) {
       if (fleet) fleet->stop();
     };
     progress(absl::StrFormat(
-        "p: %d idle poll-only worker processes looking, claiming, looking with one "
-        "application_name, and looking every 2 s, against the server alone (%.0f s windows, 2 "
-        "alternating rounds)",
+        "p: %d idle poll-only worker processes looking at the default poll interval, at 1 s, "
+        "and claiming at 1 s, against the server alone (%.0f s windows, 2 alternating rounds)",
         kFleet, window));
-    Idle quiet, looking, claiming, one_name, looking_2s;
+    Idle quiet, looking, looking_1s, claiming;
     for (int r = 0; r < 2; ++r) {
       measure(quiet, false, false, 0);
-      for (int m = 0; m < 4; ++m) {
-        switch ((m + 2 * r) % 4) {  // the second round in another order
+      for (int m = 0; m < 3; ++m) {
+        switch ((m + r) % 3) {  // the second round in another order
           case 0:
-            measure(looking, true, true, 1000);
+            measure(looking, true, true, 0);
             break;
           case 1:
-            measure(claiming, true, false, 1000);
-            break;
-          case 2:
-            measure(one_name, true, true, 1000, /*one_name=*/true);
+            measure(looking_1s, true, true, 1000);
             break;
           default:
-            measure(looking_2s, true, true, 2000);
+            measure(claiming, true, false, 1000);
         }
       }
     }
@@ -417,10 +408,9 @@ void run_fleet(BenchContext& ctx) {
            .unit = "% of a core",
            .note = note(t)});
     };
-    report_idle("p6", "through the pooler, looking", looking);
-    report_idle("p6.claims", "claiming at each poll (before 0020)", claiming);
-    report_idle("p6.name", "looking, one application_name", one_name);
-    report_idle("p6.2s", "looking, poll_interval 2 s", looking_2s);
+    report_idle("p6", "through the pooler, looking, default poll interval (2 s)", looking);
+    report_idle("p6.1s", "looking, poll_interval 1 s", looking_1s);
+    report_idle("p6.claims", "claiming at each poll, 1 s (before 0020)", claiming);
     auto idle_verdict = [&](std::string what, const Idle& t) {
       ctx.report.verdict({.what = std::move(what),
                           .met = known && beyond(t) < 1.0,
@@ -428,10 +418,10 @@ void run_fleet(BenchContext& ctx) {
                                           : std::string("not measured (server not local)"),
                           .target = "< 1% of a core"});
     };
-    idle_verdict("p6 server CPU of 20 idle poll-only workers (beyond its own), poll_interval 1 s",
-                 looking);
-    idle_verdict("p6.name the same with one application_name in the pooled URL", one_name);
-    idle_verdict("p6.2s the same with poll_interval 2 s", looking_2s);
+    idle_verdict(
+        "p6 server CPU of 20 idle poll-only workers (beyond its own), default poll interval",
+        looking);
+    idle_verdict("p6.1s the same with poll_interval 1 s", looking_1s);
   }
 
   // The curve: 1 and 5 worker processes direct (20: p1).

@@ -411,7 +411,8 @@ void run_noisy_tenant(BenchContext& ctx) {
   progress(absl::StrFormat("l: 1 quiet probe beside a noisy tenant's %d tasks, no key", backlog));
   const ProbeRun unkeyed = probe_beside_backlog(ctx, *client, false, backlog, 1);
 
-  const double poll_ms = static_cast<double>(worker_config(ctx, 64, nullptr).poll_interval.count());
+  const double poll_ms = static_cast<double>(
+      worker_config(ctx, 64, nullptr).poll_interval.value_or(std::chrono::seconds(1)).count());
   auto add = [&](const char* id, const std::string& name, const ProbeRun& r) {
     const bool done = !r.latencies.empty();
     ctx.report.add(

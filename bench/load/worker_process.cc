@@ -54,7 +54,7 @@ int worker_process_main(int argc, char** argv) {
   if (argc < 5 || argc > 6 || !absl::SimpleAtoi(argv[3], &poll_interval_ms)) {
     std::fprintf(stderr,
                  "usage: pgflow_bench --worker-process work|probe SLUG POLL_ONLY(0|1) "
-                 "POLL_INTERVAL_MS URL [LISTEN_URL]\n");
+                 "POLL_INTERVAL_MS(0: default) URL [LISTEN_URL]\n");
     return 2;
   }
   const std::string_view kind = argv[0];
@@ -79,7 +79,7 @@ int worker_process_main(int argc, char** argv) {
   c.connection_string = argv[4];
   if (argc == 6) c.listen_connection_string = argv[5];
   c.poll_only = std::string_view(argv[2]) == "1";
-  c.poll_interval = std::chrono::milliseconds(poll_interval_ms);
+  if (poll_interval_ms > 0) c.poll_interval = std::chrono::milliseconds(poll_interval_ms);
   c.max_concurrent = 10;
   c.batch_size = 10;
   c.report_batch_size = 64;

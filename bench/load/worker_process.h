@@ -40,7 +40,7 @@ struct WorkerProcessConfig {
   std::string connection_string;
   std::string listen_connection_string;  // empty: LISTEN on connection_string
   bool poll_only = false;
-  int poll_interval_ms = 1000;  // WorkerConfig::poll_interval
+  int poll_interval_ms = 0;  // WorkerConfig::poll_interval; 0: its default
 };
 
 // One running worker process, seen from the benchmark.

@@ -70,6 +70,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -129,8 +130,8 @@ struct WorkerConfig {
   // a read that found some, doubling after each read that found none, up to poll_interval
   // (while idle it only looks at the queue, a statement far cheaper for the server than an
   // empty claim, and claims once there is work); and ask which running tasks are still wanted
-  // every poll_interval, so a cancelled run's stop tokens fire within poll_interval plus a
-  // round trip. Default: false.
+  // every poll_interval (1 s by default), so a cancelled run's stop tokens fire within that
+  // plus a round trip. Default: false.
   bool poll_only = false;
   // The most connections to connection_string the worker holds (startup's, closed before the
   // others open, aside). 4: one each for the poller, the reporter, the heartbeat and run
@@ -156,9 +157,12 @@ struct WorkerConfig {
   // (+2 s). Whole seconds (PGMQ's unit). Default: 5 s. At least 1 s.
   std::chrono::seconds visibility_timeout{5};
   // When idle, the poller wakes on new-work notifications; it also polls at this interval
-  // to catch retries whose backoff ended and delayed steps (poll_only: the longest wait
-  // between polls, and between checks of running tasks). Default: 1 s. At least 10 ms.
-  std::chrono::milliseconds poll_interval{1000};
+  // to catch retries whose backoff ended and delayed steps. poll_only: the longest wait
+  // between polls (how late an idle worker finds new work), and between checks of running
+  // tasks. Default: 1 s; a poll_only worker polls every 2 s while idle (an idle fleet's server
+  // CPU is its polls: twenty at 2 s idle under 1% of a core, docs/deploying-at-scale.md) and
+  // still checks running tasks every 1 s. At least 10 ms.
+  std::optional<std::chrono::milliseconds> poll_interval = std::nullopt;
   // Heartbeat period (pgflow.workers.last_heartbeat_at); 30 s without one makes a worker
   // unresponsive (pgflow.is_live_worker). Default: 5 s. At least 100 ms.
   std::chrono::milliseconds heartbeat_interval{5000};

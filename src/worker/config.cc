@@ -48,6 +48,15 @@ std::optional<std::string> step_problem(const WorkerConfig& c, const FlowDefinit
 
 }  // namespace
 
+std::chrono::milliseconds idle_poll_interval(const WorkerConfig& config) {
+  constexpr std::chrono::milliseconds kDefault{1000}, kPollOnlyDefault{2000};
+  return config.poll_interval.value_or(config.poll_only ? kPollOnlyDefault : kDefault);
+}
+
+std::chrono::milliseconds stop_check_interval(const WorkerConfig& config) {
+  return config.poll_interval.value_or(std::chrono::milliseconds(1000));
+}
+
 StoreConnections store_connections(const WorkerConfig& config) {
   return {.conninfo = config.connection_string,
           .listen_conninfo = config.listen_connection_string,
@@ -93,7 +102,7 @@ absl::Status complete_and_check(WorkerConfig& c, const FlowDefinition& flow) {
   if (c.batch_size < 1 || c.batch_size > 1000) problems.push_back("batch_size must be 1..1000");
   if (c.visibility_timeout < std::chrono::seconds(1))
     problems.push_back("visibility_timeout must be at least 1 second");
-  if (c.poll_interval < std::chrono::milliseconds(10))
+  if (c.poll_interval && *c.poll_interval < std::chrono::milliseconds(10))
     problems.push_back("poll_interval must be at least 10 ms");
   if (c.heartbeat_interval < std::chrono::milliseconds(100))
     problems.push_back("heartbeat_interval must be at least 100 ms");

@@ -118,12 +118,22 @@ void Maintenance::stop_unwanted_tasks(const std::stop_token& stop) {
   }
 }
 
+// A call settles at most kTimerBatchRuns runs, so one that ended that many tasks (at least one
+// per run) may have left due timers: call again at once, for up to half a heartbeat interval
+// (the heartbeat must not wait long); what is left fires at the next heartbeat.
 void Maintenance::wake_waiting_tasks(const std::stop_token& stop) {
   if (timers_unavailable_) return;
-  absl::StatusOr<int> ended = store_.wake_waiting_tasks(stop);
-  if (ended.ok()) {
-    if (*ended != 0) log_.debug("wait timers fired", {{"count", std::to_string(*ended)}});
-  } else if (ended.status().code() == absl::StatusCode::kUnimplemented) {
+  const Clock::Time give_way_at = clock_.now() + config_.heartbeat_interval / 2;
+  absl::StatusOr<int> ended = 0;
+  int fired = 0;
+  do {
+    ended = store_.wake_waiting_tasks(kTimerBatchRuns, stop);
+    if (ended.ok()) fired += *ended;
+  } while (ended.ok() && *ended >= kTimerBatchRuns && !stop.stop_requested() &&
+           clock_.now() < give_way_at);
+  if (fired != 0) log_.debug("wait timers fired", {{"count", std::to_string(fired)}});
+  if (ended.ok()) return;
+  if (ended.status().code() == absl::StatusCode::kUnimplemented) {
     timers_unavailable_ = true;
     log_.warn("wait steps' timers cannot fire: " + std::string(ended.status().message()));
   } else if (!stop.stop_requested()) {

@@ -29,12 +29,16 @@ struct MaintenanceConfig {
   // the database's announcements (LISTEN). nullopt: announcements.
   std::optional<std::chrono::milliseconds> stop_check_interval = std::nullopt;
   // The flow has wait steps: fire the database's due wait timers (any flow's) at every
-  // heartbeat, so a timer fires at most about one heartbeat interval late while a worker runs.
+  // heartbeat, so a timer fires at most about one heartbeat interval late while a worker runs
+  // (a burst of due timers: as many as half a heartbeat interval of calls settles).
   bool fire_wait_timers = false;
 };
 
 // Stall recovery skipped this many intervals in a row is worth a warning.
 inline constexpr int kStallRecoveryWarnAfter = 4;
+
+// The most runs one call of pgflow.wake_waiting_tasks settles (its own default).
+inline constexpr int kTimerBatchRuns = 100;
 
 class Maintenance {
  public:

@@ -219,9 +219,10 @@ class PgStore final : public Store {
     return std::optional<int>(static_cast<int>(requeued));
   }
 
-  absl::StatusOr<int> wake_waiting_tasks(const std::stop_token& stop) override {
+  absl::StatusOr<int> wake_waiting_tasks(int max_runs, const std::stop_token& stop) override {
     absl::StatusOr<pg::Result> r = retry<pg::Result>(
-        stop, "wait step timers", [](pg::Connection& c) { return c.exec(kWakeWaitingTasks); });
+        stop, "wait step timers",
+        [&](pg::Connection& c) { return c.exec(kWakeWaitingTasks, {absl::StrCat(max_runs)}); });
     if (!r.ok() && pg::is_missing_function(r.status())) {
       return absl::UnimplementedError(
           "the database has no pgflow.wake_waiting_tasks (schema older than 0021: run `pgflow "

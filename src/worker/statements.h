@@ -64,7 +64,7 @@ inline constexpr char kRecoverStalledTasks[] =
     "select pgflow.requeue_stalled_tasks() "
     "from (select pg_catalog.set_config('synchronous_commit', 'off', true)) as async_commit";
 // The timers of wait steps (schema 0021): ends the waiting tasks that are due; how many.
-inline constexpr char kWakeWaitingTasks[] = "select pgflow.wake_waiting_tasks()";
+inline constexpr char kWakeWaitingTasks[] = "select pgflow.wake_waiting_tasks($1::int)";
 // Who holds the stall recovery lock and has held it for at least $1 (an interval).
 inline constexpr char kStallRecoveryHolders[] = R"sql(
 select pgflow._lock_holders(l.xmax, 'pgflow.locks', now() - $1::interval)

@@ -149,9 +149,10 @@ class Store {
   // One stall recovery pass: the number of tasks requeued, or nullopt when another session's
   // pass holds the lock (skipped).
   virtual absl::StatusOr<std::optional<int>> recover_stalled_tasks(const std::stop_token& stop) = 0;
-  // Fires the timers of wait steps that are due (any flow's): how many waiting tasks ended.
-  // kUnimplemented when the database has none (a schema older than 0021).
-  virtual absl::StatusOr<int> wake_waiting_tasks(const std::stop_token& stop) = 0;
+  // Fires the timers of wait steps that are due (any flow's), in at most `max_runs` runs: how
+  // many waiting tasks ended (at least one per run it settled). kUnimplemented when the
+  // database has none (a schema older than 0021).
+  virtual absl::StatusOr<int> wake_waiting_tasks(int max_runs, const std::stop_token& stop) = 0;
   // The sessions holding the stall recovery lock for at least `held_for`, as a sentence.
   virtual absl::StatusOr<std::string> stall_recovery_holders(std::chrono::milliseconds held_for,
                                                              const std::stop_token& stop) = 0;

@@ -7,6 +7,7 @@
 #include "internal/random.h"
 #include "internal/strings.h"
 #include "pg/startup_retry.h"
+#include "worker/config.h"
 #include "worker/startup.h"
 
 namespace pgflow::internal {
@@ -90,21 +91,22 @@ absl::Status Worker::start() {
   poller_config.claim.visibility_timeout_s = static_cast<int>(config_.visibility_timeout.count());
   poller_config.batch_size = config_.batch_size;
   poller_config.function_name = config_.function_name;
-  poller_config.poll_interval = config_.poll_interval;
+  poller_config.poll_interval = idle_poll_interval(config_);
   poller_config.poll_only = config_.poll_only;
   poller_ = std::make_unique<Poller>(
       std::move(poller_config), flow_, *poller_store_, in_flight_, *runner_, *reporter_, *executor_,
       clock_, log_, metric, [this](absl::Status reason) { request_stop(std::move(reason)); });
   maintenance_store_ = stores_(StoreRole::kMaintenance, queue_, log_);
   maintenance_ = std::make_unique<Maintenance>(
-      MaintenanceConfig{.worker_id = worker_id_,
-                        .heartbeat_interval = config_.heartbeat_interval,
-                        .stall_recovery_interval = config_.stall_recovery_interval,
-                        .stop_check_interval =
-                            config_.poll_only ? std::optional(config_.poll_interval) : std::nullopt,
-                        .fire_wait_timers = std::any_of(
-                            flow_.steps.begin(), flow_.steps.end(),
-                            [](const StepDefinition& s) { return s.wait.has_value(); })},
+      MaintenanceConfig{
+          .worker_id = worker_id_,
+          .heartbeat_interval = config_.heartbeat_interval,
+          .stall_recovery_interval = config_.stall_recovery_interval,
+          .stop_check_interval =
+              config_.poll_only ? std::optional(stop_check_interval(config_)) : std::nullopt,
+          .fire_wait_timers =
+              std::any_of(flow_.steps.begin(), flow_.steps.end(),
+                          [](const StepDefinition& s) { return s.wait.has_value(); })},
       *maintenance_store_, in_flight_, clock_, log_, [this] { request_stop(absl::OkStatus()); });
 
   reporter_thread_ = std::jthread([this] { reporter_->run(give_up_.get_token()); });

@@ -1,5 +1,6 @@
 #include "testing/fake_store.h"
 
+#include <algorithm>
 #include <condition_variable>
 #include <mutex>
 #include <utility>
@@ -66,7 +67,13 @@ class FakeStore final : public internal::Store {
     return out;
   }
 
-  absl::StatusOr<int> wake_waiting_tasks(const std::stop_token&) override { return 0; }
+  absl::StatusOr<int> wake_waiting_tasks(int max_runs, const std::stop_token&) override {
+    absl::MutexLock lock(&db_.mu_);
+    ++db_.timer_calls_;
+    const int ended = std::min(db_.due_timers_, max_runs);
+    db_.due_timers_ -= ended;
+    return ended;
+  }
 
   absl::StatusOr<bool> has_visible_work(const std::string&, const std::stop_token&) override {
     absl::MutexLock lock(&db_.mu_);
@@ -257,6 +264,21 @@ int FakeDatabase::looks() const {
 void FakeDatabase::set_can_look(bool can) {
   absl::MutexLock lock(&mu_);
   can_look_ = can;
+}
+
+void FakeDatabase::set_due_timers(int due) {
+  absl::MutexLock lock(&mu_);
+  due_timers_ = due;
+}
+
+int FakeDatabase::due_timers() const {
+  absl::MutexLock lock(&mu_);
+  return due_timers_;
+}
+
+int FakeDatabase::timer_calls() const {
+  absl::MutexLock lock(&mu_);
+  return timer_calls_;
 }
 
 int FakeDatabase::heartbeats() const {

@@ -253,6 +253,49 @@ TEST_F(WorkerUnits, PollOnlyAnUnwantedTaskStopsWithinOnePollInterval) {
   EXPECT_TRUE(db_.reported().empty()) << "its result is dropped";
 }
 
+// A poll-only worker left at the default poll interval still checks its running tasks every
+// second (only its idle polls back off to 2 s: the next test).
+TEST_F(WorkerUnits, PollOnlyAtTheDefaultPollIntervalAnUnwantedTaskStopsWithinOneSecond) {
+  std::atomic<int> dropped{0};
+  WorkerConfig c = config_counting_drops(dropped);
+  c.poll_only = true;
+  c.poll_interval = std::nullopt;
+  c.heartbeat_interval = seconds(60);
+  std::latch running(1);
+  std::atomic<bool> stopped{false};
+  db_.add_task("cancelled", "s");
+  auto worker = start(until_stopped(running, stopped), c);
+  running.wait();
+  ASSERT_TRUE(clock_.wait_for_sleepers(3));
+  db_.cancel_run("cancelled", /*announced=*/false);
+  clock_.advance(milliseconds(1000));
+  ASSERT_TRUE(pgflow::testing::wait_for([&] { return dropped.load() == 1; }));
+  EXPECT_TRUE(stopped.load());
+  worker->request_stop(absl::OkStatus());
+  EXPECT_THAT(worker->wait(), IsOk());
+}
+
+// At the default poll interval an idle poll-only worker backs off to 2 s, not 1 s (its looks
+// are an idle fleet's cost to the server): in 10 s it looks at 40, 120, 280, 600, 1240, 2520,
+// 4520, 6520 and 8520 ms, 9 times (13 with poll_interval = 1 s).
+TEST_F(WorkerUnits, PollOnlyAtTheDefaultPollIntervalAnIdleWorkerLooksEveryTwoSeconds) {
+  WorkerConfig c = config();
+  c.poll_only = true;
+  c.poll_interval = std::nullopt;
+  auto worker =
+      start([](const nlohmann::json&, Context&) -> absl::StatusOr<nlohmann::json> { return 1; }, c);
+  ASSERT_TRUE(pgflow::testing::wait_for([&] { return db_.claims().size() == 1; }));
+  for (int step = 0; step < 1000; ++step) {
+    ASSERT_TRUE(clock_.wait_for_sleepers(3));
+    clock_.advance(milliseconds(10));
+  }
+  ASSERT_TRUE(clock_.wait_for_sleepers(3));
+  EXPECT_EQ(db_.claims().size(), 1u);
+  EXPECT_EQ(db_.looks(), 9);
+  worker->request_stop(absl::OkStatus());
+  EXPECT_THAT(worker->wait(), IsOk());
+}
+
 // An idle poll-only worker backs off from 20 ms to the poll interval (1 s here): it polls at 0,
 // 40, 120, 280, 600, 1240, 2240, 3240 and 4240 ms, 9 times in 5 s where polling at the fastest
 // rate would make 250. Only the first poll claims; the others look at the queue (a statement
@@ -362,6 +405,28 @@ TEST_F(WorkerUnits, StallRecoverySkippedForSeveralIntervalsIsReportedWithItsHold
     }
   }
   ASSERT_TRUE(logs_.wait_for_text("held_by=pid 4711 (role app"));
+}
+
+// A burst of due wait timers fires at one heartbeat: maintenance calls the database again while
+// a call settled a full batch (kTimerBatchRuns runs), not once per heartbeat.
+TEST_F(WorkerUnits, ABurstOfDueWaitTimersFiresAtOneHeartbeat) {
+  FlowDefinition flow = flow_with(
+      [](const nlohmann::json&, Context&) -> absl::StatusOr<nlohmann::json> { return nullptr; });
+  flow.steps.push_back(StepDefinition{
+      .slug = "nap",
+      .dependencies = {"s"},
+      .wait = WaitDefinition{.kind = WaitDefinition::Kind::kSleep, .sleep_for = seconds(1)}});
+  db_.set_due_timers(2 * kTimerBatchRuns + 50);
+  Worker worker(flow, config(), std::vector<StepRoute>{}, pgflow::testing::fake_stores(db_),
+                clock_);
+  ASSERT_THAT(worker.start(), IsOk());
+  ASSERT_TRUE(clock_.wait_for_sleepers(3));
+  clock_.advance(milliseconds(5000));  // the first heartbeat
+  ASSERT_TRUE(db_.wait_for_heartbeats(1));
+  ASSERT_TRUE(pgflow::testing::wait_for([&] { return db_.due_timers() == 0; }));
+  EXPECT_EQ(db_.timer_calls(), 3) << "100, 100 and the last 50";
+  worker.request_stop(absl::OkStatus());
+  EXPECT_THAT(worker.wait(), IsOk());
 }
 
 // The stop sequence: stopping fires every handler's token; the worker waits for its handlers
