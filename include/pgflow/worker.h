@@ -159,9 +159,9 @@ struct WorkerConfig {
   // When idle, the poller wakes on new-work notifications; it also polls at this interval
   // to catch retries whose backoff ended and delayed steps. poll_only: the longest wait
   // between polls (how late an idle worker finds new work), and between checks of running
-  // tasks. Default: 1 s; a poll_only worker polls every 2 s while idle (an idle fleet's server
-  // CPU is its polls: twenty at 2 s idle under 1% of a core, docs/deploying-at-scale.md) and
-  // still checks running tasks every 1 s. At least 10 ms.
+  // tasks. Default: 1 s; a poll_only worker polls every 2 s while idle (an idle fleet's polls
+  // are a large part of its cost to the server: docs/deploying-at-scale.md) and still checks
+  // running tasks every 1 s. At least 10 ms.
   std::optional<std::chrono::milliseconds> poll_interval = std::nullopt;
   // Heartbeat period (pgflow.workers.last_heartbeat_at); 30 s without one makes a worker
   // unresponsive (pgflow.is_live_worker). Default: 5 s. At least 100 ms.

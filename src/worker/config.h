@@ -16,7 +16,7 @@ namespace pgflow::internal {
 absl::Status complete_and_check(WorkerConfig& config, const FlowDefinition& flow);
 
 // The longest an idle worker waits between polls: poll_interval, or by default 1 s, and 2 s
-// for a poll_only worker (whose idle polls are all a fleet's idle cost to the server).
+// for a poll_only worker (a fleet's idle polls are a large part of its cost to the server).
 std::chrono::milliseconds idle_poll_interval(const WorkerConfig& config);
 
 // How often a poll_only worker asks which running tasks are still wanted (the bound on a
