@@ -31,6 +31,7 @@
 #include "nlohmann/json.hpp"
 #include "pgflow/client.h"
 #include "pgflow/flow.h"
+#include "worker/config.h"
 
 namespace pgflow::bench {
 namespace {
@@ -411,8 +412,8 @@ void run_noisy_tenant(BenchContext& ctx) {
   progress(absl::StrFormat("l: 1 quiet probe beside a noisy tenant's %d tasks, no key", backlog));
   const ProbeRun unkeyed = probe_beside_backlog(ctx, *client, false, backlog, 1);
 
-  const double poll_ms = static_cast<double>(
-      worker_config(ctx, 64, nullptr).poll_interval.value_or(std::chrono::seconds(1)).count());
+  const double poll_ms =
+      static_cast<double>(internal::idle_poll_interval(worker_config(ctx, 64, nullptr)).count());
   auto add = [&](const char* id, const std::string& name, const ProbeRun& r) {
     const bool done = !r.latencies.empty();
     ctx.report.add(

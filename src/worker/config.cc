@@ -46,15 +46,19 @@ std::optional<std::string> step_problem(const WorkerConfig& c, const FlowDefinit
   return std::nullopt;
 }
 
+// Unset poll_interval: a worker looks every second, and a poll-only one backs off to two while
+// idle but still checks its running tasks for stops every second.
+constexpr std::chrono::milliseconds kDefaultPollInterval{1000}, kPollOnlyIdleInterval{2000};
+
 }  // namespace
 
 std::chrono::milliseconds idle_poll_interval(const WorkerConfig& config) {
-  constexpr std::chrono::milliseconds kDefault{1000}, kPollOnlyDefault{2000};
-  return config.poll_interval.value_or(config.poll_only ? kPollOnlyDefault : kDefault);
+  return config.poll_interval.value_or(config.poll_only ? kPollOnlyIdleInterval
+                                                        : kDefaultPollInterval);
 }
 
 std::chrono::milliseconds stop_check_interval(const WorkerConfig& config) {
-  return config.poll_interval.value_or(std::chrono::milliseconds(1000));
+  return config.poll_interval.value_or(kDefaultPollInterval);
 }
 
 StoreConnections store_connections(const WorkerConfig& config) {

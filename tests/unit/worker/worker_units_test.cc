@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <latch>
 #include <memory>
 #include <optional>
@@ -85,6 +86,17 @@ class WorkerUnits : public ::testing::Test {
       stopped = true;
       return "whatever";
     };
+  }
+
+  // Advances the fake clock by `total` in 10 ms steps, each once the poller, maintenance and
+  // supervisor all sleep (so whatever falls due on the way runs in order); stops early once
+  // `done` holds. Call it under ASSERT_NO_FATAL_FAILURE.
+  void advance_in_steps(
+      milliseconds total, const std::function<bool()>& done = [] { return false; }) {
+    for (milliseconds t{0}; t < total && !done(); t += milliseconds(10)) {
+      ASSERT_TRUE(clock_.wait_for_sleepers(3));
+      clock_.advance(milliseconds(10));
+    }
   }
 
   FakeClock clock_;
@@ -285,10 +297,7 @@ TEST_F(WorkerUnits, PollOnlyAtTheDefaultPollIntervalAnIdleWorkerLooksEveryTwoSec
   auto worker =
       start([](const nlohmann::json&, Context&) -> absl::StatusOr<nlohmann::json> { return 1; }, c);
   ASSERT_TRUE(pgflow::testing::wait_for([&] { return db_.claims().size() == 1; }));
-  for (int step = 0; step < 1000; ++step) {
-    ASSERT_TRUE(clock_.wait_for_sleepers(3));
-    clock_.advance(milliseconds(10));
-  }
+  ASSERT_NO_FATAL_FAILURE(advance_in_steps(milliseconds(10000)));
   ASSERT_TRUE(clock_.wait_for_sleepers(3));
   EXPECT_EQ(db_.claims().size(), 1u);
   EXPECT_EQ(db_.looks(), 9);
@@ -310,20 +319,15 @@ TEST_F(WorkerUnits, PollOnlyAnIdleWorkerBacksOffToThePollIntervalAndLooksInstead
   auto worker =
       start([](const nlohmann::json&, Context&) -> absl::StatusOr<nlohmann::json> { return 1; }, c);
   ASSERT_TRUE(pgflow::testing::wait_for([&] { return db_.claims().size() == 1; }));
-  for (int step = 0; step < 500; ++step) {
-    ASSERT_TRUE(clock_.wait_for_sleepers(3));  // poller, maintenance and supervisor
-    clock_.advance(milliseconds(10));
-  }
+  ASSERT_NO_FATAL_FAILURE(advance_in_steps(milliseconds(5000)));
   ASSERT_TRUE(clock_.wait_for_sleepers(3));
   EXPECT_EQ(db_.claims().size(), 1u);
   EXPECT_EQ(db_.looks(), 8);
   EXPECT_EQ(looks_empty.load(), 8) << "each look is counted (WorkerMetric::Kind::kLooked)";
   // Work that arrives is found by a look, then claimed (its announcement is not listened to).
   db_.add_task("found", "s");
-  for (int step = 0; step < 200 && db_.reported().empty(); ++step) {
-    ASSERT_TRUE(clock_.wait_for_sleepers(3));
-    clock_.advance(milliseconds(10));
-  }
+  ASSERT_NO_FATAL_FAILURE(
+      advance_in_steps(milliseconds(2000), [&] { return !db_.reported().empty(); }));
   ASSERT_TRUE(db_.wait_for_reported(1));
   EXPECT_EQ(looks_found.load(), 1);
   EXPECT_GE(db_.claims().size(), 2u) << "the look was followed by a claim";
@@ -340,10 +344,7 @@ TEST_F(WorkerUnits, PollOnlyAgainstADatabaseThatCannotLookClaimsAtEachPoll) {
   auto worker =
       start([](const nlohmann::json&, Context&) -> absl::StatusOr<nlohmann::json> { return 1; }, c);
   ASSERT_TRUE(pgflow::testing::wait_for([&] { return db_.claims().size() == 1; }));
-  for (int step = 0; step < 500; ++step) {
-    ASSERT_TRUE(clock_.wait_for_sleepers(3));
-    clock_.advance(milliseconds(10));
-  }
+  ASSERT_NO_FATAL_FAILURE(advance_in_steps(milliseconds(5000)));
   ASSERT_TRUE(clock_.wait_for_sleepers(3));
   EXPECT_EQ(db_.claims().size(), 9u);
   EXPECT_EQ(db_.looks(), 0);
@@ -355,10 +356,8 @@ TEST_F(WorkerUnits, PollOnlyAgainstADatabaseThatCannotLookClaimsAtEachPoll) {
                           }),
             1);
   db_.add_task("found", "s");
-  for (int step = 0; step < 200 && db_.reported().empty(); ++step) {
-    ASSERT_TRUE(clock_.wait_for_sleepers(3));
-    clock_.advance(milliseconds(10));
-  }
+  ASSERT_NO_FATAL_FAILURE(
+      advance_in_steps(milliseconds(2000), [&] { return !db_.reported().empty(); }));
   ASSERT_TRUE(db_.wait_for_reported(1));
   worker->request_stop(absl::OkStatus());
   EXPECT_THAT(worker->wait(), IsOk());
