@@ -174,8 +174,9 @@ FlowDefinition priority_flow(std::string slug, std::shared_ptr<StartOrder> order
 
 // A backlog of low-priority (0) runs drains under a step limit equal to the worker's
 // max_concurrent; a high-priority (10) run started (and prioritized in the same transaction)
-// while 2,000 wait must start before more than `limit` other tasks do: the ones admitted
-// already, at most one claim cycle of them.
+// while 2,000 wait must start before more than `limit` other tasks start after its commit: the
+// ones admitted already, at most one claim cycle of them. (Tasks that start while its start's
+// transaction is open are noted, not counted: the run does not exist for a claim yet.)
 void run_priority(BenchContext& ctx) {
   const int limit = ctx.concurrency;
   const std::int64_t backlog = ctx.flags.scaled("priority_backlog");
@@ -195,8 +196,7 @@ void run_priority(BenchContext& ctx) {
   while (order->low.load() < 100 && Clock::now() < warm_until) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  // Read before the start: tasks that start between here and its commit count against it.
-  const int low_at_commit = order->low.load();
+  const int low_before_start = order->low.load();
   Clock::time_point committed;
   absl::Status started = client->in_transaction([&](Transaction& tx) -> absl::Status {
     absl::StatusOr<std::string> run = tx.start_run_by_slug(def.slug, -1);
@@ -211,7 +211,7 @@ void run_priority(BenchContext& ctx) {
   (void)worker.wait();
   const int high_at = order->high_at.load();
   const bool measured = done.has_value() && high_at >= 0;
-  const int overtaken_by = measured ? high_at - low_at_commit : -1;
+  const int overtaken_by = measured ? high_at - low_after_commit : -1;
   const double latency_ms =
       measured ? static_cast<double>(order->high_started_us.load() -
                                      std::chrono::duration_cast<std::chrono::microseconds>(
@@ -221,19 +221,22 @@ void run_priority(BenchContext& ctx) {
                : 0;
   ctx.report.add({.id = "l4",
                   .name = absl::StrFormat("priority 10 run vs a backlog of %d priority-0 runs, "
-                                          "step limit %d: tasks started before it",
+                                          "step limit %d: tasks started after its commit, "
+                                          "before it",
                                           backlog, limit),
                   .value = static_cast<double>(overtaken_by),
                   .unit = "tasks",
-                  .note = measured ? absl::StrFormat("its first task started %.1f ms after its "
-                                                     "start committed (2 ms handlers); %d of "
-                                                     "the tasks started during its start's "
-                                                     "transaction",
-                                                     latency_ms, low_after_commit - low_at_commit)
-                                   : std::string("did not finish")});
+                  .note = measured
+                              ? absl::StrFormat("its first task started %.1f ms after its "
+                                                "start committed (2 ms handlers); %d of "
+                                                "the tasks started during its start's "
+                                                "transaction (not counted)",
+                                                latency_ms, low_after_commit - low_before_start)
+                              : std::string("did not finish")});
   ctx.report.verdict(
-      {.what = absl::StrFormat("l4 tasks started between a priority-10 run's start and its first "
-                               "task's, with %d waiting (within one claim cycle: the %d admitted)",
+      {.what = absl::StrFormat("l4 tasks started between a priority-10 run's commit and its "
+                               "first task's, with %d waiting (within one claim cycle: the %d "
+                               "admitted)",
                                backlog, limit),
        .met = measured && overtaken_by <= limit,
        .figure = measured ? absl::StrFormat("%d", overtaken_by) : "did not finish",

@@ -64,11 +64,14 @@ void Maintenance::heartbeat(const std::stop_token& stop) {
   }
 }
 
+// An offer runs a pass unless one (any worker's) completed within half the interval: a fleet
+// runs about one pass per half interval, and a lone worker still one per interval.
 // NULL from the database means another session holds pgflow's stall recovery lock. Skipped for
 // longer than a few intervals means a session holds it for long (recovery is off for every
 // worker): warn, naming it, once per kStallRecoveryWarnAfter intervals while it lasts.
 void Maintenance::recover_stalled_tasks(const std::stop_token& stop) {
-  absl::StatusOr<std::optional<int>> requeued = store_.recover_stalled_tasks(stop);
+  absl::StatusOr<std::optional<int>> requeued =
+      store_.recover_stalled_tasks(config_.stall_recovery_interval / 2, stop);
   if (!requeued.ok()) {
     if (requeued.status().code() != absl::StatusCode::kCancelled) {
       log_.error("stall recovery failed", {{"error", std::string(requeued.status().message())}});

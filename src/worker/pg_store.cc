@@ -209,10 +209,12 @@ class PgStore final : public Store {
     return r.rows() > 0 && r.scalar() == "t";
   }
 
-  absl::StatusOr<std::optional<int>> recover_stalled_tasks(const std::stop_token& stop) override {
+  absl::StatusOr<std::optional<int>> recover_stalled_tasks(std::chrono::milliseconds unless_within,
+                                                           const std::stop_token& stop) override {
+    const std::string within = absl::StrCat(unless_within.count(), " milliseconds");
     PGFLOW_ASSIGN_OR_RETURN(pg::Result r,
-                            retry<pg::Result>(stop, "stall recovery", [](pg::Connection& c) {
-                              return c.exec(kRecoverStalledTasks);
+                            retry<pg::Result>(stop, "stall recovery", [&](pg::Connection& c) {
+                              return c.exec(kRecoverStalledTasks, {within});
                             }));
     if (r.is_null(0, 0)) return std::optional<int>();
     PGFLOW_ASSIGN_OR_RETURN(std::int64_t requeued, r.int64(0, 0));

@@ -59,10 +59,16 @@ inline constexpr char kFailBatch[] =
 inline constexpr char kHeartbeat[] =
     "select pgflow.worker_heartbeat($1::uuid) "
     "from (select pg_catalog.set_config('synchronous_commit', 'off', true)) as async_commit";
-// One stall recovery pass (schema 0012): NULL when another session holds the lock.
-inline constexpr char kRecoverStalledTasks[] =
-    "select pgflow.requeue_stalled_tasks() "
-    "from (select pg_catalog.set_config('synchronous_commit', 'off', true)) as async_commit";
+// One stall recovery offer: a pass (schema 0012; NULL when another session's pass holds the
+// lock), unless a pass completed within $1 (an interval), then 0 after a plain read. A fleet
+// thus runs about one pass per $1, not one per worker: a pass writes pgflow.locks and sweeps
+// limited flows, and was an idle fleet's most expensive statement (bench/README.md, p6).
+inline constexpr char kRecoverStalledTasks[] = R"sql(
+select case when l.last_completed_at > pg_catalog.clock_timestamp() - $1::interval then 0
+            else pgflow.requeue_stalled_tasks() end
+from (select pg_catalog.set_config('synchronous_commit', 'off', true)) as async_commit
+left join pgflow.locks l on l.lock_name = 'stall_recovery'
+)sql";
 // The timers of wait steps (schema 0021): ends the waiting tasks that are due; how many.
 inline constexpr char kWakeWaitingTasks[] = "select pgflow.wake_waiting_tasks($1::int)";
 // Who holds the stall recovery lock and has held it for at least $1 (an interval).

@@ -10,6 +10,7 @@
 #ifndef PGFLOW_WORKER_STORE_H_
 #define PGFLOW_WORKER_STORE_H_
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -147,8 +148,9 @@ class Store {
   virtual absl::StatusOr<bool> heartbeat(const std::string& worker_id,
                                          const std::stop_token& stop) = 0;
   // One stall recovery pass: the number of tasks requeued, or nullopt when another session's
-  // pass holds the lock (skipped).
-  virtual absl::StatusOr<std::optional<int>> recover_stalled_tasks(const std::stop_token& stop) = 0;
+  // pass holds the lock (skipped); 0 without a pass when one completed within `unless_within`.
+  virtual absl::StatusOr<std::optional<int>> recover_stalled_tasks(
+      std::chrono::milliseconds unless_within, const std::stop_token& stop) = 0;
   // Fires the timers of wait steps that are due (any flow's), in at most `max_runs` runs: how
   // many waiting tasks ended (at least one per run it settled). kUnimplemented when the
   // database has none (a schema older than 0021).

@@ -108,9 +108,11 @@ class FakeStore final : public internal::Store {
     ++db_.heartbeats_;
     return db_.deprecated_;
   }
-  absl::StatusOr<std::optional<int>> recover_stalled_tasks(const std::stop_token&) override {
+  absl::StatusOr<std::optional<int>> recover_stalled_tasks(std::chrono::milliseconds unless_within,
+                                                           const std::stop_token&) override {
     absl::MutexLock lock(&db_.mu_);
     ++db_.stall_recovery_passes_;
+    db_.stall_recovery_unless_within_ = unless_within;
     return db_.stall_recovery_;
   }
   absl::StatusOr<std::string> stall_recovery_holders(std::chrono::milliseconds,
@@ -297,6 +299,11 @@ bool FakeDatabase::wait_for_reported(size_t n) const {
 
 bool FakeDatabase::wait_for_heartbeats(int n) const {
   return wait_real(mu_, [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return heartbeats_ >= n; });
+}
+
+std::chrono::milliseconds FakeDatabase::stall_recovery_unless_within() const {
+  absl::MutexLock lock(&mu_);
+  return stall_recovery_unless_within_;
 }
 
 bool FakeDatabase::wait_for_stall_recovery_passes(int n) const {

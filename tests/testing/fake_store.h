@@ -5,6 +5,7 @@
 #ifndef PGFLOW_TESTING_FAKE_STORE_H_
 #define PGFLOW_TESTING_FAKE_STORE_H_
 
+#include <chrono>
 #include <deque>
 #include <map>
 #include <memory>
@@ -61,6 +62,8 @@ class FakeDatabase {
   bool wait_for_reported(size_t n) const ABSL_LOCKS_EXCLUDED(mu_);
   bool wait_for_heartbeats(int n) const ABSL_LOCKS_EXCLUDED(mu_);
   bool wait_for_stall_recovery_passes(int n) const ABSL_LOCKS_EXCLUDED(mu_);
+  // The `unless_within` of the last stall recovery offer (-1 ms before the first).
+  std::chrono::milliseconds stall_recovery_unless_within() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   friend class FakeStore;
@@ -78,6 +81,7 @@ class FakeDatabase {
   std::optional<int> stall_recovery_ ABSL_GUARDED_BY(mu_) = 0;
   std::string stall_recovery_holders_ ABSL_GUARDED_BY(mu_);
   int stall_recovery_passes_ ABSL_GUARDED_BY(mu_) = 0;
+  std::chrono::milliseconds stall_recovery_unless_within_ ABSL_GUARDED_BY(mu_){-1};
   std::vector<internal::TaskResult> reported_ ABSL_GUARDED_BY(mu_);
   std::vector<internal::ClaimRequest> claims_ ABSL_GUARDED_BY(mu_);
   bool hold_next_claim_ ABSL_GUARDED_BY(mu_) = false;

@@ -40,14 +40,20 @@ $sql$ using p_rows;
 end
 $f$;
 
--- Stall recovery as the heartbeat thread runs it (NULL when another worker holds the lock).
-create function pg_temp.recover_stalled() returns int
+-- kRecoverStalledTasks: stall recovery as the maintenance thread offers it (NULL when another
+-- session's pass holds the lock; 0 without a pass when one completed within p_unless_within).
+create function pg_temp.recover_stalled(p_unless_within interval default '0 seconds') returns int
 language plpgsql as $f$
 declare
   v int;
 begin
-  execute $sql$select case when pg_try_advisory_xact_lock(1, hashtext('pgflow.requeue_stalled_tasks')) then pgflow.requeue_stalled_tasks() end$sql$
-  into v;
+  execute $sql$
+select case when l.last_completed_at > pg_catalog.clock_timestamp() - $1::interval then 0
+            else pgflow.requeue_stalled_tasks() end
+from (select pg_catalog.set_config('synchronous_commit', 'off', true)) as async_commit
+left join pgflow.locks l on l.lock_name = 'stall_recovery'
+$sql$
+  into v using p_unless_within;
   return v;
 end
 $f$;

@@ -1,11 +1,12 @@
 -- A complete worker cycle under pgflow_worker, with runs started under pgflow_starter, for a
 -- flow the worker compiled itself: claims (pgmq.read inside claim_tasks), batched completions
--- and failures, a retry, a skipped condition, a map, stall recovery under the advisory lock,
+-- and failures, a retry, a skipped condition, a map, stall recovery (an offer declined while
+-- another pass is recent, then a pass),
 -- an exhausted step skipped, the run completed, the run input read lazily, heartbeat, stop,
 -- and the poll-only worker's look at its idle queue (has_visible_work).
 -- Every statement is the worker's own (see _worker_statements.sql).
 begin;
-select plan(30);
+select plan(33);
 
 \i _install_as_owner.sql
 \i _worker_statements.sql
@@ -66,9 +67,17 @@ reset session authorization;
 -- The worker of attempt 2 dies: its task stays started past the timeout.
 update pgflow.step_tasks set queued_at = now() - interval '10 minutes', started_at = now() - interval '10 minutes'
 where run_id = 'c0000000-0000-0000-0000-000000000001' and step_slug = 'each' and task_index = 1;
+-- Another worker's pass completed a moment ago.
+update pgflow.locks set last_completed_at = clock_timestamp() - interval '1 second' where lock_name = 'stall_recovery';
+select last_completed_at as recent_pass from pgflow.locks where lock_name = 'stall_recovery' \gset
 
 set session authorization grants_worker_login;
-select is(pg_temp.recover_stalled(), 1, 'stall recovery (under the advisory try-lock) requeues it');
+select is(pg_temp.recover_stalled('1 minute'), 0, 'an offer within a minute of the last pass runs none');
+select is((select status from pgflow.step_tasks where run_id = 'c0000000-0000-0000-0000-000000000001'
+           and step_slug = 'each' and task_index = 1), 'started', 'so the stalled task is not requeued yet');
+select is((select last_completed_at from pgflow.locks where lock_name = 'stall_recovery'), :'recent_pass'::timestamptz,
+          'and no pass is recorded');
+select is(pg_temp.recover_stalled(), 1, 'an offer without a window runs a pass, which requeues it');
 select results_eq($$select outcome, step_slug, task_index, attempt from pg_temp.read_and_claim('grants_cycle', 'grants_cycle', 'b0000000-0000-0000-0000-000000000001')$$,
                   $$values ('claimed', 'each', 1, 3)$$, 'and it is claimed again (attempt 3)');
 select results_eq($$select * from pg_temp.complete_batch(jsonb_build_array(pg_temp.result('c0000000-0000-0000-0000-000000000001', 'each', 1, '"b"')))$$,

@@ -385,6 +385,22 @@ TEST_F(WorkerUnits, ADeprecatedWorkerStopsAtItsNextHeartbeat) {
   EXPECT_TRUE(logs_.contains("worker deprecated by an operator"));
 }
 
+// A worker offers stall recovery every interval, and the database runs the pass only when no
+// pass (any worker's) completed within half of it: a fleet's offers share the passes.
+TEST_F(WorkerUnits, StallRecoveryIsOfferedUnlessAPassRanWithinHalfTheInterval) {
+  WorkerConfig c = config();
+  c.stall_recovery_interval = seconds(10);
+  c.heartbeat_interval = seconds(3600);
+  auto worker = start(
+      [](const nlohmann::json&, Context&) -> absl::StatusOr<nlohmann::json> { return nullptr; }, c);
+  ASSERT_TRUE(clock_.wait_for_sleepers(3));
+  clock_.advance(seconds(10));  // the first offer falls within the first interval
+  ASSERT_TRUE(db_.wait_for_stall_recovery_passes(1));
+  EXPECT_EQ(db_.stall_recovery_unless_within(), seconds(5));
+  worker->request_stop(absl::OkStatus());
+  EXPECT_THAT(worker->wait(), IsOk());
+}
+
 TEST_F(WorkerUnits, StallRecoverySkippedForSeveralIntervalsIsReportedWithItsHolder) {
   WorkerConfig c = config();
   c.stall_recovery_interval = seconds(10);

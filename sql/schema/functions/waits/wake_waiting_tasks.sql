@@ -1,9 +1,11 @@
 -- The timers of wait steps (since 0021): ends the waiting tasks whose wake_at has passed - a
 -- sleep completes, a wait for a signal times out (_settle_waits) - for the `max_runs` runs
 -- whose deadlines passed first, locked in run_id order (as _lock_runs does); a run another
--- transaction holds is skipped, left for the next call. Returns how many tasks it ended. Each worker's maintenance loop calls it every
--- heartbeat interval (so a timer fires at most about one heartbeat interval late while any
--- worker runs; docs/waiting.md); with pg_cron, a schedule can call it too.
+-- transaction holds is skipped, left for the next call. Returns how many tasks it ended.
+-- The maintenance loop of each worker whose flow has wait steps calls it every heartbeat
+-- interval, and again at once while a call ended a full batch (so a timer fires at most about
+-- one heartbeat interval late while such a worker runs, a burst included; docs/waiting.md);
+-- with pg_cron, a schedule can call it too.
 -- Locks: runs FOR UPDATE SKIP LOCKED, one at a time -> what _settle_waits takes.
 -- SECURITY DEFINER: only granted roles may call it (sql/contrib/grants.sql: pgflow_worker).
 -- Called by: workers (maintenance); pg_cron; SQL users.
