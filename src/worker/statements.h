@@ -62,7 +62,7 @@ inline constexpr char kHeartbeat[] =
 // One stall recovery offer: a pass (schema 0012; NULL when another session's pass holds the
 // lock), unless a pass completed within $1 (an interval), then 0 after a plain read. A fleet
 // thus runs about one pass per $1, not one per worker: a pass writes pgflow.locks and sweeps
-// limited flows, and was an idle fleet's most expensive statement (bench/README.md, p6).
+// limited flows (its server CPU on an idle database is small: bench/README.md, p6).
 inline constexpr char kRecoverStalledTasks[] = R"sql(
 select case when l.last_completed_at > pg_catalog.clock_timestamp() - $1::interval then 0
             else pgflow.requeue_stalled_tasks() end
