@@ -19,6 +19,7 @@ jobs=${PGFLOW_TEST_JOBS:-$(( $(nproc) * 2 ))}
 "$root/scripts/install-deps.sh"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=${PGFLOW_BUILD_TYPE:-Release} -DPGFLOW_WERROR=ON >/dev/null
 cmake --build "$build" -j"$(nproc)"
+echo "== built at $(date -u +%H:%M:%S)"
 cd "$build"
 
 summary=()
@@ -28,7 +29,7 @@ if [[ " $modes " == *" bundled "* ]]; then
 fi
 if [[ " $modes " == *" extension "* ]]; then
   if extension_bin=$("$root/scripts/pgmq-extension-pg" "$build/pgmq-extension-pg"); then
-    echo "== PGMQ extension pass (PostgreSQL from $extension_bin) =="
+    echo "== PGMQ extension pass (PostgreSQL from $extension_bin) at $(date -u +%H:%M:%S) =="
     PG_BIN=$extension_bin PGFLOW_TEST_PGMQ=extension \
       ctest --output-on-failure -j"$jobs" -L '^(db|sql)$' -LE '^bundled_pgmq$' "$@"
     summary+=("PGMQ mode extension: every db and sql test passed (bundled-layer tests excluded)")

@@ -25,6 +25,7 @@
 #include "pg/connection.h"
 #include "pgflow/flow_definition.h"
 #include "pgflow/worker.h"
+#include "testing/command.h"
 
 namespace pgflow::bench {
 
@@ -365,8 +366,8 @@ void progress(const std::string& line);
 
 // Runs a shell command and returns its stdout (trimmed); throws BenchError on a non-zero exit.
 std::string run_command(const std::string& command);
-// `s` quoted for a POSIX shell.
-std::string shell_quote(const std::string& s);
+// `s` quoted for a POSIX shell (the tests' helper, compiled into this program too).
+using pgflow::testing::shell_quote;
 
 }  // namespace pgflow::bench
 

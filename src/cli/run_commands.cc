@@ -311,10 +311,22 @@ int start(const Globals& g, const StartOptions& o) {
   const bool live = !g.json && is_terminal(2);
   const absl::Time deadline =
       o.timeout ? absl::Now() + *parse_duration(*o.timeout) : absl::InfiniteFuture();
+  // Live and poll-only: this loop re-reads the run itself, 20 ms after the start doubling to
+  // 1 s, redrawing each time (wait_for_run would start its own back-off at 20 ms again for
+  // every one-second slice: six reads a second for as long as the run takes).
+  absl::Duration reread = absl::Milliseconds(20);
   while (run->status == RunStatus::kStarted) {
     if (live) std::fprintf(stderr, "\r\033[K%s", progress_line(*run).c_str());
     const absl::Duration left = deadline - absl::Now();
     if (left <= absl::ZeroDuration()) break;
+    if (live && g.poll_only) {
+      absl::SleepFor(std::min(left, reread));
+      reread = std::min(reread * 2, absl::Seconds(1));
+      absl::StatusOr<RunState> now = client->get_run(run->run_id);
+      if (!now.ok()) return fail(now.status());
+      run = std::move(now);
+      continue;
+    }
     const absl::Duration slice = std::min(left, live ? absl::Seconds(1) : absl::Minutes(1));
     absl::StatusOr<RunState> next = client->wait_for_run(
         run->run_id,

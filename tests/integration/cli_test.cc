@@ -569,6 +569,14 @@ TEST_F(CliTest, StartWaitShowsLiveProgressOnlyOnATerminal) {
               ::testing::ContainsRegex("\r\x1b\\[Krun [-0-9a-f]+: [0-9]/2 steps done"));
   EXPECT_THAT(on_terminal.out,
               ::testing::ContainsRegex("run [-0-9a-f]+  flow cliSum  completed after "));
+  // Poll-only (a pooler's connection: no LISTEN), the CLI re-reads the run itself.
+  CommandResult polling = run_command(
+      absl::StrCat("script -qec ", shell_quote(command + " --poll-only"), " /dev/null"));
+  ASSERT_EQ(polling.exit_code, 0) << polling.out;
+  EXPECT_THAT(polling.out,
+              ::testing::ContainsRegex("\r\x1b\\[Krun [-0-9a-f]+: [0-9]/2 steps done"));
+  EXPECT_THAT(polling.out,
+              ::testing::ContainsRegex("run [-0-9a-f]+  flow cliSum  completed after "));
 
   CommandResult piped = pgflow("start cliSum --input '[1, 2]' --wait");
   ASSERT_EQ(piped.exit_code, 0) << piped.err;
