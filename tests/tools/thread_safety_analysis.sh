@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # thread_safety_analysis.sh [-I DIR]...: clang's thread-safety analysis (-Wthread-safety) over
-# the source files of src/ that name a lock (below). Shared state there is annotated (absl::Mutex, ABSL_GUARDED_BY,
-# ABSL_EXCLUSIVE_LOCKS_REQUIRED, ...), so reading or writing a guarded field without its mutex
-# fails this test. Syntax only: nothing is built. Extra -I arguments (e.g. libpq's headers)
-# are passed to clang. CLANGXX overrides the compiler; without clang++ the test fails
-# (scripts/install-deps.sh installs it): a check that cannot run does not pass.
+# the source files of src/ that name a lock (below). Shared state there is annotated
+# (absl::Mutex, ABSL_GUARDED_BY, ABSL_EXCLUSIVE_LOCKS_REQUIRED, ...), so reading or writing a
+# guarded field without its mutex fails this test. Syntax only: nothing is built. Extra -I
+# arguments (e.g. libpq's headers) are passed to clang. CLANGXX overrides the compiler; without
+# clang++ the test fails (scripts/install-deps.sh installs it): a check that cannot run does not
+# pass.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 clang=${CLANGXX:-clang++}
