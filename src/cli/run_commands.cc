@@ -13,6 +13,7 @@
 #include "cli/cli.h"
 #include "cli/output.h"
 #include "cli/statements.h"
+#include "client/rereads.h"
 #include "internal/text_checks.h"
 
 namespace pgflow::cli {
@@ -311,17 +312,17 @@ int start(const Globals& g, const StartOptions& o) {
   const bool live = !g.json && is_terminal(2);
   const absl::Time deadline =
       o.timeout ? absl::Now() + *parse_duration(*o.timeout) : absl::InfiniteFuture();
-  // Live and poll-only: this loop re-reads the run itself, 20 ms after the start doubling to
-  // 1 s, redrawing each time (wait_for_run would start its own back-off at 20 ms again for
-  // every one-second slice: six reads a second for as long as the run takes).
-  absl::Duration reread = absl::Milliseconds(20);
+  // Live and poll-only: this loop re-reads the run itself, as wait_for_run would, redrawing
+  // each time (wait_for_run would start its back-off again for every one-second slice: six
+  // reads a second for as long as the run takes).
+  std::chrono::milliseconds reread = internal::kFirstReread;
   while (run->status == RunStatus::kStarted) {
     if (live) std::fprintf(stderr, "\r\033[K%s", progress_line(*run).c_str());
     const absl::Duration left = deadline - absl::Now();
     if (left <= absl::ZeroDuration()) break;
     if (live && g.poll_only) {
-      absl::SleepFor(std::min(left, reread));
-      reread = std::min(reread * 2, absl::Seconds(1));
+      absl::SleepFor(std::min(left, absl::FromChrono(reread)));
+      reread = internal::next_reread(reread);
       absl::StatusOr<RunState> now = client->get_run(run->run_id);
       if (!now.ok()) return fail(now.status());
       run = std::move(now);

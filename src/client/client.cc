@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "client/rereads.h"
 #include "client/run_state_json.h"
 #include "client/statements.h"
 #include "internal/status_macros.h"
@@ -24,11 +25,6 @@
 
 namespace pgflow {
 namespace {
-
-// wait_for_run re-reads a run at least this often, so it also ends when events are off.
-constexpr std::chrono::milliseconds kRereadInterval{1000};
-// A poll-only wait_for_run re-reads this soon first, then twice as late each time.
-constexpr std::chrono::milliseconds kFirstReread{20};
 
 using pg::with_message;
 
@@ -549,7 +545,7 @@ absl::StatusOr<RunState> Client::wait_for_run(std::string_view run_id,
   };
   const ClientConfig& config = impl_->config;
   if (config.poll_only) {
-    std::chrono::milliseconds delay = kFirstReread;
+    std::chrono::milliseconds delay = internal::kFirstReread;
     while (true) {
       PGFLOW_ASSIGN_OR_RETURN(RunState state, get_run(run_id));
       if (state.finished()) return state;
@@ -557,18 +553,19 @@ absl::StatusOr<RunState> Client::wait_for_run(std::string_view run_id,
       if (now >= deadline) return not_finished(state);
       std::this_thread::sleep_for(
           std::min<std::chrono::steady_clock::duration>(delay, deadline - now));
-      delay = std::min<std::chrono::milliseconds>(delay * 2, kRereadInterval);
+      delay = internal::next_reread(delay);
     }
   }
   // On a connection that LISTENs for run events: re-reads the run when one of its run events
-  // arrives, and at least every kRereadInterval (events may be off: pgflow.notify_events).
+  // arrives, and at least every internal::kRereadInterval (events may be off: pgflow.notify_events).
   auto wait_on = [&](pg::Connection& conn) -> absl::StatusOr<RunState> {
     while (true) {
       PGFLOW_ASSIGN_OR_RETURN(pg::Result r, conn.exec(internal::kGetRun, {std::string(run_id)}));
       PGFLOW_ASSIGN_OR_RETURN(RunState state,
                               parse_run(r.is_null(0, 0) ? std::string_view() : r.scalar(), run_id));
       if (state.finished()) return state;
-      const auto reread_at = std::min(deadline, std::chrono::steady_clock::now() + kRereadInterval);
+      const auto reread_at =
+          std::min(deadline, std::chrono::steady_clock::now() + internal::kRereadInterval);
       while (true) {
         PGFLOW_ASSIGN_OR_RETURN(std::optional<pg::Notification> n,
                                 conn.wait_notification(reread_at));
