@@ -103,7 +103,8 @@ create table pgflow.step_tasks (
   queue_name             text not null,
   last_claim_id          uuid,  -- the claim_tasks call that started it (worker protocol 6)
   -- Concurrency limits (since 0018): NULL for a task no limit applies to; 'held' while it
-  -- waits for a slot (its message invisible), 'admitted' once it has one (0080_concurrency_limits.sql).
+  -- waits for a slot (without a message since 0022; before, with an invisible one), 'admitted'
+  -- once it has one (0080_concurrency_limits.sql).
   gate                   text,
   -- The run's priority while a limit applies to the task (set_run_priority, since 0018);
   -- NULL otherwise.

@@ -2056,5 +2056,50 @@ TEST_F(Upgrade0002, Upgrade0018CarriesCompileGrantsOverAndLeavesQueuedTasksUngat
               IsOk());
 }
 
+// 0022 takes the invisible messages of held tasks out of their queues: the tasks wait without
+// one and get a new, visible message when admitted; the admitted task keeps its own.
+TEST_F(Upgrade0002, Upgrade0022HeldTasksLoseTheirInvisibleMessagesAndAreAdmittedWithNewOnes) {
+  ASSERT_NO_FATAL_FAILURE(create_database(21));
+  const std::string shape =
+      R"({"steps": [{"slug": "a", "stepType": "single", "dependencies": [], "whenUnmet": "skip",
+          "whenExhausted": "fail", "requiredInputPattern": {"defined": false},
+          "forbiddenInputPattern": {"defined": false}}]})";
+  EXPECT_EQ(scalar("select pgflow.ensure_flow_compiled('capped22', $1::jsonb, "
+                   "pgflow.worker_protocol(), 'flow', null, null, "
+                   "'{\"concurrencyLimit\": 1}')->>'status'",
+                   {shape}),
+            "compiled");
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_THAT(exec("select pgflow.start_run('capped22', jsonb_build_object('n', $1::int))",
+                     {std::to_string(i)}),
+                IsOk());
+  }
+  const std::string admitted_msg = scalar(
+      "select message_id::text from pgflow.step_tasks where flow_slug = 'capped22' and gate = "
+      "'admitted'");
+  ASSERT_EQ(count("select 1 from pgmq.q_capped22 where vt = 'infinity'"), "2");
+
+  ASSERT_THAT(migrate(url()), IsOk());
+  EXPECT_EQ(
+      scalar("select string_agg(gate || ' ' || coalesce(message_id::text, 'none'), ', ' "
+             "order by gate, message_id) from pgflow.step_tasks where flow_slug = 'capped22'"),
+      absl::StrCat("admitted ", admitted_msg, ", held none, held none"));
+  EXPECT_EQ(scalar("select string_agg(msg_id::text, ',') from pgmq.q_capped22"), admitted_msg);
+
+  ASSERT_NO_FATAL_FAILURE(register_worker("aaaaaaaa-0000-0000-0000-000000000022", "capped22"));
+  for (int i = 0; i < 3; ++i) {
+    const std::string run = scalar(
+        "select run_id::text from pgflow.claim_tasks('capped22', 'capped22', "
+        "array(select msg_id from pgmq.read('capped22', 30, 10)), "
+        "'aaaaaaaa-0000-0000-0000-000000000022') where outcome = 'claimed'");
+    ASSERT_NE(run, "<no row>") << "claim " << i;
+    ASSERT_THAT(exec("select pgflow.complete_task($1::uuid, 'a', 0, '1')", {run}), IsOk());
+  }
+  EXPECT_EQ(count("select 1 from pgflow.runs where flow_slug = 'capped22' and status = "
+                  "'completed'"),
+            "3");
+  EXPECT_EQ(count("select 1 from pgmq.q_capped22"), "0");
+}
+
 }  // namespace
 }  // namespace pgflow

@@ -1,10 +1,10 @@
 -- A step limit of 2: at most two of the step's tasks hold a slot ('admitted', their messages
--- visible); the others wait 'held' with invisible messages and are admitted oldest first as
+-- visible); the others wait 'held' without messages (since 0022) and are admitted oldest first as
 -- slots free: a completion, a final failure or a cancellation frees one; a retry and stall
 -- recovery keep theirs. (Admission runs at commit; SET CONSTRAINTS ALL IMMEDIATE runs it at the
 -- end of each statement of this one transaction.)
 begin;
-select plan(19);
+select plan(21);
 set constraints all immediate;
 
 select pgflow.ensure_flow_compiled('capped', jsonb_build_object('steps', jsonb_build_array(
@@ -22,7 +22,9 @@ $$;
 set pgflow.gated_flows = '{capped}';
 select pgflow.start_run('capped', jsonb_build_object('n', i)) from generate_series(1, 6) i;
 select is(pg_temp.gates(), 'admitted 2, held 4, visible 2', 'six runs: two tasks admitted, four held');
-select is((select count(*) from pgmq.q_capped where vt = 'infinity'), 4::bigint, 'held messages are invisible');
+select is((select count(*) from pgflow.step_tasks where flow_slug = 'capped' and gate = 'held' and message_id is not null),
+          0::bigint, 'held tasks have no message');
+select is((select count(*) from pgmq.q_capped), 2::bigint, 'so the queue holds only the admitted tasks'' messages');
 select is(array(select r.input->>'n' from pgflow.step_tasks t join pgflow.runs r using (run_id)
                 where t.flow_slug = 'capped' and t.gate = 'admitted' order by 1),
           array(select r.input->>'n' from pgflow.step_tasks t join pgflow.runs r using (run_id)
@@ -37,6 +39,10 @@ select run_id as done_run, step_slug, task_index from pgflow.step_tasks
 where flow_slug = 'capped' and status = 'started' order by run_id limit 1 \gset done_
 select pgflow.complete_task(:'done_done_run', 'work', 0, '{}');
 select is(pg_temp.gates(), 'admitted 2, held 3, visible 1', 'a completion frees a slot: the next task is admitted');
+select is((select count(*) from pgflow.step_tasks t join pgmq.q_capped q on q.msg_id = t.message_id
+           where t.flow_slug = 'capped' and t.gate = 'admitted' and t.status = 'queued'
+             and q.message = jsonb_build_object('flow_slug', 'capped', 'run_id', t.run_id, 'step_slug', 'work', 'task_index', 0)),
+          1::bigint, 'and given a message that addresses it');
 
 select count(*) from pgflow_tests.read_and_start('capped', 30, 10);
 select run_id as retry_run from pgflow.step_tasks
@@ -69,14 +75,17 @@ order by queued_at desc, run_id desc limit 1 \gset
 select pgflow.cancel_run(:'held_run');
 select is(pg_temp.gates(), 'admitted 2, held 1, visible 2', 'cancelling a run whose task waits admits nothing');
 select is((select count(*) from pgmq.q_capped where message->>'run_id' = :'held_run'), 0::bigint,
-          'and takes its held message');
+          'and leaves no message of it behind');
 select pgflow.cancel_run(:'stalled_run');
 select is(pg_temp.gates(), 'admitted 2, held 0, visible 2', 'cancelling a run whose task holds a slot admits the next');
 
--- A claim that names a held task's message without reading it (it is invisible) claims nothing
--- and leaves it invisible; a fatal batch resets every message but that one.
-select pgflow.start_run('capped', '{"n": 7}');
-select message_id as held_msg from pgflow.step_tasks where flow_slug = 'capped' and gate = 'held' and status = 'queued' \gset
+-- A held task given an invisible message by hand (as before 0022): a claim that names it
+-- without reading it claims nothing and leaves it invisible; a fatal batch resets every
+-- message but that one.
+select pgflow.start_run('capped', '{"n": 7}') as held_run \gset
+select pgmq.send('capped', jsonb_build_object('flow_slug', 'capped', 'run_id', :'held_run', 'step_slug', 'work',
+                                              'task_index', 0), 'infinity'::timestamptz) as held_msg \gset
+update pgflow.step_tasks set message_id = :held_msg where run_id = :'held_run';
 select pgflow_tests.ensure_worker('capped');
 select is((select outcome || ': ' || reason from pgflow.claim_tasks('capped', 'capped', array[:held_msg::bigint],
                                                                    '11111111-1111-1111-1111-111111111111', null)),

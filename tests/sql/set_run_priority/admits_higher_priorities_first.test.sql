@@ -2,8 +2,10 @@
 -- oldest. Set in the start's transaction it is a start option; set later it reorders the
 -- run's waiting tasks at once; a retry keeps it; 0 is the default (no row); an unknown run is
 -- P0002, a NULL priority 22004. A flow without a limit admits at once: the column stays NULL.
+-- One admission sends its tasks' messages in admission order (since 0022), so workers, which
+-- read in message order, take the highest priority first.
 begin;
-select plan(11);
+select plan(12);
 set constraints all immediate;
 
 select pgflow.ensure_flow_compiled('ranked', jsonb_build_object('steps', jsonb_build_array(
@@ -56,6 +58,20 @@ select pgflow_tests.throws_like($$select pgflow.set_run_priority('00000000-0000-
                                 'P0002', '%00000000-0000-0000-0000-000000000000%', 'an unknown run is P0002');
 select pgflow_tests.throws_like(format($$select pgflow.set_run_priority(%L, null)$$, :'retried'),
                                 '22004', 'set_run_priority(): priority must not be NULL%', 'a NULL priority is refused');
+
+-- Three runs admitted together (a limit of 3; the admission deferred until all three wait, as
+-- at a commit): messages in priority order.
+select pgflow.ensure_flow_compiled('ordered', jsonb_build_object('steps', jsonb_build_array(
+         pgflow_tests.step_shape('work'))), pgflow.worker_protocol(), 'flow', null, null,
+         '{"concurrencyLimit": 3}')->>'status';
+set constraints all deferred;
+select pgflow.set_run_priority(pgflow.start_run('ordered', jsonb_build_object('n', v.n)), v.p)
+from (values (1, 1), (2, 3), (3, 2)) v(n, p);
+set constraints all immediate;
+select is(array(select r.input->>'n' from pgmq.read('ordered', 30, 3) m
+                join pgflow.step_tasks t on t.queue_name = 'ordered' and t.message_id = m.msg_id
+                join pgflow.runs r using (run_id) order by m.msg_id),
+          array['2', '3', '1'], 'a read of one admission''s messages takes the highest priority first');
 
 select * from finish();
 rollback;

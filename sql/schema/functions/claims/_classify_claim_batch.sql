@@ -2,8 +2,8 @@
 -- (queue_name, message_id); its body is read only when no task has that identity. The first
 -- rule that applies decides:
 --   fatal    its task belongs to another flow, or to another step than the claim's (wrong route)
---   held     its task waits for a slot under a concurrency limit (since 0018: its message is
---            invisible, so only a caller that names it without reading it gets here)
+--   held     its task waits for a slot under a concurrency limit (since 0018; a held task has
+--            had no message since 0022, so this guards against one that was given one by hand)
 --   claim    its task is queued in a started step of a started run
 --   fatal    its task is queued but its run or step is not started (inconsistent state)
 --   defer    its task is already running (deadline: when stall recovery would take it)

@@ -6,11 +6,12 @@
 -- task at a time for the key value the stride order picks (concurrency_keys: lowest pass, then
 -- served longest ago), the value's highest-priority, oldest task, within the value's key limit;
 -- 1 / its weight is added to the value's pass. So a flow limit's free slots go to unkeyed
--- steps first. A task whose message is not sent yet waits for it. An admitted task's message
--- becomes visible when its step's start_delay, counted from when the task was queued, has
--- passed (at once, announced, in the common case). A slot is held from admission until the
--- task ends (completed, failed, skipped, cancelled), retries and stall recovery included; its
--- count is taken from the tasks themselves, so it cannot drift.
+-- steps first. A held task has no message (since 0022: held messages in the queue made every
+-- claim that asked for more than was admitted walk past all of them); the admission sends the
+-- admitted tasks' messages, visible when their step's start_delay, counted from when the task
+-- was queued, has passed (at once, announced, in the common case). A slot is held from
+-- admission until the task ends (completed, failed, skipped, cancelled), retries and stall
+-- recovery included; its count is taken from the tasks themselves, so it cannot drift.
 -- Key values: `p_keys` ([[step, key], ...]) are the values of tasks the committing transaction
 -- queued held: each becomes active (pass: the lowest active pass of its scope) if it is not. A
 -- value the stride order picks with no waiting task goes idle. The sweep's call (p_wait false)
@@ -24,8 +25,8 @@
 -- run) is left to that one, never waited for; an admission it skips is made by the next one
 -- (every transaction that queues a held task or frees a slot runs one; stall recovery sweeps:
 -- _admit_waiting_tasks).
--- Locks: the gate row -> key value rows -> held task rows (never waited for) -> their queue
--- rows.
+-- Locks: the gate row -> key value rows -> held task rows (never waited for); the messages it
+-- sends are new queue rows, which nobody else holds.
 -- Called by: _admit_gated_tasks (at commit), _admit_waiting_tasks (p_wait false).
 create or replace function pgflow._admit_tasks(p_flow_slug text, p_wait boolean default true,
                                                p_keys jsonb default null)
@@ -43,9 +44,13 @@ declare
   v_skip text[];
   v_key pgflow.concurrency_keys;
   v_task record;
-  v_queues text[] := '{}';
-  v_ids bigint[] := '{}';
-  v_delays int[] := '{}';
+  -- The admitted tasks, in admission order: their runs, steps, indexes, queues and delays.
+  v_runs uuid[];
+  v_slugs text[];
+  v_indexes int[];
+  v_queues text[];
+  v_delays int[];
+  v_messages bigint[];
 begin
   if p_wait then
     update pgflow.concurrency_gates g set turn = g.turn + 1
@@ -71,54 +76,45 @@ begin
     return;
   end if;
 
-  -- Steps without a key: in one statement.
-  for v_batch in
-    with holding as (
-      select t.step_slug, count(*) as slots
+  -- Steps without a key: picked in one statement (locked; changed below, with their messages).
+  with holding as (
+    select t.step_slug, count(*) as slots
+    from pgflow.step_tasks t
+    where t.flow_slug = p_flow_slug and t.gate = 'admitted' and t.status in ('queued', 'started')
+    group by t.step_slug),
+  room as (
+    select s.step_slug, s.opt_start_delay,
+           least(v_flow_room, coalesce(l.step_limit - coalesce(h.slots, 0), v_flow_room)) as free
+    from pgflow.steps s
+    left join pgflow.step_concurrency_limits l on l.flow_slug = s.flow_slug and l.step_slug = s.step_slug
+    left join holding h on h.step_slug = s.step_slug
+    where s.flow_slug = p_flow_slug and s.concurrency_limited
+      and coalesce(l.key_path, v_gate.key_path) is null),
+  candidates as (
+    select c.run_id, c.step_slug, c.task_index, c.priority, c.queued_at, c.queue_name, r.opt_start_delay
+    from room r
+    cross join lateral (
+      select t.run_id, t.step_slug, t.task_index, t.priority, t.queued_at, t.queue_name
       from pgflow.step_tasks t
-      where t.flow_slug = p_flow_slug and t.gate = 'admitted' and t.status in ('queued', 'started')
-      group by t.step_slug),
-    room as (
-      select s.step_slug, s.opt_start_delay,
-             least(v_flow_room, coalesce(l.step_limit - coalesce(h.slots, 0), v_flow_room)) as free
-      from pgflow.steps s
-      left join pgflow.step_concurrency_limits l on l.flow_slug = s.flow_slug and l.step_slug = s.step_slug
-      left join holding h on h.step_slug = s.step_slug
-      where s.flow_slug = p_flow_slug and s.concurrency_limited
-        and coalesce(l.key_path, v_gate.key_path) is null),
-    candidates as (
-      select c.run_id, c.step_slug, c.task_index, c.priority, c.queued_at, r.opt_start_delay
-      from room r
-      cross join lateral (
-        select t.run_id, t.step_slug, t.task_index, t.priority, t.queued_at
-        from pgflow.step_tasks t
-        where t.flow_slug = p_flow_slug and t.step_slug = r.step_slug
-          and t.gate = 'held' and t.status = 'queued' and t.message_id is not null
-        order by t.priority desc, t.queued_at, t.run_id, t.task_index
-        limit greatest(r.free, 0)
-        for update skip locked) c),
-    picked as (
-      select * from candidates c
-      order by c.priority desc, c.queued_at, c.run_id, c.step_slug, c.task_index
-      limit v_flow_room),
-    admitted as (
-      update pgflow.step_tasks t set gate = 'admitted'
-      from picked p
-      where t.run_id = p.run_id and t.step_slug = p.step_slug and t.task_index = p.task_index
-      returning t.queue_name, t.message_id,
-                greatest(0, ceil(extract(epoch from t.queued_at + make_interval(secs => coalesce(p.opt_start_delay, 0))
-                                                    - clock_timestamp())))::int as delay)
-    select a.queue_name, array_agg(a.message_id order by a.message_id) as ids,
-           array_agg(a.delay order by a.message_id) as delays
-    from admitted a
-    group by a.queue_name
-    order by a.queue_name
-  loop
-    v_queues := v_queues || array_fill(v_batch.queue_name, array[cardinality(v_batch.ids)]);
-    v_ids := v_ids || v_batch.ids;
-    v_delays := v_delays || v_batch.delays;
-    v_flow_room := v_flow_room - cardinality(v_batch.ids);
-  end loop;
+      where t.flow_slug = p_flow_slug and t.step_slug = r.step_slug
+        and t.gate = 'held' and t.status = 'queued'
+      order by t.priority desc, t.queued_at, t.run_id, t.task_index
+      limit greatest(r.free, 0)
+      for update skip locked) c),
+  picked as (
+    select c.*, row_number() over (order by c.priority desc, c.queued_at, c.run_id, c.step_slug, c.task_index) as n
+    from candidates c
+    order by n
+    limit v_flow_room)
+  select coalesce(array_agg(p.run_id order by p.n), '{}'),
+         coalesce(array_agg(p.step_slug order by p.n), '{}'),
+         coalesce(array_agg(p.task_index order by p.n), '{}'),
+         coalesce(array_agg(p.queue_name order by p.n), '{}'),
+         coalesce(array_agg(greatest(0, ceil(extract(epoch from p.queued_at + make_interval(secs => coalesce(p.opt_start_delay, 0))
+                                                             - clock_timestamp())))::int order by p.n), '{}')
+  into v_runs, v_slugs, v_indexes, v_queues, v_delays
+  from picked p;
+  v_flow_room := v_flow_room - cardinality(v_runs);
 
   -- Steps with a key: one task at a time, for the value the stride order picks, per scope (a
   -- step's own key; the flow's key over the steps that use it).
@@ -160,14 +156,16 @@ begin
              >= v_scope.key_limit then
         continue;  -- at its key limit: its tasks wait
       end if;
-      select t.run_id, t.step_slug, t.task_index, t.key_weight, s.opt_start_delay into v_task
+      select t.run_id, t.step_slug, t.task_index, t.key_weight, t.queue_name,
+             greatest(0, ceil(extract(epoch from t.queued_at + make_interval(secs => coalesce(s.opt_start_delay, 0)) - clock_timestamp())))::int as delay
+      into v_task
       from unnest(v_steps, v_room) r(step_slug, free)
       join pgflow.steps s on s.flow_slug = p_flow_slug and s.step_slug = r.step_slug
       cross join lateral (
-        select t.run_id, t.step_slug, t.task_index, t.priority, t.queued_at, t.key_weight
+        select t.run_id, t.step_slug, t.task_index, t.priority, t.queued_at, t.key_weight, t.queue_name
         from pgflow.step_tasks t
         where t.flow_slug = p_flow_slug and t.step_slug = r.step_slug and t.concurrency_key = v_key.key
-          and t.gate = 'held' and t.status = 'queued' and t.message_id is not null
+          and t.gate = 'held' and t.status = 'queued'
         order by t.priority desc, t.queued_at, t.run_id, t.task_index
         limit 1
         for update skip locked) t
@@ -185,15 +183,14 @@ begin
         end if;
         continue;
       end if;
+      -- (Admitted here, as the key limit above counts them; its message is sent below.)
       update pgflow.step_tasks t set gate = 'admitted'
-      where t.run_id = v_task.run_id and t.step_slug = v_task.step_slug and t.task_index = v_task.task_index
-      returning t.queue_name, t.message_id,
-                greatest(0, ceil(extract(epoch from t.queued_at + make_interval(secs => coalesce(v_task.opt_start_delay, 0))
-                                                    - clock_timestamp())))::int as delay
-      into v_batch;
-      v_queues := v_queues || v_batch.queue_name;
-      v_ids := v_ids || v_batch.message_id;
-      v_delays := v_delays || v_batch.delay;
+      where t.run_id = v_task.run_id and t.step_slug = v_task.step_slug and t.task_index = v_task.task_index;
+      v_runs := v_runs || v_task.run_id;
+      v_slugs := v_slugs || v_task.step_slug;
+      v_indexes := v_indexes || v_task.task_index;
+      v_queues := v_queues || v_task.queue_name;
+      v_delays := v_delays || v_task.delay;
       update pgflow.concurrency_keys k
       set pass = k.pass + 1.0 / coalesce(v_task.key_weight, 1), last_turn = v_gate.turn
       where k.flow_slug = p_flow_slug and k.scope = v_scope.scope and k.key = v_key.key;
@@ -203,14 +200,33 @@ begin
     end loop;
   end loop;
 
+  -- The admitted tasks' messages, one batch per queue and delay, in admission order (a claim
+  -- reads in message order); each task gets its message and its gate in one update.
   for v_batch in
-    select m.queue_name, array_agg(m.id order by m.id) as ids, array_agg(m.delay order by m.id) as delays
-    from unnest(v_queues, v_ids, v_delays) m(queue_name, id, delay)
-    group by m.queue_name
-    order by m.queue_name
+    select m.queue_name, m.delay,
+           array_agg(m.run_id order by m.n) as runs, array_agg(m.step_slug order by m.n) as slugs,
+           array_agg(m.task_index order by m.n) as indexes
+    from unnest(v_queues, v_delays, v_runs, v_slugs, v_indexes) with ordinality
+         m(queue_name, delay, run_id, step_slug, task_index, n)
+    group by m.queue_name, m.delay
+    order by m.queue_name, m.delay
   loop
-    perform pgflow.set_vt_batch(v_batch.queue_name, v_batch.ids, v_batch.delays);
-    if 0 = any(v_batch.delays) then
+    v_messages := array(
+      select s.msg_id
+      from pgmq.send_batch(
+             v_batch.queue_name,
+             array(select jsonb_build_object('flow_slug', p_flow_slug, 'run_id', x.run_id,
+                                             'step_slug', x.step_slug, 'task_index', x.task_index)
+                   from unnest(v_batch.runs, v_batch.slugs, v_batch.indexes) with ordinality
+                        x(run_id, step_slug, task_index, n)
+                   order by x.n),
+             null::jsonb[],
+             clock_timestamp() + make_interval(secs => v_batch.delay)) with ordinality s(msg_id, n)
+      order by s.n);
+    update pgflow.step_tasks t set gate = 'admitted', message_id = u.msg_id
+    from unnest(v_batch.runs, v_batch.slugs, v_batch.indexes, v_messages) u(run_id, step_slug, task_index, msg_id)
+    where t.run_id = u.run_id and t.step_slug = u.step_slug and t.task_index = u.task_index;
+    if v_batch.delay = 0 then
       perform pgflow._announce_work(v_batch.queue_name);
     end if;
   end loop;

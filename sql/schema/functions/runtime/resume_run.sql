@@ -1,7 +1,7 @@
 -- Continues a failed (or cancelled) run where it stopped, in one transaction: completed steps
 -- and tasks keep their outputs; every failed or cancelled task of a started or failed step is
--- queued again with fresh attempts and a new message (visible at once, or held for admission
--- when a concurrency limit applies to it, since 0018) - a wait step's task waits again, with a
+-- queued again with fresh attempts and a new message (visible at once; or held for admission,
+-- without a message until admitted, when a concurrency limit applies to it, since 0018) - a wait step's task waits again, with a
 -- new deadline (since 0021); failed steps with tasks
 -- are started again, failed steps without tasks (a condition failed them) created again; the
 -- run is started again (run:started, step:started) and advanced as usual, so steps that never
@@ -88,16 +88,17 @@ begin
     perform pgflow._emit_step_event(v_state);
   end loop;
 
-  -- New messages, one batch per task queue snapshot (and per gate: a task a concurrency limit
-  -- applies to waits held again, admitted at commit); send_batch returns ids in message order.
+  -- New messages, one batch per task queue snapshot; send_batch returns ids in message order.
+  -- A task a concurrency limit applies to waits held again, without a message: the commit
+  -- admits it (the status update above queued its flow's admission) and sends one.
   for v_batch in
-    select t.queue_name, t.gate is not null as held,
+    select t.queue_name,
            array_agg(t.step_slug order by t.step_slug, t.task_index) as slugs,
            array_agg(t.task_index order by t.step_slug, t.task_index) as indexes
     from pgflow.step_tasks t
-    where t.run_id = v_run.run_id and t.status = 'queued' and t.message_id is null
-    group by t.queue_name, t.gate is not null
-    order by t.queue_name, t.gate is not null
+    where t.run_id = v_run.run_id and t.status = 'queued' and t.message_id is null and t.gate is null
+    group by t.queue_name
+    order by t.queue_name
   loop
     update pgflow.step_tasks t set message_id = m.msg_id
     from pgmq.send_batch(
@@ -107,11 +108,9 @@ begin
                  from unnest(v_batch.slugs, v_batch.indexes) with ordinality x(step_slug, task_index, n)
                  order by x.n),
            null::jsonb[],
-           case when v_batch.held then 'infinity'::timestamptz else clock_timestamp() end) with ordinality as m(msg_id, n)
+           clock_timestamp()) with ordinality as m(msg_id, n)
     where t.run_id = v_run.run_id and t.step_slug = v_batch.slugs[m.n] and t.task_index = v_batch.indexes[m.n];
-    if not v_batch.held then
-      perform pgflow._announce_work(v_batch.queue_name);
-    end if;
+    perform pgflow._announce_work(v_batch.queue_name);
   end loop;
 
   perform pgflow._advance_run(v_run.run_id);
