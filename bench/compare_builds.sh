@@ -52,7 +52,7 @@ out, rounds = sys.argv[1], int(sys.argv[2])
 def parse(path):
     rows, current = {}, None
     for line in open(path):
-        m = re.match(r'^([a-z]\d+)\s+.*?\s(\d+(?:\.\d+)?) (tasks/s|runs/s|x|ms)\b', line)
+        m = re.match(r'^([a-z]\d+[a-z]*)\s+.*?\s(\d+(?:\.\d+)?) (tasks/s|runs/s|x|ms|handlers|tasks)\b', line)
         if m:
             current = m.group(1)
             rows[current] = {'value': float(m.group(2)), 'unit': m.group(3)}
@@ -68,7 +68,10 @@ def parse(path):
     return rows
 
 runs = {(r, w): parse(f'{out}/round{r}_{w}.txt') for r in range(1, rounds + 1) for w in ('before', 'after')}
-ids = sorted({k for rows in runs.values() for k in rows}, key=lambda k: (k[0], int(k[1:])))
+def order(k):  # l2 before l2b before l10
+    m = re.match(r'([a-z])(\d+)([a-z]*)', k)
+    return (m.group(1), int(m.group(2)), m.group(3))
+ids = sorted({k for rows in runs.values() for k in rows}, key=order)
 med = statistics.median
 print(f'{rounds} rounds, alternating order; medians; after/before per round: median (range)')
 print(f'{"id":4} {"before":>10} {"after":>10} {"unit":8} {"after/before":>22}   {"CPU/task x raw: before -> after":>32}   {"CPU us/task: before -> after":>28}')

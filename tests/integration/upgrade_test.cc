@@ -2085,6 +2085,9 @@ TEST_F(Upgrade0002, Upgrade0022HeldTasksLoseTheirInvisibleMessagesAndAreAdmitted
              "order by gate, message_id) from pgflow.step_tasks where flow_slug = 'capped22'"),
       absl::StrCat("admitted ", admitted_msg, ", held none, held none"));
   EXPECT_EQ(scalar("select string_agg(msg_id::text, ',') from pgmq.q_capped22"), admitted_msg);
+  EXPECT_EQ(scalar("select tgenabled::text from pg_trigger where tgname = 'gated_tasks_admitted'"),
+            "O")
+      << "the backfill turns the admission trigger off and on again";
 
   ASSERT_NO_FATAL_FAILURE(register_worker("aaaaaaaa-0000-0000-0000-000000000022", "capped22"));
   for (int i = 0; i < 3; ++i) {

@@ -5,8 +5,8 @@
 -- not admit). With concurrency keys (since 0019) it also activates every key value with waiting
 -- tasks and deletes idle ones (_activate_keys). A gate another transaction holds is skipped:
 -- that one is admitting. Does nothing outside READ COMMITTED.
--- Locks: gate rows (never waited for) -> key value rows -> held task rows (never waited for)
--- -> their queue rows.
+-- Locks: gate rows (never waited for) -> key value rows -> held task rows (never waited for);
+-- the messages it sends are new queue rows (since 0022).
 -- Called by: requeue_stalled_tasks (each pass of stall recovery: live workers call it every
 -- stall_recovery_interval).
 create or replace function pgflow._admit_waiting_tasks()
