@@ -3,9 +3,10 @@
 -- not NULL), so unlimited flows pay nothing:
 --   * its condition (_note_gated_task) matches a task queued held (_enqueue_step_tasks touches
 --     one new task of a limited step for it: an insert trigger would cost every start;
---     resume_run's update queues it again) or an admitted task that ended. It records the task's flow for this transaction (_transaction_record) — and, for a
---     held task with a concurrency key (since 0019), its step and key value, which
---     the admission activates — and is true only for the first such row of a flow, so one
+--     resume_run's update queues it again) or an admitted task that ended. It records the
+--     task's flow for this transaction (_transaction_record) — and, for a held task with a
+--     concurrency key (since 0019), its step and key value, which the admission activates —
+--     and is true only for the first such row of a flow, so one
 --     event per flow is queued, not one per task (a 10,000-element map queues one);
 --   * at commit each queued event runs _admit_gated_tasks, the first of which admits every
 --     recorded flow, in byte order of slugs (_admit_tasks), and clears the record; the others

@@ -1,8 +1,8 @@
 -- Continues a failed (or cancelled) run where it stopped, in one transaction: completed steps
 -- and tasks keep their outputs; every failed or cancelled task of a started or failed step is
 -- queued again with fresh attempts and a new message (visible at once; or held for admission,
--- without a message until admitted, when a concurrency limit applies to it, since 0018) - a wait step's task waits again, with a
--- new deadline (since 0021); failed steps with tasks
+-- without a message until admitted, when a concurrency limit applies to it, since 0018) - a
+-- wait step's task waits again, with a new deadline (since 0021); failed steps with tasks
 -- are started again, failed steps without tasks (a condition failed them) created again; the
 -- run is started again (run:started, step:started) and advanced as usual, so steps that never
 -- started start when ready. Skipped steps stay skipped: a skip (an unmet condition, or
