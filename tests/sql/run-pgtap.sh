@@ -1,23 +1,27 @@
 #!/usr/bin/env bash
 # run-pgtap.sh CLUSTER_DIR TEMPLATE FILE...
 #
-# Runs each pgTAP file with pg_prove in its own database, cloned from TEMPLATE (a migrated
-# database with pgtap, dblink and the pgflow_tests helpers), and drops it afterwards. Files are
-# therefore independent and may commit. current_setting('pgflow_tests.template') names TEMPLATE. Files run from their own folder so `\i` works.
+# Runs the pgTAP files with pg_prove, each in its own database cloned from TEMPLATE (a migrated
+# database with pgtap, dblink and the pgflow_tests helpers) and dropped afterwards
+# (pgtap-psql.sh, the psql pg_prove is given). Files are therefore independent and may commit.
+# current_setting('pgflow_tests.template') names TEMPLATE. One pg_prove runs the files of a
+# folder, from that folder so `\i` works: a pg_prove per file cost a Perl start each.
 set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
 url=$(cat "$1/url"); template=$2; shift 2
-base=${url%/*}
+export PGFLOW_PGTAP_ADMIN_URL=$url PGFLOW_PGTAP_TEMPLATE=$template
 failed=0
+dirs=()
+declare -A files_of
 for file in "$@"; do
-  db="t_$(basename "$file" .test.sql | tr -c 'a-zA-Z0-9_\n' '_' | cut -c1-40)_$$_$RANDOM"
-  if ! psql "$url" -q -v ON_ERROR_STOP=1 -c "create database \"$db\" template \"$template\"" >/dev/null; then
-    echo "run-pgtap: could not create database for $file" >&2
-    failed=1
-    continue
-  fi
+  dir=$(dirname "$file")
+  [ -n "${files_of[$dir]:-}" ] || dirs+=("$dir")
+  files_of[$dir]+="$(basename "$file")"$'\n'
+done
+for dir in "${dirs[@]}"; do
+  mapfile -t names < <(printf '%s' "${files_of[$dir]}")
   # pgflow_tests.template: for a file that needs a second database cloned like its own.
-  (cd "$(dirname "$file")" && PGOPTIONS="--client-min-messages=warning -c pgflow_tests.template=$template" \
-     pg_prove --dbname "$base/$db" --failures --ext .sql "$(basename "$file")") || failed=1
-  psql "$url" -q -c "drop database if exists \"$db\" with (force)" >/dev/null || true
+  (cd "$dir" && PGOPTIONS="--client-min-messages=warning -c pgflow_tests.template=$template" \
+     pg_prove --psql-bin "$here/pgtap-psql.sh" --failures --ext .sql "${names[@]}") || failed=1
 done
 exit $failed
