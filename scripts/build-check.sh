@@ -3,7 +3,7 @@
 # warnings as errors, into ./build-<type>, and runs the unit tests there (no database; not the
 # checks of the sources, formatting and thread-safety analysis, which scripts/test.sh runs).
 # CI runs it for Debug next to scripts/test.sh (Release), so both build types stay green:
-# optimisers warn differently.
+# optimisers warn differently. (Debug without debug information: see below.)
 #
 #   scripts/build-check.sh [Debug|Release|RelWithDebInfo]     (default Debug)
 #
@@ -25,7 +25,12 @@ build=$root/build-$(printf '%s' "$type" | tr '[:upper:]' '[:lower:]')
 case "$type" in
   asan|tsan) ;;
   *)
-    cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE="$type" -DPGFLOW_WERROR=ON >/dev/null
+    # Debug is built without debug information (-g0 for CMake's -g): it changes no warning and
+    # no code, and it costs time (a fifth of a test file's compile; linking more). For a build
+    # to debug in, configure one with cmake directly.
+    flags=()
+    if [ "$type" = Debug ]; then flags+=(-DCMAKE_CXX_FLAGS_DEBUG=-g0); fi
+    cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE="$type" -DPGFLOW_WERROR=ON "${flags[@]}" >/dev/null
     cmake --build "$build" -j"$(nproc)"
     cd "$build"
     # The checks of the sources themselves (formatting, thread-safety analysis) do not depend

@@ -6,7 +6,8 @@
 # PGMQ modes: the suite runs with pgflow's bundled PGMQ layer; then, when the real PGMQ
 # extension can be offered (scripts/pgmq-extension-pg: installed system-wide, or the vendored
 # PGMQ 1.5.1 next to the checkout), the database-facing tests (labels db and sql) run again
-# with the extension, except the tests of the bundled layer itself (label bundled_pgmq).
+# with the extension, except the tests of the bundled layer itself (label bundled_pgmq) and those
+# whose subject does not depend on the mode (label pgmq_mode_independent).
 # PGFLOW_TEST_PGMQ_MODES=bundled skips the second pass. The last lines say which modes ran.
 # Extra arguments go to ctest in both passes (e.g. scripts/test.sh -R Worker).
 set -euo pipefail
@@ -31,8 +32,8 @@ if [[ " $modes " == *" extension "* ]]; then
   if extension_bin=$("$root/scripts/pgmq-extension-pg" "$build/pgmq-extension-pg"); then
     echo "== PGMQ extension pass (PostgreSQL from $extension_bin) at $(date -u +%H:%M:%S) =="
     PG_BIN=$extension_bin PGFLOW_TEST_PGMQ=extension \
-      ctest --output-on-failure -j"$jobs" -L '^(db|sql)$' -LE '^bundled_pgmq$' "$@"
-    summary+=("PGMQ mode extension: every db and sql test passed (bundled-layer tests excluded)")
+      ctest --output-on-failure -j"$jobs" -L '^(db|sql)$' -LE '^(bundled_pgmq|pgmq_mode_independent)$' "$@"
+    summary+=("PGMQ mode extension: every db and sql test passed (bundled-layer and mode-independent tests excluded)")
   else
     summary+=("PGMQ mode extension: not run (no PGMQ extension here; see scripts/pgmq-extension-pg)")
   fi
