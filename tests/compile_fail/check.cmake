@@ -42,8 +42,8 @@ foreach(dir IN LISTS PGFLOW_CF_SYSTEM_INCLUDES)
   endif()
 endforeach()
 
-list(GET PGFLOW_CF_INCLUDES 0 pgflow_include)
 if(PRECOMPILE)
+  list(GET PGFLOW_CF_INCLUDES 0 pgflow_include)
   # GCC looks for pgflow/flow.h.gch in each include directory before the header itself, and
   # opens the header there when a later #include names it again: hence the link beside it.
   file(MAKE_DIRECTORY ${PCH_DIR}/pgflow)
