@@ -82,7 +82,9 @@ for k in ids:
         continue
     ratios = [a['value'] / b['value'] for b, a in pairs if b['value']]
     line = (f'{k:4} {med([b["value"] for b, _ in pairs]):10.1f} {med([a["value"] for _, a in pairs]):10.1f} '
-            f'{pairs[0][0]["unit"]:8} {med(ratios):6.2f} ({min(ratios):.2f}-{max(ratios):.2f})')
+            f'{pairs[0][0]["unit"]:8} ')
+    # (A count that is 0 before, e.g. l4's, has no ratio.)
+    line += f'{med(ratios):6.2f} ({min(ratios):.2f}-{max(ratios):.2f})' if ratios else f'{"-":>22}'
     cb = [b['cpu_x'] for b, _ in pairs if 'cpu_x' in b]
     ca = [a['cpu_x'] for _, a in pairs if 'cpu_x' in a]
     if cb and ca:

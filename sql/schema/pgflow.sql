@@ -73,6 +73,7 @@ set client_min_messages = warning;
 \ir functions/queues/_verify_step_queues.sql
 \ir functions/queues/_create_queue.sql
 \ir functions/queues/_announce_work.sql
+\ir functions/queues/_send_task_messages.sql
 \ir functions/queues/_announce_stopped_tasks.sql
 \ir functions/queues/_archive_task_message.sql
 \ir functions/queues/_set_task_message_vt.sql

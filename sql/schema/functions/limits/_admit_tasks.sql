@@ -44,13 +44,14 @@ declare
   v_skip text[];
   v_key pgflow.concurrency_keys;
   v_task record;
-  -- The admitted tasks, in admission order: their runs, steps, indexes, queues and delays.
+  -- The admitted tasks, in admission order: their runs, steps, indexes, queues, when they were
+  -- queued and their steps' start delays.
   v_runs uuid[];
   v_slugs text[];
   v_indexes int[];
   v_queues text[];
-  v_delays int[];
-  v_messages bigint[];
+  v_queued_at timestamptz[];
+  v_start_delays int[];
 begin
   if p_wait then
     update pgflow.concurrency_gates g set turn = g.turn + 1
@@ -110,9 +111,9 @@ begin
          coalesce(array_agg(p.step_slug order by p.n), '{}'),
          coalesce(array_agg(p.task_index order by p.n), '{}'),
          coalesce(array_agg(p.queue_name order by p.n), '{}'),
-         coalesce(array_agg(greatest(0, ceil(extract(epoch from p.queued_at + make_interval(secs => coalesce(p.opt_start_delay, 0))
-                                                             - clock_timestamp())))::int order by p.n), '{}')
-  into v_runs, v_slugs, v_indexes, v_queues, v_delays
+         coalesce(array_agg(p.queued_at order by p.n), '{}'),
+         coalesce(array_agg(p.opt_start_delay order by p.n), '{}')
+  into v_runs, v_slugs, v_indexes, v_queues, v_queued_at, v_start_delays
   from picked p;
   v_flow_room := v_flow_room - cardinality(v_runs);
 
@@ -156,8 +157,7 @@ begin
              >= v_scope.key_limit then
         continue;  -- at its key limit: its tasks wait
       end if;
-      select t.run_id, t.step_slug, t.task_index, t.key_weight, t.queue_name,
-             greatest(0, ceil(extract(epoch from t.queued_at + make_interval(secs => coalesce(s.opt_start_delay, 0)) - clock_timestamp())))::int as delay
+      select t.run_id, t.step_slug, t.task_index, t.key_weight, t.queue_name, t.queued_at, s.opt_start_delay
       into v_task
       from unnest(v_steps, v_room) r(step_slug, free)
       join pgflow.steps s on s.flow_slug = p_flow_slug and s.step_slug = r.step_slug
@@ -190,7 +190,8 @@ begin
       v_slugs := v_slugs || v_task.step_slug;
       v_indexes := v_indexes || v_task.task_index;
       v_queues := v_queues || v_task.queue_name;
-      v_delays := v_delays || v_task.delay;
+      v_queued_at := v_queued_at || v_task.queued_at;
+      v_start_delays := v_start_delays || v_task.opt_start_delay;
       update pgflow.concurrency_keys k
       set pass = k.pass + 1.0 / coalesce(v_task.key_weight, 1), last_turn = v_gate.turn
       where k.flow_slug = p_flow_slug and k.scope = v_scope.scope and k.key = v_key.key;
@@ -200,35 +201,22 @@ begin
     end loop;
   end loop;
 
-  -- The admitted tasks' messages, one batch per queue and delay, in admission order (a claim
-  -- reads in message order); each task gets its message and its gate in one update.
+  -- The admitted tasks' messages, one batch per queue and delay (what is left of the step's
+  -- start_delay, counted from when the task was queued), in admission order.
   for v_batch in
     select m.queue_name, m.delay,
            array_agg(m.run_id order by m.n) as runs, array_agg(m.step_slug order by m.n) as slugs,
            array_agg(m.task_index order by m.n) as indexes
-    from unnest(v_queues, v_delays, v_runs, v_slugs, v_indexes) with ordinality
-         m(queue_name, delay, run_id, step_slug, task_index, n)
+    from (select u.*,
+                 greatest(0, ceil(extract(epoch from u.queued_at + make_interval(secs => coalesce(u.start_delay, 0))
+                                                     - clock_timestamp())))::int as delay
+          from unnest(v_queues, v_queued_at, v_start_delays, v_runs, v_slugs, v_indexes) with ordinality
+               u(queue_name, queued_at, start_delay, run_id, step_slug, task_index, n)) m
     group by m.queue_name, m.delay
     order by m.queue_name, m.delay
   loop
-    v_messages := array(
-      select s.msg_id
-      from pgmq.send_batch(
-             v_batch.queue_name,
-             array(select jsonb_build_object('flow_slug', p_flow_slug, 'run_id', x.run_id,
-                                             'step_slug', x.step_slug, 'task_index', x.task_index)
-                   from unnest(v_batch.runs, v_batch.slugs, v_batch.indexes) with ordinality
-                        x(run_id, step_slug, task_index, n)
-                   order by x.n),
-             null::jsonb[],
-             clock_timestamp() + make_interval(secs => v_batch.delay)) with ordinality s(msg_id, n)
-      order by s.n);
-    update pgflow.step_tasks t set gate = 'admitted', message_id = u.msg_id
-    from unnest(v_batch.runs, v_batch.slugs, v_batch.indexes, v_messages) u(run_id, step_slug, task_index, msg_id)
-    where t.run_id = u.run_id and t.step_slug = u.step_slug and t.task_index = u.task_index;
-    if v_batch.delay = 0 then
-      perform pgflow._announce_work(v_batch.queue_name);
-    end if;
+    perform pgflow._send_task_messages(v_batch.queue_name, p_flow_slug, v_batch.runs, v_batch.slugs,
+                                       v_batch.indexes, v_batch.delay);
   end loop;
 end;
 $$;

@@ -88,11 +88,12 @@ begin
     perform pgflow._emit_step_event(v_state);
   end loop;
 
-  -- New messages, one batch per task queue snapshot; send_batch returns ids in message order.
-  -- A task a concurrency limit applies to waits held again, without a message: the commit
-  -- admits it (the status update above queued its flow's admission) and sends one.
+  -- New messages, one batch per task queue snapshot, visible at once. A task a concurrency
+  -- limit applies to waits held again, without a message: the commit admits it (the status
+  -- update above queued its flow's admission) and sends one.
   for v_batch in
     select t.queue_name,
+           array_agg(t.run_id order by t.step_slug, t.task_index) as runs,
            array_agg(t.step_slug order by t.step_slug, t.task_index) as slugs,
            array_agg(t.task_index order by t.step_slug, t.task_index) as indexes
     from pgflow.step_tasks t
@@ -100,17 +101,8 @@ begin
     group by t.queue_name
     order by t.queue_name
   loop
-    update pgflow.step_tasks t set message_id = m.msg_id
-    from pgmq.send_batch(
-           v_batch.queue_name,
-           array(select jsonb_build_object('flow_slug', v_run.flow_slug, 'run_id', v_run.run_id,
-                                           'step_slug', x.step_slug, 'task_index', x.task_index)
-                 from unnest(v_batch.slugs, v_batch.indexes) with ordinality x(step_slug, task_index, n)
-                 order by x.n),
-           null::jsonb[],
-           clock_timestamp()) with ordinality as m(msg_id, n)
-    where t.run_id = v_run.run_id and t.step_slug = v_batch.slugs[m.n] and t.task_index = v_batch.indexes[m.n];
-    perform pgflow._announce_work(v_batch.queue_name);
+    perform pgflow._send_task_messages(v_batch.queue_name, v_run.flow_slug, v_batch.runs, v_batch.slugs,
+                                       v_batch.indexes, 0);
   end loop;
 
   perform pgflow._advance_run(v_run.run_id);
