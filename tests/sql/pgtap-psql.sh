@@ -18,9 +18,10 @@ done
 db="t_$(basename "$file" .test.sql | tr -c 'a-zA-Z0-9_\n' '_' | cut -c1-40)_$$_$RANDOM"
 db_url=${admin%/*}/$db
 # One psql for the whole life of the database (a process start costs more than the statements):
-# create it, connect to it, run the file, and drop it from the admin connection.
+# create it, connect to it, run the file, and drop it from the admin connection. FILE_COPY
+# copies the template's files rather than writing each page to the WAL: faster on a test cluster.
 psql "${args[@]}" --dbname "$admin" --file - <<SQL
-create database "$db" template "$PGFLOW_PGTAP_TEMPLATE";
+create database "$db" template "$PGFLOW_PGTAP_TEMPLATE" strategy file_copy;
 \\connect $db_url
 \\i '$file'
 \\connect $admin

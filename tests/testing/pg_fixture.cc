@@ -29,8 +29,11 @@ absl::StatusOr<TestDatabase> create(const std::string& clause) {
   PGFLOW_ASSIGN_OR_RETURN(std::string admin, cluster_url());
   PGFLOW_ASSIGN_OR_RETURN(pg::Connection conn, pg::Connection::open(admin));
   std::string name = unique_name();
-  PGFLOW_RETURN_IF_ERROR(
-      conn.exec(absl::StrCat("create database ", pg::quote_identifier(name), clause)).status());
+  // FILE_COPY copies the template's files instead of writing every page to the WAL: about
+  // half the time of the default on a test cluster (fsync off; tests/README.md).
+  PGFLOW_RETURN_IF_ERROR(conn.exec(absl::StrCat("create database ", pg::quote_identifier(name),
+                                                clause, " strategy file_copy"))
+                             .status());
   return TestDatabase::from_parts(admin, name, with_database(admin, name));
 }
 
