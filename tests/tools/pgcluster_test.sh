@@ -2,7 +2,8 @@
 # pgcluster_test.sh: where scripts/pgcluster keeps a cluster's data. A new --fast (test)
 # cluster lives in memory (/dev/shm) when that is a tmpfs with room; PGFLOW_CLUSTER_TMPFS=0, a
 # cluster started without --fast, and a cluster that already has data on disk stay in DIR; a
-# restart keeps the data where it is; `remove` deletes it wherever it is. Runs as ctest
+# restart keeps the data where it is; a new DIR where a deleted one was gets a new cluster;
+# `remove` deletes it wherever it is. Runs as ctest
 # db.pgcluster_data_location (its own clusters, none of the suite's).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -39,6 +40,14 @@ query "$work/fast" "create table kept (x int); insert into kept values (7)" >/de
 "$pgcluster" start "$work/fast" --fast >/dev/null
 [ "$(data_of "$work/fast")" = "$home" ] || fail "a restart moved the cluster from $home"
 [ "$(query "$work/fast" "select x from kept")" = 7 ] || fail "a restart lost the cluster's data"
+
+# A DIR deleted without `remove` (its server still running) leaves its cluster behind: a new
+# DIR of the same path gets a new cluster, not the old one's data.
+rm -rf "$work/fast"
+"$pgcluster" start "$work/fast" --fast >/dev/null
+[ "$(data_of "$work/fast")" = "$home" ] || fail "a new DIR of the same path is not in $home"
+[ "$(query "$work/fast" "select count(*) from pg_tables where tablename = 'kept'")" = 0 ] ||
+  fail "a new DIR got the data of the deleted DIR's cluster"
 
 # remove deletes the memory copy too.
 "$pgcluster" remove "$work/fast"
