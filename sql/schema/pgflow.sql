@@ -23,6 +23,7 @@ set client_min_messages = warning;
 \ir 0070_idempotency.sql
 \ir 0080_concurrency_limits.sql
 \ir 0090_signals.sql
+\ir 0100_compression.sql
 
 -- Definitions: building, comparing, compiling and deleting flows.
 \ir functions/definitions/is_local.sql
@@ -121,6 +122,7 @@ set client_min_messages = warning;
 \ir functions/runtime/complete_task.sql
 \ir functions/runtime/_fail_type_violation.sql
 \ir functions/runtime/complete_tasks.sql
+\ir functions/runtime/_check_task_results.sql
 \ir functions/runtime/_task_results.sql
 \ir functions/runtime/_lock_runs.sql
 \ir functions/runtime/fail_task.sql

@@ -239,7 +239,7 @@ json output_of(const json& input) {
 }
 
 // A typed handler: its result is checked by the typed wrapper before it is copied. Reporting a
-// 100 MB output takes the SQL core tens of seconds (minutes on a loaded machine or under a
+// 100 MB output takes the SQL core about ten seconds (minutes on a loaded machine or under a
 // sanitizer): a one-hour timeout keeps stall recovery out of what the test checks.
 inline const auto host =
     pgflow::Flow<"hHost", json>({.max_attempts = 1, .timeout = 3600})
@@ -501,7 +501,7 @@ void check_outputs(Client& client, pg::Connection& conn, const std::string& flow
     SCOPED_TRACE(c->name);
     PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run,
                                 client.start_run(flow_slug, json{{"case", c->name}}));
-    // (completing a 100 MB output takes the SQL core tens of seconds: a generous guard)
+    // (completing a 100 MB output takes the SQL core about ten seconds: a generous guard)
     ASSERT_THAT(wait_until(conn, "select status <> 'started' from pgflow.runs where run_id = $1",
                            {run}, std::chrono::seconds(600)),
                 IsOk());

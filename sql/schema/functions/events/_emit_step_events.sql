@@ -7,9 +7,10 @@ language plpgsql volatile
 set search_path = pg_catalog, pg_temp
 as $$
 begin
-  perform pgflow._emit_events(array(
-    select ss from pgflow.step_states ss
-    join unnest(p_step_slugs) with ordinality u(slug, n) on ss.step_slug = u.slug
-    where ss.run_id = p_run_id order by u.n), null);
+  perform pgflow._emit_events(array_agg(ss.run_id order by u.n), array_agg(ss.flow_slug order by u.n),
+                              array_agg(ss.step_slug order by u.n), array_agg(ss.status order by u.n))
+  from pgflow.step_states ss
+  join unnest(p_step_slugs) with ordinality u(slug, n) on ss.step_slug = u.slug
+  where ss.run_id = p_run_id;
 end;
 $$;

@@ -1,13 +1,14 @@
 -- The broadcast payload of a step event beyond event_type, run_id, step_slug and status (see
--- _emit_step_event).
+-- _emit_step_event), from the step state's row; `p_status` is the event's status (a started
+-- wait step's is 'waiting').
 -- Called by: _emit_events, when it broadcasts.
-create or replace function pgflow._step_event_details(p_state pgflow.step_states)
+create or replace function pgflow._step_event_details(p_state pgflow.step_states, p_status text)
 returns jsonb
 language plpgsql stable
 set search_path = pg_catalog, pg_temp
 as $$
 begin
-  return case p_state.status
+  return case p_status
        when 'started' then jsonb_build_object('started_at', p_state.started_at,
                                               'remaining_tasks', p_state.remaining_tasks,
                                               'remaining_deps', p_state.remaining_deps)

@@ -29,7 +29,7 @@ declare
   v_key text;
   v_weight real;
 begin
-  perform pgflow._emit_step_event(p_state);
+  perform pgflow._emit_step_event(p_state.run_id, p_state.flow_slug, p_state.step_slug, p_state.status);
   if p_wait is not null then
     perform pgflow._start_waiting_tasks(p_run, p_state, p_queue_name, p_wait);
     return;

@@ -17,7 +17,7 @@ begin
   if not found then
     return;
   end if;
-  perform pgflow._emit_run_event(v_run, p_error_message);
+  perform pgflow._emit_run_event(v_run.run_id, v_run.flow_slug, v_run.status, p_error_message);
   perform pgflow._terminate_tasks(p_run_id, null, 'cancelled');
 end;
 $$;

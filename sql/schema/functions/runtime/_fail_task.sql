@@ -72,7 +72,7 @@ begin
     set status = 'failed', failed_at = now(), error_message = p_error_message
     where ss.run_id = p_run_id and ss.step_slug = p_step_slug
     returning * into v_state;
-    perform pgflow._emit_step_event(v_state);
+    perform pgflow._emit_step_event(v_state.run_id, v_state.flow_slug, v_state.step_slug, v_state.status);
     perform pgflow._fail_run(p_run_id, p_error_message);
   else
     update pgflow.step_states ss
@@ -82,7 +82,7 @@ begin
     returning * into v_state;
     update pgflow.runs r set remaining_steps = r.remaining_steps - 1 where r.run_id = p_run_id;
     perform pgflow._terminate_tasks(p_run_id, array[p_step_slug], 'skipped');
-    perform pgflow._emit_step_event(v_state);
+    perform pgflow._emit_step_event(v_state.run_id, v_state.flow_slug, v_state.step_slug, v_state.status);
     if v_step.when_exhausted = 'skip-cascade' then
       perform pgflow._cascade_force_skip_steps(p_run_id, p_step_slug, 'handler_failed');
     else

@@ -29,7 +29,7 @@ begin
         || ' expects array input but dependency ' || p_task.step_slug || ' produced ' || v_type
   where ss.run_id = p_run.run_id and ss.step_slug = p_task.step_slug
   returning * into v_state;
-  perform pgflow._emit_step_event(v_state);
+  perform pgflow._emit_step_event(v_state.run_id, v_state.flow_slug, v_state.step_slug, v_state.status);
   perform pgflow._archive_task_message(v_task.run_id, v_task.step_slug, v_task.task_index);
   return v_task;
 end;

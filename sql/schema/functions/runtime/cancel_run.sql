@@ -40,7 +40,7 @@ begin
       returning ss.*)
     select * from ended order by step_slug
   loop
-    perform pgflow._emit_step_event(v_state);
+    perform pgflow._emit_step_event(v_state.run_id, v_state.flow_slug, v_state.step_slug, v_state.status);
   end loop;
   return true;
 end;

@@ -46,7 +46,7 @@ begin
       set status = 'failed', failed_at = now(), error_message = 'Condition not met'
       where ss.run_id = v_run.run_id and ss.step_slug = v_failing[1]
       returning * into v_state;
-      perform pgflow._emit_step_event(v_state);
+      perform pgflow._emit_step_event(v_state.run_id, v_state.flow_slug, v_state.step_slug, v_state.status);
       perform pgflow._fail_run(v_run.run_id, 'Condition not met');
       return false;
     end if;

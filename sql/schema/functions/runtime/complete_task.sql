@@ -96,7 +96,7 @@ begin
       case when jsonb_typeof(v_output) = 'array' then jsonb_array_length(v_output) end,
       true);
     update pgflow.runs r set remaining_steps = r.remaining_steps - 1 where r.run_id = v_run.run_id;
-    perform pgflow._emit_step_event(v_state);
+    perform pgflow._emit_step_event(v_state.run_id, v_state.flow_slug, v_state.step_slug, v_state.status);
     perform pgflow._advance_run(v_run.run_id);
   end if;
 

@@ -32,22 +32,30 @@ declare
   v_indexes int[];
   v_outputs jsonb[];
   v_kinds text[];
-  v_finished pgflow.step_states[];
+  v_finished_runs uuid[];  -- steps completed here, one per run at most (by run_id)
+  v_finished_flows text[];
+  v_finished_steps text[];
+  v_finished_items int[];  -- each one's output's array length (NULL: not an array)
   v_advance uuid[];
-  v_completed pgflow.runs[];
+  v_completed_runs uuid[];  -- runs completed here (by run_id)
+  v_completed_flows text[];
   v_queues text[];
   v_message_ids bigint[];
 begin
+  -- One result: complete_task is the same thing, without the batch machinery (a sorted set
+  -- and arrays of results, which copy the output at every statement that reads them).
+  perform pgflow._check_task_results(results, 'complete_tasks', 'output');
+  if jsonb_array_length(results) = 1 then
+    return query
+    select * from pgflow.complete_task((results #>> '{0,run_id}')::uuid, results #>> '{0,step_slug}',
+                                       (results #>> '{0,task_index}')::int, results #> '{0,output}');
+    return;
+  end if;
   select coalesce(array_agg(r.run_id order by r.n), '{}'), array_agg(r.step_slug order by r.n),
          array_agg(r.task_index order by r.n), array_agg(r.value order by r.n)
   into v_run_ids, v_steps, v_indexes, v_outputs
   from pgflow._task_results(results, 'complete_tasks', 'output') with ordinality
        r(run_id, step_slug, task_index, value, pos, n);
-  -- One result: complete_task is the same thing, without the batch machinery.
-  if cardinality(v_run_ids) = 1 then
-    return query select * from pgflow.complete_task(v_run_ids[1], v_steps[1], v_indexes[1], v_outputs[1]);
-    return;
-  end if;
   perform pgflow._lock_runs(v_run_ids);
 
   -- Classify every result (under the run locks, so nothing changes underneath):
@@ -147,28 +155,32 @@ begin
          pgflow.steps s
     where ss.run_id = b.run_id and ss.step_slug = b.step_slug
       and s.flow_slug = ss.flow_slug and s.step_slug = ss.step_slug
-    returning ss)
-  select array_agg(c.ss order by (c.ss).run_id) filter (where (c.ss).status = 'completed')
-  into v_finished
-  from counted c;
+    returning ss.run_id, ss.flow_slug, ss.step_slug, ss.status,
+              case when jsonb_typeof(ss.output) = 'array' then jsonb_array_length(ss.output) end
+                as items)
+  -- (keys, not rows: a step state's output can be large, and an array of rows copies it at
+  -- every statement that reads the array)
+  select array_agg(c.run_id order by c.run_id), array_agg(c.flow_slug order by c.run_id),
+         array_agg(c.step_slug order by c.run_id), array_agg(c.items order by c.run_id)
+  into v_finished_runs, v_finished_flows, v_finished_steps, v_finished_items
+  from counted c
+  where c.status = 'completed';
 
-  if v_finished is not null then
+  if v_finished_runs is not null then
     -- Children of the completed steps lose a pending dependency (as _release_children; at
     -- most one completed step per run here); a map child learns its task count.
     update pgflow.step_states c
     set remaining_deps = c.remaining_deps - 1,
-        initial_tasks = case when cs.step_type = 'map'
-                             then case when jsonb_typeof(f.output) = 'array'
-                                       then jsonb_array_length(f.output) end
-                             else c.initial_tasks end
-    from unnest(v_finished) f
+        initial_tasks = case when cs.step_type = 'map' then f.items else c.initial_tasks end
+    from unnest(v_finished_runs, v_finished_flows, v_finished_steps, v_finished_items)
+         f(run_id, flow_slug, step_slug, items)
     join pgflow.deps d on d.flow_slug = f.flow_slug and d.dep_slug = f.step_slug
     join pgflow.steps cs on cs.flow_slug = d.flow_slug and cs.step_slug = d.step_slug
     where c.run_id = f.run_id and c.step_slug = d.step_slug and c.status = 'created';
 
     with counted as (
       update pgflow.runs r set remaining_steps = r.remaining_steps - 1
-      from unnest(v_finished) f
+      from unnest(v_finished_runs) f(run_id)
       where r.run_id = f.run_id
       returning r.run_id, r.remaining_steps)
     select array_agg(c.run_id order by c.run_id) filter (where c.remaining_steps > 0)
@@ -180,11 +192,17 @@ begin
     with done as (
       update pgflow.runs r
       set status = 'completed', completed_at = now(), output = pgflow._run_output(r.run_id)
-      from unnest(v_finished) f
+      from unnest(v_finished_runs) f(run_id)
       where r.run_id = f.run_id and r.status = 'started' and r.remaining_steps = 0
-      returning r)
-    select array_agg(d.r order by (d.r).run_id) into v_completed from done d;
-    perform pgflow._emit_events(v_finished, v_completed);
+      returning r.run_id, r.flow_slug)
+    select coalesce(array_agg(d.run_id order by d.run_id), '{}'),
+           coalesce(array_agg(d.flow_slug order by d.run_id), '{}')
+    into v_completed_runs, v_completed_flows
+    from done d;
+    perform pgflow._emit_events(
+      v_finished_runs || v_completed_runs, v_finished_flows || v_completed_flows,
+      v_finished_steps || array_fill(null::text, array[cardinality(v_completed_runs)]),
+      array_fill('completed'::text, array[cardinality(v_finished_runs) + cardinality(v_completed_runs)]));
     if v_advance is not null then
       for i in 1 .. cardinality(v_advance) loop
         perform pgflow._advance_run(v_advance[i]);

@@ -16,7 +16,7 @@ begin
   where r.run_id = maybe_complete_run.run_id and r.status = 'started' and r.remaining_steps = 0
   returning * into v_run;
   if found then
-    perform pgflow._emit_run_event(v_run);
+    perform pgflow._emit_run_event(v_run.run_id, v_run.flow_slug, v_run.status);
   end if;
 end;
 $$;

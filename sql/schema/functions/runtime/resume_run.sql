@@ -42,7 +42,7 @@ begin
   set status = 'started', failed_at = null, cancelled_at = null, cancel_reason = null
   where r.run_id = v_run.run_id
   returning * into v_run;
-  perform pgflow._emit_run_event(v_run);
+  perform pgflow._emit_run_event(v_run.run_id, v_run.flow_slug, v_run.status);
   perform 1 from pgflow.step_states ss where ss.run_id = v_run.run_id order by ss.step_slug for update;
   update pgflow.step_tasks t
   set status = case when s.wait is null then 'queued' else 'waiting' end,
@@ -73,7 +73,7 @@ begin
     returning ss.*
   loop
     if v_state.status = 'started' then
-      perform pgflow._emit_step_event(v_state);
+      perform pgflow._emit_step_event(v_state.run_id, v_state.flow_slug, v_state.step_slug, v_state.status);
     end if;
   end loop;
   -- Wait steps that wait again (started before, whether they failed or not) say so.
@@ -84,8 +84,7 @@ begin
                   where t.run_id = ss.run_id and t.step_slug = ss.step_slug and t.status = 'waiting')
     order by ss.step_slug
   loop
-    v_state.status := 'waiting';
-    perform pgflow._emit_step_event(v_state);
+    perform pgflow._emit_step_event(v_state.run_id, v_state.flow_slug, v_state.step_slug, 'waiting');
   end loop;
 
   -- New messages, one batch per task queue snapshot, visible at once. A task a concurrency

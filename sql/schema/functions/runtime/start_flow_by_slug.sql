@@ -90,7 +90,7 @@ begin
            else 1 end as initial_tasks) t
     where s.flow_slug = v_run.flow_slug) x;
 
-  perform pgflow._emit_run_event(v_run);
+  perform pgflow._emit_run_event(v_run.run_id, v_run.flow_slug, v_run.status);
   for v_step in
     select ss as state, coalesce(s.opt_start_delay, 0) as start_delay, s.queue_name,
            s.concurrency_limited, s.wait

@@ -11,15 +11,12 @@ returns void
 language plpgsql volatile
 set search_path = pg_catalog, pg_temp
 as $$
-declare
-  v_waiting pgflow.step_states := p_state;
 begin
   insert into pgflow.step_tasks (flow_slug, run_id, step_slug, task_index, queue_name, status,
                                  wake_at, error_message)
   select p_run.flow_slug, p_run.run_id, p_state.step_slug, i, p_queue_name, 'waiting', d.wake_at,
          d.error_message
   from pgflow._wait_deadline(p_run, p_state.step_slug, p_wait) d, generate_series(0, p_state.initial_tasks - 1) i;
-  v_waiting.status := 'waiting';
-  perform pgflow._emit_step_event(v_waiting);
+  perform pgflow._emit_step_event(p_state.run_id, p_state.flow_slug, p_state.step_slug, 'waiting');
 end;
 $$;
