@@ -12,10 +12,10 @@
 #           S/100 MB each; then the last 2 in one complete_tasks call (its set-based path): the
 #           step completes with the S MB array of their outputs, and the run with it.
 # Each output is hexadecimal text (md5 digests) of its own, which neither pglz nor lz4 can
-# shrink much: the worst case for storing it. The time is the call's, measured in the server (clock_timestamp around
-# it; the output is already in memory), in milliseconds. R rounds (default 3), alternating
-# which database goes first; prints the median of each and after/before. Needs the pgflow
-# program.
+# shrink much: the worst case for storing it. The time is the call's, measured in the server
+# (clock_timestamp around it; the output is already in memory), in milliseconds. R rounds
+# (default 3), alternating which database goes first; prints the median of each and
+# after/before. Needs the pgflow program.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}

@@ -43,9 +43,10 @@ declare
   v_message_ids bigint[];
 begin
   -- One result: complete_task is the same thing, without the batch machinery (a sorted set
-  -- and arrays of results, which copy the output at every statement that reads them).
-  perform pgflow._check_task_results(results, 'complete_tasks', 'output');
-  if jsonb_array_length(results) = 1 then
+  -- and arrays of results, which copy the output at every statement that reads them). Any
+  -- other batch, and anything that is not an array, is checked once, by _task_results.
+  if jsonb_typeof(results) = 'array' and jsonb_array_length(results) = 1 then
+    perform pgflow._check_task_results(results, 'complete_tasks', 'output');
     return query
     select * from pgflow.complete_task((results #>> '{0,run_id}')::uuid, results #>> '{0,step_slug}',
                                        (results #>> '{0,task_index}')::int, results #> '{0,output}');
