@@ -72,13 +72,8 @@ export TSAN_OPTIONS="$common:second_deadlock_stack=1"
 
 # Left out: tests that run none of the sanitized code and only cost time here —
 # unit.thread_safety_analysis (clang -fsyntax-only over src/, minutes of both cores), and the
-# fault soak (label soak, its own program and cluster; not built here). Under TSan also the
-# typed-handler outputs of the hostile inputs, for their 100 MB output: about 35 s unsanitized,
-# which TSan's slowdown could take past ctest's 300 s limit (tests/README.md, Left out).
+# fault soak (label soak, its own program and cluster; not built here).
 excluded='^unit\.thread_safety_analysis$'
-if [ "$type" = tsan ]; then
-  excluded+='|^db\.HostileInputTest\.TypedHandlerOutputsAreStoredOrFailTheAttempt$'
-fi
 cd "$build"
 status=0
 ctest --output-on-failure -j"$(nproc)" -L '^(unit|db)$' -LE '^soak$' -E "$excluded" "$@" || status=$?

@@ -49,9 +49,8 @@
 --   start_flow_with_states_by_slug (a pinned version), their lean forms start_run and
 --   start_run_by_slug (returning only the run id), the idempotent starts start_run_idempotent
 --   and start_run_idempotent_by_slug (schema 0017 or later), run control (cancel_run, retry_run,
---   resume_run; set_run_priority, schema 0018 or later) and get_run_with_states (all SECURITY
---   DEFINER) and nothing else: no table,
---   no queue. They run inside the caller's transaction, so
+--   resume_run; set_run_priority, schema 0018 or later), send_signal (schema 0021 or later)
+--   and get_run_with_states (all SECURITY DEFINER) and nothing else: no table, no queue. They run inside the caller's transaction, so
 --   `select pgflow.start_flow_with_states($1, $2::jsonb)` in your own transaction starts a run
 --   exactly when your data commits (Client::in_transaction does this). The invoker
 --   pgflow.start_flow is deliberately not granted: it would need INSERT/UPDATE on runs,

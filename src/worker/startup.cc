@@ -83,7 +83,7 @@ absl::Status deploy_and_register(Store& store, const FlowDefinition& flow,
                               {"route", absl::StrJoin(route, ",")},
                               {"flow_control", control.empty() ? "none" : flow_control},
                               {"max_concurrent", std::to_string(config.max_concurrent)},
-                              {"connections", "4"}});
+                              {"connections", std::to_string(config.max_connections)}});
   if (deployed.status == "recompiled") {
     log.warn("local database: the flow was recompiled and its previous runs deleted",
              {{"differences", absl::StrJoin(deployed.differences, "; ")}});

@@ -243,16 +243,24 @@ INSTANTIATE_TEST_SUITE_P(WakeUps, PooledWorkerTest,
 
 // The connection budget, seen from the server (directly, to count backends): a poll-only worker
 // with max_connections N holds N connections once every role has used its own (the fan-in
-// step reads the run input, the run inputs' role), and runs the flow as with four.
+// step reads the run input, the run inputs' role), runs the flow as with four, and says N in
+// its startup line.
 TEST_F(PoolerTest, APollOnlyWorkerHoldsNoMoreConnectionsThanItsBudget) {
   PGFLOW_ASSERT_OK_AND_ASSIGN(Client client, Client::connect({.connection_string = pooled_}));
   for (int budget = 1; budget <= 3; ++budget) {
-    WorkerConfig c = test_worker_config(db_->url());
+    LogRecorder logs;
+    WorkerConfig c = test_worker_config(db_->url(), &logs);
     c.poll_only = true;
     c.max_connections = budget;
     c.function_name = absl::StrCat("budget-", budget);
     PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker,
                                 EdgeWorker::start(testing::worker_flows::fan_in, c));
+    EXPECT_TRUE(logs.contains("worker started"));
+    for (const LogRecorder::Entry& e : logs.entries()) {
+      if (e.message == "worker started") {
+        EXPECT_THAT(e.text(), ::testing::HasSubstr(absl::StrCat(" connections=", budget)));
+      }
+    }
     for (int i = 0; i < 3; ++i) {
       PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id,
                                   client.start_run(testing::worker_flows::fan_in, i));
