@@ -287,6 +287,30 @@ TEST_F(WorkerTest, AFatalClaimStopsTheWorkerWithoutTouchingTasks) {
   EXPECT_EQ(run_to_end(run_id)["run"]["status"], "completed");
 }
 
+// `pgflow workers pause` stops a running worker's claims (schema 0026): it goes on reading (the
+// message's read count grows), claims nothing and runs nothing, and the task stays queued
+// until the function is resumed; then the run completes.
+TEST_F(WorkerTest, APausedFunctionsRunningWorkerClaimsNothingUntilResumed) {
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(wf::sequential, config()));
+  const std::string function = sql("select function_name from pgflow.workers limit 1");
+  sql("select pgflow._pause_worker_function($1, 'operator: bad release')", {function});
+  PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id, start_run(*conn_, "wSequential", 1));
+  ASSERT_THAT(wait_until(*conn_,
+                         "select q.read_ct >= 2 from pgmq.q_wsequential q join pgflow.step_tasks t "
+                         "on t.message_id = q.msg_id where t.run_id = $1::uuid",
+                         {run_id}),
+              IsOk())
+      << "the worker read the task's message (twice) while paused";
+  EXPECT_EQ(sql("select status || ' ' || attempts_count from pgflow.step_tasks "
+                "where run_id = $1::uuid",
+                {run_id}),
+            "queued 0");
+  sql("select pgflow.resume_worker_function($1)", {function});
+  EXPECT_EQ(run_to_end(run_id)["run"]["status"], "completed");
+  worker.stop();
+  EXPECT_THAT(worker.wait(), IsOk());
+}
+
 TEST_F(WorkerTest, ForeignMessagesAreArchivedWithAWarning) {
   PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(wf::sequential, config()));
   const std::string foreign =

@@ -16,7 +16,7 @@
 -- run_id, step_slug, task_index); anything else without a matching task is fatal.
 -- Applications must not send messages to pgflow-owned queues.
 --
--- Steps: 1. the subscription; 2. classify the batch (_classify_claim_batch); 3a. a fatal batch:
+-- Steps: 1. the subscription; 1b. a paused worker function claims nothing; 2. classify the batch (_classify_claim_batch); 3a. a fatal batch:
 -- reset, pause, report (_refuse_claim_batch); 3b. claim (one UPDATE since 0015), 3c. defer,
 -- 3c'. hold, 3d. archive; 4. one row per message.
 -- Plans: tasks and runs are reached by row address (ctid) or by index probes per message, never
@@ -87,6 +87,14 @@ begin
     end if;
   end if;
   if cardinality(v_ids) = 0 then
+    return;
+  end if;
+  -- 1b. A paused worker function (`pgflow workers pause`, or a fatal claim) claims nothing, so
+  -- its running workers stop taking work (since 0026): what they read is visible again at once
+  -- and nothing is returned, as for an empty queue. Its tasks stay queued until it is resumed.
+  if exists (select 1 from pgflow.worker_functions f
+             where f.function_name = v_worker.function_name and f.paused_at is not null) then
+    perform pgflow.set_vt_batch(v_queue, v_ids, array_fill(0, array[cardinality(v_ids)]));
     return;
   end if;
 

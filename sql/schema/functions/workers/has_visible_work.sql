@@ -4,7 +4,8 @@
 -- plans the read's update and checks the worker's subscription (an idle fleet of 20 poll-only
 -- workers costs the server about half as much looking as claiming: bench/README.md, p6). A
 -- true answer promises nothing: another worker may claim the message first, and the worker's
--- claim then finds none.
+-- claim then finds none. A worker whose function is paused is told there is nothing (since
+-- 0026: its claims would claim nothing).
 -- Locks: none.
 -- Called by: the poller of a poll-only worker, after a read that found nothing (schema 0020).
 create or replace function pgflow.has_visible_work(worker_id uuid) returns boolean
@@ -14,12 +15,19 @@ as $$
 #variable_conflict use_column
 declare
   v_queue text;
+  v_paused boolean;
   v_visible boolean;
 begin
-  select w.queue_name into v_queue from pgflow.workers w where w.worker_id = has_visible_work.worker_id;
+  select w.queue_name, f.paused_at is not null into v_queue, v_paused
+  from pgflow.workers w
+  left join pgflow.worker_functions f on f.function_name = w.function_name
+  where w.worker_id = has_visible_work.worker_id;
   if not found then
     raise exception 'Worker % is not registered (register_worker)', has_visible_work.worker_id
       using errcode = 'no_data_found';
+  end if;
+  if v_paused then
+    return false;
   end if;
   if pg_catalog.to_regclass(pg_catalog.format('pgmq.%I', 'q_' || v_queue)) is null then
     raise exception 'Queue "%" of worker % does not exist', v_queue, has_visible_work.worker_id
