@@ -177,9 +177,11 @@ struct FlowDefinition {
 nlohmann::ordered_json shape_of(const FlowDefinition& flow);
 
 // The flow-control options the worker deploys beside the shape (pgflow.ensure_flow_compiled's
-// flow_control), with only the limits that are set:
+// flow_control), with only the limits and keys that are set:
 //
-//   {"concurrencyLimit"?: n, "steps"?: {step_slug: {"concurrencyLimit": n}, …}}
+//   {"concurrencyLimit"?: n, "concurrencyKey"?: key,
+//    "steps"?: {step_slug: {"concurrencyLimit"?: n, "concurrencyKey"?: key}, …}}
+//   key: {"path": [field, …], "limit"?: n, "weightPath"?: [field, …]}
 //
 // An empty object when the flow uses none (the worker then deploys it as before).
 nlohmann::ordered_json flow_control_of(const FlowDefinition& flow);

@@ -248,7 +248,7 @@ struct FlowOptions {
   BaseDelay base_delay = {};                // Default: unset (database default 5).
   Timeout timeout = {};                     // Default: unset (database default 60).
   ConcurrencyLimit concurrency_limit = {};  // Default: unset (no limit for the whole flow).
-  ConcurrencyKey concurrency_key = {};      // Default: unset (slots go oldest first).
+  ConcurrencyKey concurrency_key = {};      // Default: unset (by run priority, then oldest).
 };
 
 // pgflow::StepOptions

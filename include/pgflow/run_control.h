@@ -133,8 +133,10 @@ class RunControl {
   // a kDuplicate that changes nothing) with `payload` to task `task_index` of wait step
   // `step_slug` of run `run_id` (docs/waiting.md; schema 0021). The payload becomes the step's
   // output, so it must be what the step's type says (e.g. an Approval, which converts to JSON).
-  // kNotFound for an unknown run or step; kInvalidArgument for a step that does not wait for a
-  // signal, a task index outside the step, a payload a map's size cannot come from;
+  // kInvalidArgument before anything is sent for a signal id outside 1 to 255 characters or a
+  // negative task index; kNotFound for an unknown run or step; kInvalidArgument for a step
+  // that does not wait for a signal, a task index outside the step, a payload a map's size
+  // cannot come from;
   // kFailedPrecondition when the run or step has ended, or a second signal for one task is
   // sent before the step waits. On a Transaction it takes effect when the transaction commits.
   absl::StatusOr<SignalOutcome> send_signal(std::string_view run_id, std::string_view step_slug,

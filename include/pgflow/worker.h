@@ -47,8 +47,9 @@
 // One poller, one reporter, one heartbeat thread (also stall recovery and the database's stop
 // announcements), one supervisor (task deadlines, then the stop sequence) and `max_concurrent`
 // handler threads. Handlers run concurrently and must be thread-safe. A handler's
-// std::stop_callback runs on the thread that fires its token (a handler thread, the heartbeat
-// thread, the supervisor, or the caller of stop()), never under a lock of the worker.
+// std::stop_callback runs on the thread that fires its token (the heartbeat thread, the
+// supervisor, the poller after a fatal claim, or the thread that called stop(), a handler's
+// included), never under a lock of the worker.
 //
 // @par Stopping
 // stop() (or SIGTERM/SIGINT in run()): no new claims, and every in-flight handler's stop token
@@ -108,8 +109,8 @@ struct WorkerMetric {
                     // look instead of claiming while idle)
   };
   Kind kind;
-  // Empty for kClaimed, kClaimLatency and kLooked. Points into the worker's flow definition: valid
-  // during the callback only (copy it to keep it).
+  // Empty for kClaimed, kClaimLatency and kLooked. Valid during the callback only (copy it to
+  // keep it).
   std::string_view step_slug;
   double value;
 };
@@ -126,12 +127,12 @@ struct WorkerConfig {
   // LISTEN hears nothing, set it to a direct connection to the server (the worker keeps two
   // there, idle but for notifications), or set poll_only. docs/deploying-at-scale.md.
   std::string listen_connection_string = {};
-  // Never LISTEN (a transaction pooler and no direct connection): poll for new work, 20 ms after
-  // a read that found some, doubling after each read that found none, up to poll_interval
-  // (while idle it only looks at the queue, a statement far cheaper for the server than an
-  // empty claim, and claims once there is work); and ask which running tasks are still wanted
-  // every poll_interval (1 s by default), so a cancelled run's stop tokens fire within that
-  // plus a round trip. Default: false.
+  // Never LISTEN (a transaction pooler and no direct connection): poll for new work, at once
+  // after a read that filled every free slot, 20 ms after one that found some, doubling after
+  // each read that found none, up to poll_interval (while idle it only looks at the queue, a
+  // statement far cheaper for the server than an empty claim, and claims once there is work);
+  // and ask which running tasks are still wanted every poll_interval (1 s by default), so a
+  // cancelled run's stop tokens fire within that plus a round trip. Default: false.
   bool poll_only = false;
   // The most connections to connection_string the worker holds (startup's, closed before the
   // others open, aside). 4: one each for the poller, the reporter, the heartbeat and run

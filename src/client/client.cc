@@ -7,6 +7,7 @@
 #include <thread>
 #include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "client/rereads.h"
 #include "client/run_state_json.h"
@@ -145,16 +146,17 @@ absl::StatusOr<std::string> exec_start(pg::Connection& conn, StartBy by, StartRe
   return std::string(r->scalar());
 }
 
-// An idempotency key: 1 to 255 characters of text PostgreSQL can hold (the database's rule,
-// checked here first with its SQLSTATE, 22023).
-absl::Status check_idempotency_key(std::string_view key) {
-  PGFLOW_RETURN_IF_ERROR(check_text("idempotency key", key));
-  const auto characters = std::count_if(key.begin(), key.end(), [](char c) {
+// An idempotency key or a signal id (`what`, capitalized): 1 to 255 characters of text
+// PostgreSQL can hold (the database's rule, checked here first with its SQLSTATE, 22023, so
+// that a caller's transaction is not aborted by it).
+absl::Status check_short_id(const std::string& what, std::string_view id) {
+  PGFLOW_RETURN_IF_ERROR(check_text(absl::AsciiStrToLower(what), id));
+  const auto characters = std::count_if(id.begin(), id.end(), [](char c) {
     return (static_cast<unsigned char>(c) & 0xC0) != 0x80;  // not a UTF-8 continuation byte
   });
   if (characters >= 1 && characters <= 255) return absl::OkStatus();
   return pg::database_error(
-      "22023", absl::StrCat("pgflow: Idempotency key must be 1 to 255 characters (got ", characters,
+      "22023", absl::StrCat("pgflow: ", what, " must be 1 to 255 characters (got ", characters,
                             " characters)"));
 }
 
@@ -163,7 +165,7 @@ absl::StatusOr<IdempotentStart> exec_start_idempotent(pg::Connection& conn, Star
                                                       const nlohmann::json& input,
                                                       std::string_view key) {
   PGFLOW_ASSIGN_OR_RETURN(StartRequest request,
-                          start_request(by, name, check_idempotency_key(key), input));
+                          start_request(by, name, check_short_id("Idempotency key", key), input));
   const char* sql =
       by == StartBy::kAlias ? internal::kStartRunIdempotent : internal::kStartRunIdempotentBySlug;
   absl::StatusOr<pg::Result> r =
@@ -226,7 +228,11 @@ absl::StatusOr<SignalOutcome> signal_on(pg::Connection& conn, std::string_view r
                                         const nlohmann::json& payload, int task_index) {
   PGFLOW_RETURN_IF_ERROR(check_uuid("run id", run_id));
   PGFLOW_RETURN_IF_ERROR(check_name("step slug", step_slug));
-  PGFLOW_RETURN_IF_ERROR(check_text("signal id", signal_id));
+  PGFLOW_RETURN_IF_ERROR(check_short_id("Signal id", signal_id));
+  if (task_index < 0) {
+    return pg::database_error(
+        "22023", absl::StrCat("pgflow: task index must not be negative (got ", task_index, ")"));
+  }
   PGFLOW_ASSIGN_OR_RETURN(std::string payload_json, input_text(payload, "the signal's payload"));
   absl::StatusOr<pg::Result> r = conn.exec(
       internal::kSendSignal, {std::string(run_id), std::string(step_slug), std::string(signal_id),

@@ -183,6 +183,27 @@ TEST_F(WaitStepsTest, RefusedSignalsNameWhatIsWrong) {
       StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("does not wait for a signal")));
   EXPECT_THAT(client_->send_signal("not-a-uuid", "approve", "s"),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("is not a UUID")));
+  // Refused before anything is sent: a signal id of 1 to 255 characters, a task index >= 0 (an
+  // unknown run is not even looked up, and a transaction goes on).
+  const std::string nobody = "00000000-0000-0000-0000-000000000000";
+  EXPECT_THAT(client_->send_signal(nobody, "approve", ""),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("Signal id must be 1 to 255 characters (got 0 characters)")));
+  EXPECT_THAT(client_->send_signal(nobody, "approve", std::string(256, 's')),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("(got 256 characters)")));
+  EXPECT_THAT(client_->send_signal(nobody, "approve", "s", nullptr, -1),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("task index must not be negative (got -1)")));
+  EXPECT_THAT(client_->in_transaction([&](Transaction& tx) -> absl::Status {
+    EXPECT_THAT(tx.send_signal(run_id, "approve", ""),
+                StatusIs(absl::StatusCode::kInvalidArgument, ::testing::_));
+    EXPECT_THAT(
+        tx.send_signal(run_id, "draft", "s"),
+        StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("does not wait for a signal")))
+        << "the database answers the next call: the refused one did not abort the transaction";
+    return absl::AbortedError("rolled back on purpose");
+  }),
+              StatusIs(absl::StatusCode::kAborted, ::testing::_));
   EXPECT_THAT(client_->send_signal(run_id, "approve", "early", Approval{true, "ann"}),
               IsOkAndHolds(SignalOutcome::kBuffered))
       << "draft has not run (no worker): the signal waits for the step";

@@ -3,7 +3,8 @@
 -- reserved word "run"), or NULL when it is valid. The C++ DSL checks the same rules at compile
 -- time; both are driven by tests/data/slug_cases.tsv.
 -- Locks: none (immutable).
--- Called by: is_valid_slug, create_flow, add_step, _preflight_flow_shape.
+-- Called by: is_valid_slug, _create_flow, _add_step, _preflight_flow_shape, ensure_flow_compiled
+-- (the alias).
 create or replace function pgflow._slug_problem(slug text) returns text
 language sql immutable parallel safe
 set search_path = pg_catalog, pg_temp

@@ -8,7 +8,8 @@
 --
 -- Locks: the caller holds the flow's definition lock and the flow row exists; pgmq.create.
 -- Only flows in queue mode `flow` have this queue.
--- Called by: add_step, _create_flow_from_shape, ensure_flow_compiled.
+-- Called by: _add_step (so add_step and add_wait_step), _create_flow_from_shape,
+-- ensure_flow_compiled.
 create or replace function pgflow._provision_flow_queue(p_flow_slug text) returns text
 language plpgsql volatile
 set search_path = pg_catalog, pg_temp

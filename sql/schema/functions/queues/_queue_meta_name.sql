@@ -2,7 +2,7 @@
 -- Fails unless exactly one pgmq.meta row matches ignoring case (aliases such as "Orders" and
 -- "orders" address the same tables) and both of its tables exist.
 -- Locks: none (reads pgmq.meta).
--- Called by: _provision_flow_queue, delete_flow_and_data.
+-- Called by: _provision_flow_queue, _delete_flow_contents, _verify_step_queues.
 create or replace function pgflow._queue_meta_name(p_queue_name text) returns text
 language plpgsql stable
 set search_path = pg_catalog, pg_temp

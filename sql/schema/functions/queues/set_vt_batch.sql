@@ -1,7 +1,7 @@
 -- Upstream's batch visibility update: sets each message's visibility to clock_timestamp() +
 -- its offset in seconds and returns the updated rows (headers included, PGMQ 1.5).
 -- Locks: the queue rows it updates.
--- Called by: claim_tasks; SQL users.
+-- Called by: claim_tasks, _refuse_claim_batch; SQL users.
 create or replace function pgflow.set_vt_batch(queue_name text, msg_ids bigint[], vt_offsets integer[])
 returns table (msg_id bigint, read_ct integer, enqueued_at timestamptz, vt timestamptz,
                message jsonb, headers jsonb)

@@ -1,8 +1,10 @@
 -- Moves a run forward after a state change: conditions and taskless cascades until nothing
--- changes, then starts ready steps and completes the run if it is done. Returns false when the
--- run failed on the way.
+-- changes, then starts ready steps and completes the run if it is done. Returns false when a
+-- condition failed the run (cascade_resolve_conditions); true otherwise, also when starting a
+-- step failed it (a wait step with when_exhausted fail). No caller reads it.
 -- Locks: the caller holds the run.
--- Called by: start_flow_by_slug, complete_task (when a step completed), _fail_task (after a skip).
+-- Called by: start_flow_by_slug, complete_task (when a step completed), complete_tasks,
+-- _fail_task (after a skip), resume_run.
 create or replace function pgflow._advance_run(p_run_id uuid) returns boolean
 language plpgsql volatile
 set search_path = pg_catalog, pg_temp

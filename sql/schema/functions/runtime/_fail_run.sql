@@ -1,8 +1,8 @@
 -- Fails a started run: status, run:failed event, and every unfinished task cancelled (their
 -- messages archived).
 -- Locks: the caller holds the run.
--- Called by: cascade_resolve_conditions (a `fail` condition), complete_task (type violation),
--- _fail_task (when_exhausted fail).
+-- Called by: cascade_resolve_conditions (a `fail` condition), _fail_type_violation (a type
+-- violation), _fail_task (when_exhausted fail), cancel_run.
 create or replace function pgflow._fail_run(p_run_id uuid, p_error_message text) returns void
 language plpgsql volatile
 set search_path = pg_catalog, pg_temp

@@ -1,9 +1,9 @@
--- The run cancel_run, retry_run or resume_run acts on, locked FOR UPDATE (FOR SHARE when
+-- The run cancel_run, retry_run, resume_run, set_run_priority or send_signal acts on, locked FOR UPDATE (FOR SHARE when
 -- `p_for_share`: retry_run only copies it); an unknown run is P0002. With `p_verb` ('retried',
 -- 'resumed'), a run that has not failed is refused (55000) naming its status.
 -- Locks: the run (lock order position 2); the wait is bounded (_bound_lock_waits) and a
 -- timeout names the holder.
--- Called by: cancel_run, retry_run, resume_run, set_run_priority.
+-- Called by: cancel_run, retry_run, resume_run, set_run_priority, send_signal.
 create or replace function pgflow._lock_run_for_control(p_run_id uuid, p_verb text default null,
                                                         p_for_share boolean default false)
 returns pgflow.runs

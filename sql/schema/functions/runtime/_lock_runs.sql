@@ -2,7 +2,7 @@
 -- depends on statistics), so that batch callers lock runs in one global order and cannot
 -- deadlock each other. Missing runs are skipped.
 -- Locks: runs FOR UPDATE (lock order position 2), nothing else.
--- Called by: complete_tasks, fail_tasks.
+-- Called by: complete_tasks, fail_tasks, release_claim.
 create or replace function pgflow._lock_runs(p_run_ids uuid[]) returns void
 language plpgsql volatile
 set search_path = pg_catalog, pg_temp

@@ -7,7 +7,8 @@
 -- reader of the run cannot see (its started_at).
 -- PL/pgSQL, not SQL, since 0016: a SQL function with a SET clause is never inlined, so each
 -- call parsed and planned its body again; PL/pgSQL keeps the expression's plan for the session.
--- Called by: start_flow_by_slug (runs without a caller's id), the default of runs.run_id.
+-- Called by: start_flow_by_slug (runs without a caller's id), _start_run_idempotent, the default
+-- of runs.run_id.
 create or replace function pgflow._new_run_id() returns uuid
 language plpgsql volatile
 set search_path = pg_catalog, pg_temp

@@ -2,7 +2,8 @@
 -- alias never falls back to a flow of that slug. The hint points at near misses: an alias that
 -- differs only in case, or a flow with that slug under another alias.
 -- Locks: none (reads the committed pointer; activate_flow_version swaps it atomically).
--- Called by: start_flow (and so start_flow_by_alias), start_flow_with_states.
+-- Called by: start_flow (and so start_flow_by_alias), start_flow_with_states, start_run,
+-- start_run_idempotent.
 create or replace function pgflow._resolve_flow_alias(p_flow_alias text) returns text
 language plpgsql stable
 set search_path = pg_catalog, pg_temp

@@ -2,7 +2,7 @@
 -- `reason` (run:failed, error message "cancelled" or "cancelled: <reason>"); every step that
 -- had not ended (created or started) becomes failed with the same error message (step:failed
 -- for each, since schema 0014: before, a running step stayed `started` under a cancelled run);
--- every queued or started task becomes cancelled and its message is archived, and workers
+-- every queued, started or waiting task becomes cancelled and its message is archived, and workers
 -- running its tasks are told to stop them (_terminate_tasks). Completed and skipped steps keep
 -- their outcome. Returns true when this call cancelled the run, false when the run had
 -- already finished (nothing changes; a NOTICE says how it ended). An unknown run is an error

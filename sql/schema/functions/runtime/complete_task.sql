@@ -4,7 +4,8 @@
 -- its dependents and advances the run. A single step feeding a map whose size is still
 -- unknown must produce an array, or the run fails with [TYPE_VIOLATION].
 -- Locks: run FOR UPDATE -> step state FOR UPDATE -> task FOR UPDATE -> messages last.
--- Called by: workers (the reporter); SQL users. Calls _fail_type_violation (off the hot path).
+-- Called by: complete_tasks, _resolve_waiting_task; workers of protocols 4 and 5 and upstream's;
+-- SQL users. Calls _fail_type_violation (off the hot path).
 create or replace function pgflow.complete_task(run_id uuid, step_slug text, task_index int, output jsonb)
 returns setof pgflow.step_tasks
 language plpgsql volatile security definer

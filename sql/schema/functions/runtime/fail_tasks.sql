@@ -6,8 +6,8 @@
 -- Every run of the batch is locked first, in run_id order; then each failure is applied
 -- exactly as fail_task applies it, in (run_id, step_slug, task_index) order. Failures are rare
 -- next to completions, so this saves round trips, not per-task work. Returns the row
--- fail_task returns for each. A "permanent" that is not a JSON boolean is an error (22023)
--- naming the result, and changes nothing.
+-- fail_task returns for each. A "permanent" that is neither a JSON boolean nor null (null:
+-- false) is an error (22023) naming the result, and changes nothing.
 -- Locks: runs FOR UPDATE in run_id order, then as _fail_task for each result.
 -- Called by: workers (the reporter, protocol 5 and 6); SQL users.
 create or replace function pgflow.fail_tasks(results jsonb)

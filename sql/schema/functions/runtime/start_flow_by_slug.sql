@@ -7,7 +7,7 @@
 -- ready then).
 -- Locks: the new run's rows only (nobody else can see them before commit); queue rows last.
 -- Called by: start_flow (after resolving the alias), start_flow_with_states_by_slug (and so
--- Client::start_flow_by_slug); SQL users.
+-- Client::start_flow_by_slug), start_run_by_slug, _start_run_idempotent, retry_run; SQL users.
 create or replace function pgflow.start_flow_by_slug(flow_slug text, input jsonb, run_id uuid default null)
 returns setof pgflow.runs
 language plpgsql volatile
