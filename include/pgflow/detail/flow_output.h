@@ -1,7 +1,7 @@
 // File: pgflow/detail/flow_output.h
 //
-// NOT API: the type behind pgflow::FlowOutput<F> (see pgflow/flow_signature.h). A run's output is the
-// JSON object {leaf_slug: output} of its leaf steps (steps nothing depends on) that
+// NOT API: the type behind pgflow::FlowOutput<F> (see pgflow/flow_signature.h). A run's output
+// is the JSON object {leaf_slug: output} of its leaf steps (steps nothing depends on) that
 // completed; a leaf that may be skipped is absent then, so it is a std::optional here.
 #ifndef PGFLOW_DETAIL_FLOW_OUTPUT_H_
 #define PGFLOW_DETAIL_FLOW_OUTPUT_H_
