@@ -1,9 +1,9 @@
 -- The fatal outcome of a claim: every message of the batch is made visible again (but a held
--- task's: it waits for its admission, since 0018), the worker's
--- function is paused (pgflow.worker_functions; resume_worker_function lifts it), and one row per
--- message is returned: `fatal` with the reason for each unsupported message, `held` for a held
--- task's, `reset` for the others. Nothing is claimed or archived, and nothing is raised, so the reset and the pause
--- commit with the claim's transaction.
+-- task's: it waits for its admission, since 0018), the worker's function is paused
+-- (pgflow.worker_functions; resume_worker_function lifts it), and one row per message is
+-- returned: `fatal` with the reason for each unsupported message, `held` for a held task's,
+-- `reset` for the others. Nothing is claimed or archived, and nothing is raised, so the reset
+-- and the pause commit with the claim's transaction.
 -- Locks: the queue rows of the batch; the worker_functions row (_pause_worker_function).
 -- Called by: claim_tasks.
 create or replace function pgflow._refuse_claim_batch(p_queue_name text, p_function_name text,

@@ -4,21 +4,23 @@
 --
 -- The worker's subscription is validated first: a registered worker on this queue; in queue
 -- mode `flow` no step and the flow's queue; in mode `step` a step whose private queue this is
--- (the exact flow/step/queue route must exist). Then then every message is looked up by (queue_name, message_id) and the complete batch is
--- classified before anything changes. Without a fatal message, one transaction claims the
--- eligible tasks (visible again after the step's effective timeout + 2 s), defers running ones,
--- leaves a held task's message invisible (a concurrency limit's waiting task, since 0018),
--- and archives finished or clearly foreign messages. With any fatal message - pgflow-shaped
--- work whose task is missing or on another route (another flow or step) - nothing is claimed or archived: the whole
+-- (the exact flow/step/queue route must exist). Then every message is looked up by
+-- (queue_name, message_id) and the complete batch is classified before anything changes.
+-- Without a fatal message, one transaction claims the eligible tasks (visible again after the
+-- step's effective timeout + 2 s), defers running ones, leaves a held task's message invisible
+-- (a concurrency limit's waiting task, since 0018), and archives finished or clearly foreign
+-- messages. With any fatal message - pgflow-shaped work whose task is missing or on another
+-- route (another flow or step) - nothing is claimed or archived: the whole
 -- batch is made visible again, the worker's function is paused (pgflow.worker_functions), and
 -- the fatal outcome is returned (not raised, so the reset and the pause commit). A message is
 -- "clearly foreign" only when its body carries none of pgflow's address keys (flow_slug,
 -- run_id, step_slug, task_index); anything else without a matching task is fatal.
 -- Applications must not send messages to pgflow-owned queues.
 --
--- Steps: 1. the subscription; 1b. a paused worker function claims nothing; 2. classify the batch (_classify_claim_batch); 3a. a fatal batch:
--- reset, pause, report (_refuse_claim_batch); 3b. claim (one UPDATE since 0015), 3c. defer,
--- 3c'. hold, 3d. archive; 4. one row per message.
+-- Steps: 1. the subscription; 1b. a paused worker function claims nothing; 2. classify the
+-- batch (_classify_claim_batch); 3a. a fatal batch: reset, pause, report
+-- (_refuse_claim_batch); 3b. claim (one UPDATE since 0015), 3c. defer, 3c'. hold, 3d. archive;
+-- 4. one row per message.
 -- Plans: tasks and runs are reached by row address (ctid) or by index probes per message, never
 -- by joins planned from statistics, which a burst of work makes stale (bench/README.md).
 -- `claim_id` (worker protocol 6, schema 0014) is an id the worker chose for this call: the

@@ -6,8 +6,8 @@
 -- `wait` makes it a wait step (since 0021; _wait_problem says what is valid), whose tasks wait
 -- for a signal or a sleep instead of a worker.
 -- Locks: the flow's definition lock; then pgmq.meta (queue creation).
--- Called by: add_step, add_wait_step; _create_flow_from_shape (with the step's private queue in queue mode
--- `step`, which the compiler provisioned).
+-- Called by: add_step, add_wait_step; _create_flow_from_shape (with the step's private queue
+-- in queue mode `step`, which the compiler provisioned).
 create or replace function pgflow._add_step(
   flow_slug text,
   step_slug text,

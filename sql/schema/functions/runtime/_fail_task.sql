@@ -1,7 +1,7 @@
--- The failure path shared by fail_task(s), stall recovery and wait steps. Retries with backoff while attempts
--- remain, unless `p_exhaust` treats this attempt as the last one; then applies the step's
--- when_exhausted mode (fail the step and the run, skip the step, or skip it with everything
--- downstream).
+-- The failure path shared by fail_task(s), stall recovery and wait steps. Retries with backoff
+-- while attempts remain, unless `p_exhaust` treats this attempt as the last one; then applies
+-- the step's when_exhausted mode (fail the step and the run, skip the step, or skip it with
+-- everything downstream).
 -- Locks: run FOR UPDATE -> step state FOR UPDATE -> task FOR UPDATE -> messages last.
 -- Called by: fail_task, fail_tasks, requeue_stalled_tasks, _resolve_waiting_task.
 create or replace function pgflow._fail_task(p_run_id uuid, p_step_slug text, p_task_index int,

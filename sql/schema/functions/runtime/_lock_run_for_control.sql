@@ -1,6 +1,7 @@
--- The run cancel_run, retry_run, resume_run, set_run_priority or send_signal acts on, locked FOR UPDATE (FOR SHARE when
--- `p_for_share`: retry_run only copies it); an unknown run is P0002. With `p_verb` ('retried',
--- 'resumed'), a run that has not failed is refused (55000) naming its status.
+-- The run cancel_run, retry_run, resume_run, set_run_priority or send_signal acts on, locked
+-- FOR UPDATE (FOR SHARE when `p_for_share`: retry_run only copies it); an unknown run is
+-- P0002. With `p_verb` ('retried', 'resumed'), a run that has not failed is refused (55000)
+-- naming its status.
 -- Locks: the run (lock order position 2); the wait is bounded (_bound_lock_waits) and a
 -- timeout names the holder.
 -- Called by: cancel_run, retry_run, resume_run, set_run_priority, send_signal.

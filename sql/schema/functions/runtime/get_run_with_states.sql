@@ -4,7 +4,8 @@
 -- (their earliest deadline, or null); no other step has those keys.
 -- SECURITY DEFINER (upstream's client calls it through RPC): only granted roles may call it.
 -- Locks: none (reads).
--- Called by: start_flow_with_states_by_slug (and so start_flow_with_states), Client::get_run / wait_for_run; upstream clients.
+-- Called by: start_flow_with_states_by_slug (and so start_flow_with_states),
+-- Client::get_run / wait_for_run; upstream clients.
 -- PL/pgSQL, not SQL, since 0016: a SQL function with a SET clause is never inlined, so every
 -- call parsed and planned its body again (sql/schema/README.md, Plans).
 create or replace function pgflow.get_run_with_states(run_id uuid) returns jsonb
