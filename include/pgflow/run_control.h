@@ -57,8 +57,9 @@ class RunControl {
 
   // Starts a run of the active version of alias `flow_alias` (a plain flow's alias is its
   // slug; a missing alias is kNotFound, never a fallback to a flow of that slug); `run_id` (a
-  // UUID) makes the call idempotent for you to retry. Returns the run's state right after it
-  // started: flow_slug is the concrete version that runs.
+  // UUID) makes the call safe to retry: a repeat is kAlreadyExists and starts nothing (to get
+  // the existing run back instead, use start_run_idempotent). Returns the run's state right
+  // after it started: flow_slug is the concrete version that runs.
   absl::StatusOr<RunState> start_flow(std::string_view flow_alias, const nlohmann::json& input,
                                       std::optional<std::string> run_id = std::nullopt) const;
   // start_flow, naming the alias explicitly.
