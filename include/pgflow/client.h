@@ -159,8 +159,9 @@ class Client final : public RunControl {
   absl::StatusOr<RunState> get_run(std::string_view run_id) const;
 
   // Waits until the run completes or fails and returns that final state; kDeadlineExceeded
-  // after `timeout`. Listens for the run's events before reading its state, so no change is
-  // missed; re-reads it when notified, and at least once a second (events may be off).
+  // after `timeout` (milliseconds::max(): no limit). Listens for the run's events before
+  // reading its state, so no change is missed; re-reads it when notified, and at least once a
+  // second (events may be off).
   absl::StatusOr<RunState> wait_for_run(std::string_view run_id,
                                         std::chrono::milliseconds timeout) const;
 
@@ -172,7 +173,9 @@ class Client final : public RunControl {
   // background thread with its own connection (to listen_connection_string when set), until
   // the Subscription is destroyed. kFailedPrecondition for a poll-only client.
   // Reconnects after connection loss; events published meanwhile are missed, so re-read state
-  // with get_run when exactness matters.
+  // with get_run when exactness matters. Notifications on the channel that are not pgflow's
+  // events are skipped. `on_event` must not throw: like any exception leaving a thread, one
+  // would end the process (std::terminate).
   absl::StatusOr<Subscription> subscribe(std::function<void(const RunEvent&)> on_event,
                                          std::optional<std::string> run_id = std::nullopt) const;
 

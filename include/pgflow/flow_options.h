@@ -40,6 +40,7 @@
 #define PGFLOW_FLOW_OPTIONS_H_
 
 #include <chrono>
+#include <limits>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -55,11 +56,23 @@ struct RuntimeValue {
   int value;
 };
 
+namespace detail {
+// Whole seconds as the SQL core's int, saturated rather than wrapped (2^32 + 10 s must not
+// become 10 s): such a value is then as long as an option can be.
+constexpr int saturated_seconds(std::chrono::seconds value) {
+  constexpr std::chrono::seconds::rep kMax = std::numeric_limits<int>::max();
+  constexpr std::chrono::seconds::rep kMin = std::numeric_limits<int>::min();
+  return static_cast<int>(value.count() > kMax   ? kMax
+                          : value.count() < kMin ? kMin
+                                                 : value.count());
+}
+}  // namespace detail
+
 // Wraps a value read at run time, e.g. `{.timeout = pgflow::runtime(cfg.timeout)}`.
 constexpr RuntimeValue runtime(int value) { return RuntimeValue{value}; }
 // The same for a time option given as a duration in whole seconds.
 constexpr RuntimeValue runtime(std::chrono::seconds value) {
-  return RuntimeValue{static_cast<int>(value.count())};
+  return RuntimeValue{detail::saturated_seconds(value)};
 }
 
 // pgflow::RuntimeText
@@ -144,7 +157,7 @@ class CheckedOption {
            std::chrono::duration<Rep, Period>,
            std::chrono::seconds>) consteval CheckedOption(std::chrono::duration<Rep, Period>
                                                               value)  // NOLINT: implicit
-      : CheckedOption(static_cast<int>(std::chrono::seconds(value).count())) {}
+      : CheckedOption(detail::saturated_seconds(std::chrono::seconds(value))) {}
   // A finer duration (milliseconds) would be rounded: refused instead.
   template <typename Rep, typename Period>
   requires(Rule::kSeconds &&

@@ -117,6 +117,7 @@ struct WorkerMetric {
 
 // How a worker runs. Plain aggregate: use designated initializers (every field has a default,
 // so `{.max_concurrent = 8}` compiles cleanly even with -Wmissing-field-initializers).
+// Durations over 100 years count as 100 years (milliseconds::max() means "forever").
 struct WorkerConfig {
   // libpq connection string or URL. Default: the DATABASE_URL environment variable. Every
   // statement the worker sends works through a transaction pooler (PgBouncer in
@@ -155,7 +156,7 @@ struct WorkerConfig {
   // Messages read per poll (never more than the free handler slots). Default: 10. 1..1000.
   int batch_size = 10;
   // How long a read message stays hidden before the claim extends it to the step's timeout
-  // (+2 s). Whole seconds (PGMQ's unit). Default: 5 s. At least 1 s.
+  // (+2 s). Whole seconds (PGMQ's unit). Default: 5 s. 1 s .. 2147483647 s (PGMQ's int).
   std::chrono::seconds visibility_timeout{5};
   // When idle, the poller wakes on new-work notifications; it also polls at this interval
   // to catch retries whose backoff ended and delayed steps. poll_only: the longest wait
@@ -183,11 +184,13 @@ struct WorkerConfig {
   // mismatch, a paused worker function, bad credentials) fails at once. Zero: fail at once.
   // Default: 60 s.
   std::chrono::milliseconds startup_timeout{60000};
-  // Where log records go. Default: stderr_log_sink().
+  // Where log records go, from worker threads (must be thread-safe and must not throw).
+  // Default: stderr_log_sink().
   LogSink log_sink = {};
   // Default: kInfo. Per-task lines are at kDebug.
   LogLevel log_level = LogLevel::kInfo;
-  // Optional; called from worker threads (must be thread-safe and quick).
+  // Optional; called from worker threads (must be thread-safe, quick and must not throw: an
+  // exception leaving a worker thread ends the process).
   std::function<void(const WorkerMetric&)> metrics = {};
 };
 

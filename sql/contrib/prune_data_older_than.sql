@@ -9,7 +9,12 @@
 -- It needs schema version 0013 or later (a copy installed earlier keeps working as it is).
 --
 -- With cutoff = now() - retention_interval it deletes:
---   * workers whose last heartbeat is older than the cutoff;
+--   * workers whose last heartbeat is older than the cutoff and than the liveness window of
+--     pgflow.is_live_worker (30 s): a worker that beat within the last 30 seconds is never
+--     deleted, whatever the retention (a deprecated or stopping worker that still beats too),
+--     since a deleted worker's running tasks lose last_worker_id and the worker can no longer
+--     report. Before the copy shipped with schema 0027, `pgflow prune --older-than 1s`
+--     unregistered a running fleet; run this file again to install the fix;
 --   * runs completed or failed before the cutoff (pgflow.run_ended_before, the rule `pgflow
 --     prune --dry-run` counts with), with their step states and tasks, and any
 --     still-active queue message of those tasks (from each task's own queue);
@@ -27,7 +32,8 @@ declare
   v_cutoff timestamptz := now() - retention_interval;
   v_batch record;
 begin
-  delete from pgflow.workers w where w.last_heartbeat_at < v_cutoff;
+  delete from pgflow.workers w
+  where w.last_heartbeat_at < v_cutoff and w.last_heartbeat_at < now() - interval '30 seconds';
 
   perform 1 from pgflow.runs r
   where pgflow.run_ended_before(r, v_cutoff)

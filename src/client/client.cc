@@ -12,6 +12,7 @@
 #include "client/rereads.h"
 #include "client/run_state_json.h"
 #include "client/statements.h"
+#include "internal/durations.h"
 #include "internal/status_macros.h"
 #include "internal/strings.h"
 #include "internal/text_checks.h"
@@ -306,11 +307,22 @@ std::optional<std::string> lowercase(std::optional<std::string> s) {
   return s;
 }
 
+// Any login may NOTIFY on the events channel: a payload that is not an object of strings is
+// someone else's and is ignored (never an exception on the listening thread).
 std::optional<RunEvent> parse_event(const std::string& payload) {
   nlohmann::json j = nlohmann::json::parse(payload, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object()) return std::nullopt;
-  return RunEvent{j.value("event", ""), j.value("run_id", ""), j.value("flow_slug", ""),
-                  j.value("step_slug", ""), j.value("status", "")};
+  RunEvent event;
+  for (auto [key, field] :
+       {std::pair{"event", &event.event}, std::pair{"run_id", &event.run_id},
+        std::pair{"flow_slug", &event.flow_slug}, std::pair{"step_slug", &event.step_slug},
+        std::pair{"status", &event.status}}) {
+    auto it = j.find(key);
+    if (it == j.end()) continue;
+    if (!it->is_string()) return std::nullopt;
+    *field = it->get<std::string>();
+  }
+  return event;
 }
 
 }  // namespace
@@ -543,7 +555,7 @@ absl::StatusOr<RunState> Client::get_run(std::string_view run_id) const {
 absl::StatusOr<RunState> Client::wait_for_run(std::string_view run_id,
                                               std::chrono::milliseconds timeout) const {
   PGFLOW_RETURN_IF_ERROR(check_uuid("run id", run_id));
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const auto deadline = std::chrono::steady_clock::now() + internal::at_most_forever(timeout);
   auto not_finished = [&](const RunState& state) {
     return absl::DeadlineExceededError(absl::StrCat(
         "pgflow: run ", internal::absl_view(run_id), " did not finish within ", timeout.count(),
@@ -594,17 +606,19 @@ absl::StatusOr<RunState> Client::wait_for_run(std::string_view run_id,
     PGFLOW_RETURN_IF_ERROR(direct.listen(internal::kEventsChannel));
     return wait_on(direct);
   }
-  PGFLOW_ASSIGN_OR_RETURN(pg::Pool::Lease conn, impl_->pool.acquire());
-  if (absl::Status listening = conn->listen(internal::kEventsChannel); !listening.ok()) {
-    if (conn->healthy()) return listening;
-    // The pooled connection died while idle (server restart): once more on a fresh one.
-    PGFLOW_ASSIGN_OR_RETURN(conn, impl_->pool.acquire());
-    PGFLOW_RETURN_IF_ERROR(conn->listen(internal::kEventsChannel));
+  for (int attempt = 0;; ++attempt) {
+    PGFLOW_ASSIGN_OR_RETURN(pg::Pool::Lease conn, impl_->pool.acquire());
+    if (absl::Status listening = conn->listen(internal::kEventsChannel); !listening.ok()) {
+      // The pooled connection died while idle (server restart): once more on a fresh one,
+      // after giving this one back (the pool may have room for one connection only).
+      if (!conn->healthy() && attempt == 0) continue;
+      return listening;
+    }
+    absl::StatusOr<RunState> result = wait_on(*conn);
+    // Leave the pooled connection as it was found.
+    if (conn->healthy()) (void)conn->exec(internal::kUnlistenAll);
+    return result;
   }
-  absl::StatusOr<RunState> result = wait_on(*conn);
-  // Leave the pooled connection as it was found.
-  if (conn->healthy()) (void)conn->exec(internal::kUnlistenAll);
-  return result;
 }
 
 absl::Status Client::in_transaction(const std::function<absl::Status(Transaction&)>& body) const {

@@ -40,8 +40,15 @@ void Pool::give_back(Connection conn) {
   absl::MutexLock lock(&mu_);  // unlocking wakes a waiter that can now lease
   if (conn.idle()) {
     idle_.push_back(std::move(conn));
-  } else {
-    --open_;
+    return;
+  }
+  --open_;
+  if (!conn.healthy()) {
+    // The connection died: so, most likely, did the idle ones opened before it (a server
+    // restart ends them all, and libpq notices only at their next use). Close them, so the
+    // next lease is a fresh connection rather than another dead one.
+    open_ -= static_cast<int>(idle_.size());
+    idle_.clear();
   }
 }
 

@@ -49,7 +49,8 @@ class Pool {
        std::chrono::milliseconds acquire_timeout);
 
   // An idle connection, a new one while below max_size, or the next one returned; fails with
-  // kResourceExhausted after acquire_timeout.
+  // kResourceExhausted after acquire_timeout. A dead connection given back closes the idle
+  // ones too (after a server restart they are dead as well).
   absl::StatusOr<Lease> acquire() ABSL_LOCKS_EXCLUDED(mu_);
 
  private:

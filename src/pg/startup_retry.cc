@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "internal/backoff.h"
+#include "internal/durations.h"
 #include "internal/strings.h"
 #include "pg/error.h"
 
@@ -16,10 +17,7 @@ absl::Status retry_while_unreachable(
     const std::function<void(const absl::Status& error, int attempt,
                              std::chrono::milliseconds delay)>& on_retry) {
   using Clock = std::chrono::steady_clock;
-  // (A huge timeout, e.g. milliseconds::max() meaning "forever", must not overflow the clock.)
-  const auto century =
-      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::hours(24 * 365 * 100));
-  const Clock::time_point deadline = Clock::now() + std::min(timeout, century);
+  const Clock::time_point deadline = Clock::now() + internal::at_most_forever(timeout);
   internal::Backoff backoff;
   for (int n = 1;; ++n) {
     absl::Status status = attempt(n);

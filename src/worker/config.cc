@@ -1,11 +1,14 @@
 #include "worker/config.h"
 
+#include <chrono>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "internal/durations.h"
 #include "pg/connection.h"
 
 namespace pgflow::internal {
@@ -106,6 +109,8 @@ absl::Status complete_and_check(WorkerConfig& c, const FlowDefinition& flow) {
   if (c.batch_size < 1 || c.batch_size > 1000) problems.push_back("batch_size must be 1..1000");
   if (c.visibility_timeout < std::chrono::seconds(1))
     problems.push_back("visibility_timeout must be at least 1 second");
+  if (c.visibility_timeout > std::chrono::seconds(std::numeric_limits<int>::max()))
+    problems.push_back("visibility_timeout must be at most 2147483647 seconds (PGMQ's int)");
   if (c.poll_interval && *c.poll_interval < std::chrono::milliseconds(10))
     problems.push_back("poll_interval must be at least 10 ms");
   if (c.heartbeat_interval < std::chrono::milliseconds(100))
@@ -116,6 +121,11 @@ absl::Status complete_and_check(WorkerConfig& c, const FlowDefinition& flow) {
   if (c.startup_timeout.count() < 0) problems.push_back("startup_timeout must not be negative");
   if (c.report_batch_size < 1) problems.push_back("report_batch_size must be at least 1");
   if (!c.log_sink) c.log_sink = stderr_log_sink();
+  for (std::chrono::milliseconds* d : {&c.heartbeat_interval, &c.stall_recovery_interval,
+                                       &c.stop_grace_period, &c.startup_timeout}) {
+    *d = at_most_forever(*d);
+  }
+  if (c.poll_interval) *c.poll_interval = at_most_forever(*c.poll_interval);
   if (!problems.empty()) {
     return absl::InvalidArgumentError("invalid WorkerConfig: " + absl::StrJoin(problems, "; "));
   }

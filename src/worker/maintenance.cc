@@ -57,7 +57,20 @@ void Maintenance::run(const std::stop_token& stop) {
 }
 
 void Maintenance::heartbeat(const std::stop_token& stop) {
-  absl::StatusOr<bool> deprecated = store_.heartbeat(config_.worker_id, stop);
+  absl::StatusOr<bool> deprecated = store_.heartbeat(config_.registration.worker_id, stop);
+  if (deprecated.status().code() == absl::StatusCode::kNotFound && !stop.stop_requested()) {
+    // Without its row the worker's claims are refused ("not registered"): register again.
+    absl::Status registered = store_.register_worker(config_.registration, /*again=*/true);
+    if (registered.ok()) {
+      log_.warn(
+          "this worker's registration was gone (deleted from pgflow.workers); registered "
+          "again");
+    } else {
+      log_.error("this worker's registration is gone and registering again failed",
+                 {{"error", std::string(registered.message())}});
+    }
+    return;
+  }
   if (deprecated.ok() && *deprecated && !stop.stop_requested()) {
     log_.info("worker deprecated by an operator: no new claims, draining");
     deprecated_();
@@ -105,7 +118,7 @@ void Maintenance::stop_unwanted_tasks(const std::stop_token& stop) {
   const std::vector<TaskRef> running = in_flight_.running();
   if (running.empty()) return;
   absl::StatusOr<std::vector<std::uint64_t>> unwanted =
-      store_.unwanted_tasks(running, config_.worker_id, stop);
+      store_.unwanted_tasks(running, config_.registration.worker_id, stop);
   if (!unwanted.ok()) {
     if (stop.stop_requested()) return;  // the worker stops: its tasks' tokens fire anyway
     // The next announcement or heartbeat checks again; worker stop and the deadline still apply.
@@ -151,7 +164,8 @@ void Maintenance::mark_stopped() {
   std::jthread timer([this, &five_seconds_passed](std::stop_token t) {
     if (clock_.sleep_for(std::chrono::seconds(5), t)) five_seconds_passed.request_stop();
   });
-  absl::Status marked = store_.mark_stopped(config_.worker_id, five_seconds_passed.get_token());
+  absl::Status marked =
+      store_.mark_stopped(config_.registration.worker_id, five_seconds_passed.get_token());
   if (!marked.ok())
     log_.warn("could not mark the worker stopped", {{"error", std::string(marked.message())}});
 }

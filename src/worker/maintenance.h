@@ -22,7 +22,9 @@
 namespace pgflow::internal {
 
 struct MaintenanceConfig {
-  std::string worker_id = {};
+  // Who the worker is: heartbeats name it, and a registration found gone (its row deleted, e.g.
+  // pruned while the worker could not beat) is made again.
+  Registration registration = {};
   std::chrono::milliseconds heartbeat_interval{5000};
   std::chrono::milliseconds stall_recovery_interval{15000};  // zero: no stall recovery
   // Poll-only: how often to ask which running tasks are still wanted, instead of waiting for

@@ -130,6 +130,7 @@ class PgStore final : public Store {
         m.step_slug = std::string(rows.text(i, 3));
         m.task_index = static_cast<int>(rows.int64(i, 4).value_or(0));
         m.attempt = static_cast<int>(rows.int64(i, 5).value_or(1));
+        m.claim_id = claim_id;
         absl::StatusOr<nlohmann::json> input = read_input(rows.text(i, 6));
         if (input.ok()) {
           m.input = *std::move(input);
@@ -206,7 +207,11 @@ class PgStore final : public Store {
                             retry<pg::Result>(stop, "heartbeat", [&](pg::Connection& c) {
                               return c.exec(kHeartbeat, {worker_id});
                             }));
-    return r.rows() > 0 && r.scalar() == "t";
+    if (r.rows() == 0 || r.is_null(0, 0)) {
+      return absl::NotFoundError(
+          absl::StrCat("worker ", worker_id, " has no row in pgflow.workers"));
+    }
+    return r.scalar() == "t";
   }
 
   absl::StatusOr<std::optional<int>> recover_stalled_tasks(std::chrono::milliseconds unless_within,

@@ -145,6 +145,7 @@ void Poller::hand_out(ClaimedMessage m, Clock::WallTime claimed_at_wall, Clock::
                    .run_id = std::move(m.run_id),
                    .task_index = m.task_index,
                    .attempt = m.attempt,
+                   .claim_id = std::move(m.claim_id),
                    .message_id = std::move(m.message_id),
                    .input = std::move(m.input),
                    .input_problem = std::move(m.input_problem),

@@ -32,6 +32,15 @@ absl::Status check_protocol(Store& store) {
 
 }  // namespace
 
+Registration registration_of(const FlowDefinition& flow, const WorkerConfig& config,
+                             const WorkerIdentity& self) {
+  return {.worker_id = self.worker_id,
+          .function_name = config.function_name,
+          .flow_slug = flow.slug,
+          .queue = self.queue,
+          .protocol = kWorkerProtocol};
+}
+
 absl::Status deploy_and_register(Store& store, const FlowDefinition& flow,
                                  const std::vector<StepRoute>& routes, const WorkerConfig& config,
                                  const WorkerIdentity& self, const Logger& log, int attempt) {
@@ -66,12 +75,8 @@ absl::Status deploy_and_register(Store& store, const FlowDefinition& flow,
                      absl::StrJoin(deployed.differences, "\n  ")));
   }
 
-  PGFLOW_RETURN_IF_ERROR(store.register_worker({.worker_id = self.worker_id,
-                                                .function_name = config.function_name,
-                                                .flow_slug = flow.slug,
-                                                .queue = self.queue,
-                                                .protocol = kWorkerProtocol},
-                                               /*again=*/attempt > 1));
+  PGFLOW_RETURN_IF_ERROR(
+      store.register_worker(registration_of(flow, config, self), /*again=*/attempt > 1));
 
   log.info("worker started", {{"function", config.function_name},
                               {"protocol", std::to_string(kWorkerProtocol)},

@@ -25,6 +25,10 @@ struct WorkerIdentity {
   std::string queue = {};  // the queue it polls: its step's, or the flow's
 };
 
+// The worker's row in pgflow.workers.
+Registration registration_of(const FlowDefinition& flow, const WorkerConfig& config,
+                             const WorkerIdentity& self);
+
 // One attempt (`attempt` counts from 1; a later one tolerates its own registration from an
 // earlier attempt whose reply was lost).
 absl::Status deploy_and_register(Store& store, const FlowDefinition& flow,

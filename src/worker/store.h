@@ -79,6 +79,7 @@ struct ClaimedMessage {
   std::string step_slug = {};
   int task_index = 0;
   int attempt = 1;
+  std::string claim_id = {};  // the claim that took it: a failure report names it (a fence)
   nlohmann::json input = {};
   std::string input_problem = {};  // why `input` could not be read (follows "the input "), if so
   std::optional<nlohmann::json> flow_input = {};  // root steps get the run input with the claim
@@ -103,6 +104,9 @@ struct TaskResult {
   nlohmann::json output = {};      // when ok
   std::string error_message = {};  // when not ok
   bool permanent = false;          // when not ok: fail the task now, whatever attempts remain
+  // The claim that took the attempt: the database ignores a failure of an attempt another
+  // claim has taken over since (schema 0027; older schemas ignore it).
+  std::string claim_id = {};
 };
 
 // The status the database gave a reported task: completed, failed, queued (a retry), or the
@@ -144,7 +148,8 @@ class Store {
       const std::vector<TaskResult>& results, const std::stop_token& stop) = 0;
 
   // ---- maintenance ----
-  // Records a heartbeat; true when an operator deprecated the worker.
+  // Records a heartbeat; true when an operator deprecated the worker; kNotFound when the worker
+  // has no row (it was deleted).
   virtual absl::StatusOr<bool> heartbeat(const std::string& worker_id,
                                          const std::stop_token& stop) = 0;
   // One stall recovery pass: the number of tasks requeued, or nullopt when another session's

@@ -60,6 +60,7 @@ std::string task_rows(const std::vector<TaskResult>& results, bool completions) 
     } else {
       row["error_message"] = r.error_message;
       if (r.permanent) row["permanent"] = true;
+      if (!r.claim_id.empty()) row["claim_id"] = r.claim_id;
     }
     rows.push_back(std::move(row));
   }

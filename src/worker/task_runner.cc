@@ -43,7 +43,8 @@ std::optional<TaskResult> TaskRunner::run(const ClaimedTask& task) {
   TaskResult result{.run_id = task.run_id,
                     .step_slug = task.step ? task.step->slug : std::string("?"),
                     .task_index = task.task_index,
-                    .message_id = task.message_id};
+                    .message_id = task.message_id,
+                    .claim_id = task.claim_id};
   if (task.step == nullptr) {
     // claim_tasks only hands out tasks of this flow, whose steps were verified at startup.
     in_flight_.returned(task.id);

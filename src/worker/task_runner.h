@@ -29,6 +29,7 @@ struct ClaimedTask {
   std::string run_id = {};
   int task_index = 0;
   int attempt = 1;
+  std::string claim_id = {};
   std::string message_id = {};  // decimal text
   nlohmann::json input = {};
   std::string input_problem = {};  // set: fails the task, permanently, without the handler

@@ -99,7 +99,7 @@ absl::Status Worker::start() {
   maintenance_store_ = stores_(StoreRole::kMaintenance, queue_, log_);
   maintenance_ = std::make_unique<Maintenance>(
       MaintenanceConfig{
-          .worker_id = worker_id_,
+          .registration = registration_of(flow_, config_, WorkerIdentity{worker_id_, queue_}),
           .heartbeat_interval = config_.heartbeat_interval,
           .stall_recovery_interval = config_.stall_recovery_interval,
           .stop_check_interval =

@@ -1,5 +1,5 @@
 // expect: pgflow: timeout must be at least 3 seconds
-// context: std::chrono::duration
+// context: chrono_literals
 // A duration literal is range-checked like an int.
 #include <chrono>
 

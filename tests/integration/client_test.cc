@@ -34,6 +34,7 @@ using pgflow::testing::query_text;
 using pgflow::testing::StatusIs;
 using pgflow::testing::test_worker_config;
 using pgflow::testing::TestDatabase;
+using pgflow::testing::wait_for;
 using pgflow::testing::wait_until;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
@@ -424,6 +425,17 @@ TEST_F(ClientTest, WaitForRunTimesOutWhenNothingHappens) {
               StatusIs(absl::StatusCode::kDeadlineExceeded, HasSubstr(run.run_id)));
 }
 
+// milliseconds::max() waits without a limit (unchecked, now() + max wrapped into the past and
+// the wait ended after one read with kDeadlineExceeded).
+TEST_F(ClientTest, WaitForRunWithTheLargestTimeoutWaitsForTheEnd) {
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker,
+                              EdgeWorker::start(wf::sequential, test_worker_config(db_->url())));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState run, client_->start_flow(wf::sequential, 1));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState done,
+                              client_->wait_for_run(run.run_id, std::chrono::milliseconds::max()));
+  EXPECT_EQ(done.status, pgflow::RunStatus::kCompleted);
+}
+
 TEST_F(ClientTest, TypedStartAndTypedOutput) {
   PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker,
                               EdgeWorker::start(wf::conditional, test_worker_config(db_->url())));
@@ -570,6 +582,46 @@ TEST_F(ClientTest, SubscribersReceiveARunsEvents) {
                                              "step:completed:c", "run:completed"}));
 }
 
+// Any login may NOTIFY on the events channel: payloads that are not pgflow's events (fields
+// that are not strings, not an object, not JSON) are skipped by subscriptions and by
+// wait_for_run, which go on to deliver the real events.
+TEST_F(ClientTest, ForeignNotificationsOnTheEventsChannelAreIgnored) {
+  compile(wf::sequential);
+  std::atomic<int> completed_runs{0};
+  std::atomic<int> foreign_events{0};
+  PGFLOW_ASSERT_OK_AND_ASSIGN(Subscription sub, client_->subscribe([&](const RunEvent& e) {
+    if (e.run_id.empty()) ++foreign_events;
+    if (e.event == "run:completed") ++completed_runs;
+  }));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState started, client_->start_flow(wf::sequential, 1));
+  // Forged payloads keep arriving while the subscription and wait_for_run listen; after a few
+  // rounds a worker finishes the run.
+  std::atomic<bool> done_waiting{false};
+  std::optional<absl::StatusOr<EdgeWorker>> worker;
+  std::jthread forger([&] {
+    absl::StatusOr<pg::Connection> forging = pg::Connection::open(db_->url());
+    for (int round = 0; forging.ok() && !done_waiting; ++round) {
+      (void)forging->exec(
+          "select pg_notify('pgflow_events', p) from unnest(array['{\"run_id\": 1, "
+          "\"event\": true}', '[1, 2]', 'not json', '{\"status\": {\"a\": 1}}']) p");
+      if (round == 10) {
+        worker.emplace(EdgeWorker::start(wf::sequential, test_worker_config(db_->url())));
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    if (!forging.ok()) worker.emplace(forging.status());
+  });
+  absl::StatusOr<RunState> done = client_->wait_for_run(started.run_id, std::chrono::seconds(60));
+  done_waiting = true;
+  forger.join();
+  ASSERT_THAT(done, IsOk());
+  ASSERT_TRUE(worker.has_value());
+  ASSERT_THAT(worker->status(), IsOk());
+  EXPECT_EQ(done->status, pgflow::RunStatus::kCompleted);
+  EXPECT_TRUE(wait_for([&] { return completed_runs.load() == 1; }));
+  EXPECT_EQ(foreign_events.load(), 0);
+}
+
 TEST_F(ClientTest, ThePoolIsBounded) {
   compile(wf::sequential);
   PGFLOW_ASSERT_OK_AND_ASSIGN(Client small,
@@ -596,6 +648,42 @@ TEST_F(ClientTest, ThePoolIsBounded) {
   holder.join();
   // Released, the connection serves the next call.
   EXPECT_THAT(small.get_run(run.run_id), IsOk());
+}
+
+// After its pooled connections die (as in a server restart), a read is retried once on a fresh
+// connection: with a pool of one, the dead lease is given back first; with idle connections
+// left, those are closed too rather than leased dead.
+TEST_F(ClientTest, CallsRecoverWhenEveryPooledConnectionDied) {
+  compile(wf::sequential);
+  // Its own application name, so only this client's connections are ended.
+  const std::string url = db_->url() + (db_->url().find('?') == std::string::npos ? "?" : "&") +
+                          "application_name=dying_pool";
+  const std::string kill_clients =
+      "select count(pg_terminate_backend(pid)) from pg_stat_activity "
+      "where datname = current_database() and application_name = 'dying_pool'";
+  for (int pool_size : {1, 2}) {
+    SCOPED_TRACE(pool_size);
+    PGFLOW_ASSERT_OK_AND_ASSIGN(
+        Client client, Client::connect({.connection_string = url,
+                                        .max_connections = pool_size,
+                                        .acquire_timeout = std::chrono::milliseconds(300)}));
+    PGFLOW_ASSERT_OK_AND_ASSIGN(RunState run, client.start_flow("wSequential", 1));
+    // Open as many connections as the pool holds: a read inside a transaction needs a second.
+    ASSERT_THAT(client.in_transaction([&](Transaction&) -> absl::Status {
+      return pool_size > 1 ? client.get_run(run.run_id).status() : absl::OkStatus();
+    }),
+                IsOk());
+    ASSERT_THAT(query_text(*conn_, kill_clients), IsOkAndHolds(std::to_string(pool_size)));
+    ASSERT_THAT(wait_until(*conn_,
+                           "select count(*) = 0 from pg_stat_activity where datname = "
+                           "current_database() and application_name = 'dying_pool'"),
+                IsOk());
+    EXPECT_THAT(client.get_run(run.run_id), IsOk());
+    ASSERT_THAT(query_text(*conn_, kill_clients), IsOkAndHolds("1"));
+    // The run does not finish (no worker): the wait reaches its deadline, not a dead connection.
+    EXPECT_THAT(client.wait_for_run(run.run_id, std::chrono::milliseconds(300)),
+                StatusIs(absl::StatusCode::kDeadlineExceeded, HasSubstr(run.run_id)));
+  }
 }
 
 TEST(ClientConnectTest, RefusesADatabaseWithoutPgflow) {

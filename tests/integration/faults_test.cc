@@ -3,9 +3,11 @@
 // back at once instead of waiting for stall recovery; a value that would change in conversion,
 // an input the worker cannot read and a handler's pgflow::permanent failure fail the task on
 // their first attempt; a cancelled run shows no running step.
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -67,6 +69,17 @@ inline const auto kRefuses =
           return absl::UnavailableError("try later");
         });
 
+// Fails once the test lets it (or the worker stops).
+std::atomic<bool> fail_now{false};
+inline const auto kFenced =
+    Flow<"fFenced", int>({.max_attempts = 3, .timeout = 60})
+        .step<"slow">([](int, Context& ctx) -> absl::StatusOr<int> {
+          while (!fail_now.load() && !ctx.stop_token().stop_requested()) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+          }
+          return absl::UnavailableError("failed after another claim took the attempt over");
+        });
+
 class FaultsTest : public pgflow::testing::DatabaseTest {
  protected:
   std::string sql(const std::string& q, const std::vector<pg::Param>& p = {}) {
@@ -125,6 +138,33 @@ TEST_F(FaultsTest, AClaimWhoseReplyIsLostIsGivenBackAndRunWithoutStallRecovery) 
   }
   ASSERT_EQ(gave_back.size(), 1u) << "the worker said so, once";
   EXPECT_THAT(gave_back[0], HasSubstr("tasks=3"));
+}
+
+// A failure of an attempt that another claim has taken over since (stall recovery queued the
+// task again and another worker claimed it; a resent report after a lost reply) changes
+// nothing: the worker names the claim its attempt came from, and the database ignores a report
+// of any other (schema 0027). Without the fence it would fail the attempt that now runs.
+TEST_F(FaultsTest, AFailureOfAnAttemptAnotherClaimTookOverChangesNothing) {
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker,
+                              EdgeWorker::start(kFenced, test_worker_config(db_->url(), &logs_)));
+  const std::string run_id = start("fFenced", "'1'");
+  ASSERT_THAT(
+      wait_until(*conn_, "select status = 'started' from pgflow.step_tasks where run_id = $1::uuid",
+                 {run_id}),
+      IsOk());
+  // The take-over, as the database records it (the worker still owns the task otherwise, so it
+  // goes on and reports).
+  const std::string other =
+      sql("update pgflow.step_tasks set last_claim_id = gen_random_uuid() where run_id = $1::uuid "
+          "returning last_claim_id::text",
+          {run_id});
+  fail_now = true;
+  worker.stop();
+  EXPECT_THAT(worker.wait(), IsOk());  // stopped: every result is reported
+  EXPECT_EQ(task(run_id), "started | 1 | 0") << "not failed, not queued for a retry";
+  EXPECT_EQ(
+      sql("select last_claim_id::text from pgflow.step_tasks where run_id = $1::uuid", {run_id}),
+      other);
 }
 
 TEST_F(FaultsTest, AnInputThatWouldChangeInConversionFailsTheTaskOnItsFirstAttempt) {

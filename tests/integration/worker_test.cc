@@ -311,6 +311,24 @@ TEST_F(WorkerTest, APausedFunctionsRunningWorkerClaimsNothingUntilResumed) {
   EXPECT_THAT(worker.wait(), IsOk());
 }
 
+// A worker whose row is deleted (pruned while it could not beat) registers again at its next
+// heartbeat and goes on claiming: without the row its claims are refused ("not registered").
+TEST_F(WorkerTest, AWorkerWhoseRowWasDeletedRegistersAgainAndGoesOn) {
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(wf::sequential, config()));
+  const std::string id = sql("select worker_id::text from pgflow.workers");
+  sql("delete from pgflow.workers where worker_id = $1::uuid", {id});
+  ASSERT_THAT(wait_until(*conn_,
+                         "select exists (select 1 from pgflow.workers "
+                         "where worker_id = $1::uuid and stopped_at is null)",
+                         {id}),
+              IsOk());
+  EXPECT_TRUE(logs_.wait_for_text("registered again"));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id, start_run(*conn_, "wSequential", 1));
+  EXPECT_EQ(run_to_end(run_id)["run"]["status"], "completed");
+  worker.stop();
+  EXPECT_THAT(worker.wait(), IsOk());
+}
+
 TEST_F(WorkerTest, ForeignMessagesAreArchivedWithAWarning) {
   PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(wf::sequential, config()));
   const std::string foreign =

@@ -41,6 +41,9 @@ class FakeStore final : public internal::Store {
                                    .active_flow_slug = d.flow_slug};
   }
   absl::Status register_worker(const internal::Registration&, bool) override {
+    absl::MutexLock lock(&db_.mu_);
+    ++db_.registrations_;
+    db_.registered_ = true;
     return absl::OkStatus();
   }
 
@@ -106,6 +109,7 @@ class FakeStore final : public internal::Store {
   absl::StatusOr<bool> heartbeat(const std::string&, const std::stop_token&) override {
     absl::MutexLock lock(&db_.mu_);
     ++db_.heartbeats_;
+    if (!db_.registered_) return absl::NotFoundError("no row in pgflow.workers");
     return db_.deprecated_;
   }
   absl::StatusOr<std::optional<int>> recover_stalled_tasks(std::chrono::milliseconds unless_within,
@@ -235,6 +239,16 @@ void FakeDatabase::cancel_run(const std::string& run_id, bool announced) {
 void FakeDatabase::set_down(bool down) {
   absl::MutexLock lock(&mu_);
   down_ = down;
+}
+
+void FakeDatabase::unregister() {
+  absl::MutexLock lock(&mu_);
+  registered_ = false;
+}
+
+int FakeDatabase::registrations() const {
+  absl::MutexLock lock(&mu_);
+  return registrations_;
 }
 
 void FakeDatabase::set_deprecated(bool deprecated) {

@@ -42,6 +42,9 @@ class FakeDatabase {
   // Down: results cannot be reported (calls wait until up again or their stop).
   void set_down(bool down) ABSL_LOCKS_EXCLUDED(mu_);
   void set_deprecated(bool deprecated) ABSL_LOCKS_EXCLUDED(mu_);
+  // Deletes the worker's row: heartbeats find none until it registers again.
+  void unregister() ABSL_LOCKS_EXCLUDED(mu_);
+  int registrations() const ABSL_LOCKS_EXCLUDED(mu_);
   // What the next stall recovery passes return (nullopt: skipped, another session holds the lock).
   void set_stall_recovery(std::optional<int> requeued, std::string holders = "")
       ABSL_LOCKS_EXCLUDED(mu_);
@@ -78,6 +81,8 @@ class FakeDatabase {
   std::set<std::string> cancelled_runs_ ABSL_GUARDED_BY(mu_);
   bool down_ ABSL_GUARDED_BY(mu_) = false;
   bool deprecated_ ABSL_GUARDED_BY(mu_) = false;
+  bool registered_ ABSL_GUARDED_BY(mu_) = false;
+  int registrations_ ABSL_GUARDED_BY(mu_) = 0;
   std::optional<int> stall_recovery_ ABSL_GUARDED_BY(mu_) = 0;
   std::string stall_recovery_holders_ ABSL_GUARDED_BY(mu_);
   int stall_recovery_passes_ ABSL_GUARDED_BY(mu_) = 0;

@@ -1,6 +1,7 @@
 // pgflow::shape_of against the exact upstream flow-shape JSON: key names and order, step
 // order, sorted dependencies, pattern wrappers, defaults, options only when set.
 #include <chrono>
+#include <limits>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -135,6 +136,17 @@ TEST(FlowShape, DurationOptionsAreWholeSeconds) {
   const nlohmann::ordered_json shape = shape_of(flow);
   EXPECT_EQ(shape["options"].dump(), R"({"baseDelay":2,"timeout":60})");
   EXPECT_EQ(shape["steps"][0]["options"].dump(), R"({"timeout":120,"startDelay":0})");
+}
+
+// A duration beyond the SQL core's int saturates: 2^32 + 10 s is not taken as 10 s.
+TEST(FlowShape, ADurationBeyondTheIntRangeSaturates) {
+  const std::chrono::seconds configured((1LL << 32) + 10);
+  const auto flow =
+      Flow<"hugeOptions", int>({.timeout = runtime(configured)})
+          .step<"only">({.start_delay = runtime(-configured)}, [](int x) { return x; });
+  const nlohmann::ordered_json shape = shape_of(flow);
+  EXPECT_EQ(shape["options"]["timeout"], std::numeric_limits<int>::max());
+  EXPECT_EQ(shape["steps"][0]["options"]["startDelay"], std::numeric_limits<int>::min());
 }
 
 TEST(FlowShape, ConcurrencyLimitsAreFlowControlNotShape) {

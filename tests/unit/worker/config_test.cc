@@ -49,5 +49,13 @@ TEST(WorkerConfigChecks, AConnectionBudgetBelowOnePerRoleNeedsWakeUpsWithoutAPoo
       StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("max_connections must be 1..4")));
 }
 
+TEST(WorkerConfigChecks, AVisibilityTimeoutBeyondPgmqsIntIsRefused) {
+  WorkerConfig config = offline_config();
+  config.visibility_timeout = std::chrono::seconds::max();
+  EXPECT_THAT(EdgeWorker::start(kFlow, config),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("visibility_timeout must be at most 2147483647 seconds")));
+}
+
 }  // namespace
 }  // namespace pgflow

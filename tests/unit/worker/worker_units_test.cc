@@ -385,6 +385,22 @@ TEST_F(WorkerUnits, ADeprecatedWorkerStopsAtItsNextHeartbeat) {
   EXPECT_TRUE(logs_.contains("worker deprecated by an operator"));
 }
 
+// A worker whose row was deleted (pruned while it could not beat) registers again at its next
+// heartbeat: its claims would be refused without it.
+TEST_F(WorkerUnits, AWorkerWhoseRegistrationVanishedRegistersAgain) {
+  auto worker = start(
+      [](const nlohmann::json&, Context&) -> absl::StatusOr<nlohmann::json> { return nullptr; });
+  ASSERT_EQ(db_.registrations(), 1);
+  db_.unregister();
+  ASSERT_TRUE(clock_.wait_for_sleepers(3));
+  clock_.advance(seconds(5));
+  ASSERT_TRUE(db_.wait_for_heartbeats(1));
+  EXPECT_TRUE(logs_.wait_for_text("registered again"));
+  EXPECT_EQ(db_.registrations(), 2);
+  worker->request_stop(absl::OkStatus());
+  EXPECT_THAT(worker->wait(), IsOk());
+}
+
 // A worker offers stall recovery every interval, and the database runs the pass only when no
 // pass (any worker's) completed within half of it: a fleet's offers share the passes.
 TEST_F(WorkerUnits, StallRecoveryIsOfferedUnlessAPassRanWithinHalfTheInterval) {

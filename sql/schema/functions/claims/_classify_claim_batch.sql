@@ -9,8 +9,14 @@
 --   defer    its task is already running (deadline: when stall recovery would take it)
 --   archive  its task is finished or can never run
 --   gone     no such message and no task
+--   archive  the body names a task of this queue (run_id, step_slug, task_index) that has
+--            another message now (since 0027): a superseded copy - the run was cancelled
+--            while a reader held this message locked (so it was not archived) and resumed
+--            (which gave the task a new message). Before 0027 it was fatal and paused the
+--            worker function
 --   fatal    the body carries a pgflow task address (flow_slug, run_id, step_slug or
---            task_index) but no task has this identity: pgflow work this worker cannot judge
+--            task_index) but no task of this queue has that address or this identity: pgflow
+--            work this worker cannot judge
 --   archive  anything else: clearly not pgflow's
 -- Returns the items in msg_id order, each with its task's row address (ctid) for the claim.
 -- Locks: the runs behind the batch FOR SHARE, in run_id order (lock order position 2), so
@@ -26,6 +32,8 @@ declare
   v_runs uuid[];
   v_body_ids bigint[];
   v_bodies jsonb[];
+  v_stale_ids bigint[];
+  v_current_ids bigint[];
   v_items pgflow._claim_item[];
 begin
   -- Every lookup below is an index probe per message or row (LATERAL ... LIMIT 1, = ANY): a
@@ -49,6 +57,24 @@ begin
     execute format('select array_agg(q.msg_id), array_agg(q.message) from pgmq.%I q where q.msg_id = any($1)',
                    'q_' || p_queue_name)
     into v_body_ids, v_bodies using v_body_ids;
+    -- Superseded copies (rule 9): bodies naming a task of this queue, which has another
+    -- message now. Only well-formed addresses are looked up (no cast may raise); one
+    -- primary-key probe each.
+    select array_agg(b.msg_id), array_agg(t.message_id)
+    into v_stale_ids, v_current_ids
+    from unnest(v_body_ids, v_bodies) as b(msg_id, message)
+    cross join lateral (
+      select t.message_id from pgflow.step_tasks t
+      where jsonb_typeof(b.message) = 'object'
+        and t.run_id = case when b.message->>'run_id'
+                                   ~ '^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$'
+                              then (b.message->>'run_id')::uuid end
+        and t.step_slug = b.message->>'step_slug'
+        and t.task_index = case when jsonb_typeof(b.message->'task_index') = 'number'
+                                       and b.message->>'task_index' ~ '^[0-9]{1,9}$'
+                                  then (b.message->>'task_index')::int end
+        and t.queue_name = p_queue_name
+      limit 1) t;
   end if;
 
   select array_agg(row(m.id, rule.class, rule.reason, t.run_id, t.step_slug, t.task_index,
@@ -64,6 +90,7 @@ begin
   left join pgflow.steps s on s.flow_slug = t.flow_slug and s.step_slug = t.step_slug
   left join pgflow.flows f on f.flow_slug = t.flow_slug
   left join unnest(v_body_ids, v_bodies) as b(msg_id, message) on b.msg_id = m.id
+  left join unnest(v_stale_ids, v_current_ids) as sup(msg_id, message_id) on sup.msg_id = m.id
   cross join lateral (
     select v.class, v.reason
     from (values
@@ -80,10 +107,13 @@ begin
       (6, t.status = 'started', 'defer', 'its task is already running'),
       (7, t.run_id is not null, 'archive', format('its task is %s', t.status)),
       (8, b.msg_id is null, 'gone', 'no such message'),
-      (9, jsonb_typeof(b.message) = 'object'
+      (9, sup.msg_id is not null, 'archive',
+          format('stale: its task has %s now (a superseded copy)',
+                 coalesce('message ' || sup.message_id, 'no message'))),
+      (10, jsonb_typeof(b.message) = 'object'
           and b.message ?| array['flow_slug', 'run_id', 'step_slug', 'task_index'],
           'fatal', 'it looks like pgflow work but no task has this (queue, message id)'),
-      (10, true, 'archive', 'foreign message without a pgflow task address')
+      (11, true, 'archive', 'foreign message without a pgflow task address')
     ) as v(rank, applies, class, reason)
     where v.applies
     order by v.rank

@@ -6,6 +6,12 @@
 -- `p_repair` (stall recovery's sweep) every value with waiting tasks is found (one index probe
 -- per value) — what a commit outside READ COMMITTED, which admits nothing, left — and then idle
 -- rows are deleted.
+-- Only values that have a held queued task are activated (since 0027), one probe of
+-- idx_step_tasks_held_keys each: `p_keys` comes from the transaction's record (the setting
+-- pgflow.gated_keys, _note_gated_task), which any role may set for its own transaction, and
+-- before 0027 a planted list made this SECURITY DEFINER admission write key value rows that
+-- role may not write, and walk them all while holding the gate row. A legitimate value always
+-- passes: the transaction queued a held task of it and admits before its commit ends.
 -- Locks: the caller holds the flow's gate row; key value rows.
 -- Called by: _admit_tasks.
 create or replace function pgflow._activate_keys(p_gate pgflow.concurrency_gates, p_keys jsonb,
@@ -49,7 +55,10 @@ begin
          p_gate.turn
   from (select distinct case when l.key_path is not null then e->>0 else '' end as scope, e->>1 as key
         from jsonb_array_elements(v_found) e
-        left join pgflow.step_concurrency_limits l on l.flow_slug = p_gate.flow_slug and l.step_slug = e->>0) x
+        left join pgflow.step_concurrency_limits l on l.flow_slug = p_gate.flow_slug and l.step_slug = e->>0
+        where exists (select 1 from pgflow.step_tasks t
+                      where t.flow_slug = p_gate.flow_slug and t.step_slug = e->>0
+                        and t.concurrency_key = e->>1 and t.gate = 'held' and t.status = 'queued')) x
   order by x.scope, x.key
   on conflict (flow_slug, scope, key) do update set pass = excluded.pass, last_turn = excluded.last_turn
     where k.pass is null;

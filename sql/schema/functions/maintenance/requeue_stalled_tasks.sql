@@ -8,9 +8,13 @@
 -- returns NULL at once (skipped; before schema 0012 this was an advisory lock any login could
 -- hold); a pass records its end in that row's last_completed_at. Returns the number of tasks
 -- requeued. Each pass also admits held tasks of limited flows that have room
--- (_admit_waiting_tasks, since 0018). SECURITY DEFINER: only granted roles may call it.
+-- (_admit_waiting_tasks, since 0018), including the flows whose slots this pass freed (an
+-- exhausted stall ending an admitted task): since 0027 the sweep admits those itself, so the
+-- commit admits nothing and never waits for a gate row (before, it could deadlock with a
+-- commit of two limited flows). SECURITY DEFINER: only granted roles may call it.
 -- Locks: the 'stall_recovery' row (SKIP LOCKED) -> per candidate, run FOR UPDATE SKIP LOCKED ->
--- task FOR UPDATE -> messages; then gate rows and held tasks, neither waited for (SKIP LOCKED).
+-- task FOR UPDATE -> messages; then gate rows and held tasks, neither waited for (SKIP LOCKED);
+-- nothing at commit.
 -- Called by: live C++ workers (which warn when their calls keep being skipped), or pg_cron (see
 -- setup_requeue_stalled_tasks_cron).
 create or replace function pgflow.requeue_stalled_tasks() returns int

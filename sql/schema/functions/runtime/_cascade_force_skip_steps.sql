@@ -34,7 +34,7 @@ begin
   end if;
 
   update pgflow.step_states ss
-  set status = 'skipped', skipped_at = now(), remaining_tasks = null,
+  set status = 'skipped', skipped_at = greatest(now(), ss.created_at), remaining_tasks = null,
       skip_reason = case when ss.step_slug = _cascade_force_skip_steps.step_slug
                          then _cascade_force_skip_steps.skip_reason else 'dependency_skipped' end
   where ss.run_id = _cascade_force_skip_steps.run_id and ss.step_slug = any(v_slugs);

@@ -11,7 +11,7 @@ as $$
 declare
   v_run pgflow.runs;
 begin
-  update pgflow.runs r set status = 'failed', failed_at = now()
+  update pgflow.runs r set status = 'failed', failed_at = greatest(now(), r.started_at)
   where r.run_id = p_run_id and r.status = 'started'
   returning * into v_run;
   if not found then

@@ -63,20 +63,20 @@ begin
   end if;
 
   update pgflow.step_tasks t
-  set status = 'failed', failed_at = now(), error_message = p_error_message
+  set status = 'failed', failed_at = greatest(now(), t.started_at, t.queued_at), error_message = p_error_message
   where t.run_id = p_run_id and t.step_slug = p_step_slug and t.task_index = p_task_index
   returning * into v_task;
 
   if v_step.when_exhausted = 'fail' then
     update pgflow.step_states ss
-    set status = 'failed', failed_at = now(), error_message = p_error_message
+    set status = 'failed', failed_at = greatest(now(), ss.started_at), error_message = p_error_message
     where ss.run_id = p_run_id and ss.step_slug = p_step_slug
     returning * into v_state;
     perform pgflow._emit_step_event(v_state.run_id, v_state.flow_slug, v_state.step_slug, v_state.status);
     perform pgflow._fail_run(p_run_id, p_error_message);
   else
     update pgflow.step_states ss
-    set status = 'skipped', skip_reason = 'handler_failed', skipped_at = now(),
+    set status = 'skipped', skip_reason = 'handler_failed', skipped_at = greatest(now(), ss.created_at),
         error_message = p_error_message, remaining_tasks = null
     where ss.run_id = p_run_id and ss.step_slug = p_step_slug
     returning * into v_state;

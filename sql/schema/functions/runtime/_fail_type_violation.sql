@@ -17,14 +17,14 @@ declare
   v_state pgflow.step_states;
 begin
   update pgflow.step_tasks t
-  set status = 'failed', failed_at = now(), output = p_output,
+  set status = 'failed', failed_at = greatest(now(), t.started_at, t.queued_at), output = p_output,
       error_message = '[TYPE_VIOLATION] Produced ' || v_type || ' instead of array'
   where t.run_id = p_task.run_id and t.step_slug = p_task.step_slug
     and t.task_index = p_task.task_index
   returning * into v_task;
   perform pgflow._fail_run(p_run.run_id, null);
   update pgflow.step_states ss
-  set status = 'failed', failed_at = now(),
+  set status = 'failed', failed_at = greatest(now(), ss.started_at),
       error_message = '[TYPE_VIOLATION] Map step ' || p_map_step
         || ' expects array input but dependency ' || p_task.step_slug || ' produced ' || v_type
   where ss.run_id = p_run.run_id and ss.step_slug = p_task.step_slug

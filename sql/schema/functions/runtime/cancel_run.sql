@@ -35,7 +35,7 @@ begin
   for v_state in
     with ended as (
       update pgflow.step_states ss
-      set status = 'failed', failed_at = now(), error_message = v_message
+      set status = 'failed', failed_at = greatest(now(), ss.started_at), error_message = v_message
       where ss.run_id = v_run.run_id and ss.status in ('created', 'started')
       returning ss.*)
     select * from ended order by step_slug

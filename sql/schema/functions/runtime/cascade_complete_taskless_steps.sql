@@ -32,7 +32,7 @@ begin
     exit when v_slugs is null;
 
     update pgflow.step_states ss
-    set status = 'completed', started_at = now(), completed_at = now(), remaining_tasks = 0,
+    set status = 'completed', started_at = greatest(now(), ss.created_at), completed_at = greatest(now(), ss.created_at), remaining_tasks = 0,
         output = case when s.step_type = 'map' then '[]'::jsonb end
     from pgflow.steps s
     where ss.run_id = v_run.run_id and ss.step_slug = any(v_slugs)

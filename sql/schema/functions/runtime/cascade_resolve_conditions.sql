@@ -43,7 +43,7 @@ begin
     -- 1. `fail`: the first such step fails, and the run with it.
     if v_failing is not null then
       update pgflow.step_states ss
-      set status = 'failed', failed_at = now(), error_message = 'Condition not met'
+      set status = 'failed', failed_at = greatest(now(), ss.started_at), error_message = 'Condition not met'
       where ss.run_id = v_run.run_id and ss.step_slug = v_failing[1]
       returning * into v_state;
       perform pgflow._emit_step_event(v_state.run_id, v_state.flow_slug, v_state.step_slug, v_state.status);
@@ -54,7 +54,7 @@ begin
     -- 2. `skip`: the steps are skipped; their dependents run without them.
     if v_skipped is not null then
       update pgflow.step_states ss
-      set status = 'skipped', skip_reason = 'condition_unmet', skipped_at = now()
+      set status = 'skipped', skip_reason = 'condition_unmet', skipped_at = greatest(now(), ss.created_at)
       where ss.run_id = v_run.run_id and ss.step_slug = any(v_skipped);
       perform pgflow._emit_step_events(v_run.run_id, v_skipped);
       -- A map whose only dependency was skipped has nothing to map over: zero tasks.

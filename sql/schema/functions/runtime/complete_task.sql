@@ -71,7 +71,7 @@ begin
   end if;
 
   update pgflow.step_tasks t
-  set status = 'completed', completed_at = now(), output = complete_task.output
+  set status = 'completed', completed_at = greatest(now(), t.started_at, t.queued_at), output = complete_task.output
   where t.run_id = v_task.run_id and t.step_slug = v_task.step_slug
     and t.task_index = v_task.task_index
   returning * into v_task;
@@ -89,7 +89,7 @@ begin
               and t.status = 'completed')
       else complete_task.output end;
     update pgflow.step_states ss
-    set remaining_tasks = 0, status = 'completed', completed_at = now(), output = v_output
+    set remaining_tasks = 0, status = 'completed', completed_at = greatest(now(), ss.started_at), output = v_output
     where ss.run_id = v_run.run_id and ss.step_slug = complete_task.step_slug
     returning * into v_state;
     perform pgflow._release_children(

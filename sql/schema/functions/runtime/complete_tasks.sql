@@ -131,7 +131,7 @@ begin
 
   return query
   update pgflow.step_tasks t
-  set status = 'completed', completed_at = now(), output = b.output
+  set status = 'completed', completed_at = greatest(now(), t.started_at, t.queued_at), output = b.output
   from unnest(v_run_ids, v_steps, v_indexes, v_outputs, v_kinds) b(run_id, step_slug, task_index, output, kind)
   where b.kind = 'complete' and t.run_id = b.run_id and t.step_slug = b.step_slug
     and t.task_index = b.task_index
@@ -141,7 +141,7 @@ begin
     update pgflow.step_states ss
     set remaining_tasks = ss.remaining_tasks - b.n,
         status = case when ss.remaining_tasks = b.n then 'completed' else ss.status end,
-        completed_at = case when ss.remaining_tasks = b.n then now() else ss.completed_at end,
+        completed_at = case when ss.remaining_tasks = b.n then greatest(now(), ss.started_at) else ss.completed_at end,
         output = case when ss.remaining_tasks <> b.n then ss.output
                       when s.step_type = 'map'
                         then (select coalesce(jsonb_agg(t.output order by t.task_index), '[]'::jsonb)
@@ -192,7 +192,7 @@ begin
     -- batch's events go out in one call (the steps', then the runs'); the others move on.
     with done as (
       update pgflow.runs r
-      set status = 'completed', completed_at = now(), output = pgflow._run_output(r.run_id)
+      set status = 'completed', completed_at = greatest(now(), r.started_at), output = pgflow._run_output(r.run_id)
       from unnest(v_finished_runs) f(run_id)
       where r.run_id = f.run_id and r.status = 'started' and r.remaining_steps = 0
       returning r.run_id, r.flow_slug)

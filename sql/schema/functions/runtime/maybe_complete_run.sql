@@ -11,7 +11,7 @@ declare
   v_run pgflow.runs;
 begin
   update pgflow.runs r
-  set status = 'completed', completed_at = now(),
+  set status = 'completed', completed_at = greatest(now(), r.started_at),
       output = pgflow._run_output(r.run_id)
   where r.run_id = maybe_complete_run.run_id and r.status = 'started' and r.remaining_steps = 0
   returning * into v_run;

@@ -13,7 +13,10 @@
 -- it started (a step added, the flow recreated): retry_run starts a new run instead. An
 -- unknown run is P0002. Results of the tasks' earlier attempts that arrive late change nothing
 -- unless the task has been claimed again (then the first result of that task wins, as after
--- stall recovery). SECURITY DEFINER: only granted roles may call it.
+-- stall recovery). An earlier message a reader held locked when the run stopped (so it was
+-- not archived) names a task that now has another message: the claim that reads it archives
+-- it as a superseded copy (_classify_claim_batch; since 0027, before which it was fatal and
+-- paused the worker function). SECURITY DEFINER: only granted roles may call it.
 -- Locks: run FOR UPDATE -> step states -> tasks -> messages.
 -- Called by: Client::resume_run, `pgflow run resume`; SQL users.
 create or replace function pgflow.resume_run(run_id uuid) returns pgflow.runs

@@ -28,7 +28,7 @@ begin
       for update),
     started as (
       update pgflow.step_states ss
-      set status = 'started', started_at = now(), remaining_tasks = ss.initial_tasks
+      set status = 'started', started_at = greatest(now(), ss.created_at), remaining_tasks = ss.initial_tasks
       from ready
       where ss.run_id = v_run.run_id and ss.step_slug = ready.step_slug
       returning ss)

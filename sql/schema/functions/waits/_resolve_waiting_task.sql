@@ -16,7 +16,7 @@ begin
   perform 1 from pgflow.step_states ss
   where ss.run_id = p_run_id and ss.step_slug = p_step_slug for update;
   -- complete_task and _fail_task end started tasks only: the wait ends as a start would.
-  update pgflow.step_tasks t set status = 'started', started_at = now(), wake_at = null
+  update pgflow.step_tasks t set status = 'started', started_at = greatest(now(), t.queued_at), wake_at = null
   where t.run_id = p_run_id and t.step_slug = p_step_slug and t.task_index = p_task_index
     and t.status = 'waiting';
   if not found then

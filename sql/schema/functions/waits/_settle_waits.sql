@@ -3,7 +3,9 @@
 -- due task wakes - a sleep completes with {"until": its wake time}, a timed-out wait completes
 -- with its timeoutOutput or fails (a sleep that found no timestamp fails with the reason).
 -- Stops when the run ends on the way (a failure, or a skip-cascade that ended it).
--- Returns how many tasks it ended.
+-- Returns how many tasks it ended. Due means wake_at at or before the wall clock when the call
+-- began (since 0027, when _wait_deadline counts deadlines from the wall clock too: a sleep of
+-- 0 s started in this transaction is due at once).
 -- Locks: the caller holds the run; step states -> tasks -> signals (_resolve_waiting_task).
 -- Called by: start_ready_steps and start_flow_by_slug (after starting wait steps), resume_run,
 -- wake_waiting_tasks.
@@ -14,6 +16,7 @@ as $$
 declare
   v_task record;
   v_ended int := 0;
+  v_now timestamptz := clock_timestamp();
 begin
   for v_task in
     select t.step_slug, t.task_index, t.wake_at, t.error_message, s.wait, g.signal_id, g.payload
@@ -22,7 +25,7 @@ begin
     left join pgflow.signals g on g.run_id = t.run_id and g.step_slug = t.step_slug
                               and g.task_index = t.task_index and g.consumed_at is null
     where t.run_id = p_run_id and t.status = 'waiting'
-      and (g.signal_id is not null or t.wake_at <= now())
+      and (g.signal_id is not null or t.wake_at <= v_now)
     order by t.step_slug, t.task_index
   loop
     exit when (select r.status from pgflow.runs r where r.run_id = p_run_id) <> 'started';

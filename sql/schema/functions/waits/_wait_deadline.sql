@@ -2,19 +2,27 @@
 -- never), a sleep's end - `seconds` after now, or the timestamp `until` names in the step's
 -- input. A sleep whose `until` finds no ISO 8601 timestamp there is due at once, with the reason
 -- as `error_message` (_settle_waits fails the task with it).
+-- "Now" is the wall clock (clock_timestamp(), since 0027), not the transaction's start: the
+-- caller is often a worker's complete_task transaction, which may have begun long before, and
+-- a deadline counted from then could be past already. A timestamp without an explicit offset
+-- (or zone) is read as UTC (since 0027: the function pins timezone = UTC), so the same run
+-- input wakes at the same instant whatever the TimeZone of the session that started the step;
+-- before, it was read in that session's TimeZone.
+-- Locks: none.
 -- Called by: _start_waiting_tasks, resume_run.
 create or replace function pgflow._wait_deadline(p_run pgflow.runs, p_step_slug text, p_wait jsonb,
                                                  out wake_at timestamptz, out error_message text)
-language plpgsql stable
+language plpgsql volatile
 set search_path = pg_catalog, pg_temp
+set timezone = 'UTC'  -- an `until` without an offset is UTC (see above)
 as $$
 declare
   v_value jsonb;
 begin
   if p_wait->>'kind' = 'signal' then
-    wake_at := now() + make_interval(secs => (p_wait->>'timeout')::int);
+    wake_at := clock_timestamp() + make_interval(secs => (p_wait->>'timeout')::int);
   elsif p_wait ? 'seconds' then
-    wake_at := now() + make_interval(secs => (p_wait->>'seconds')::int);
+    wake_at := clock_timestamp() + make_interval(secs => (p_wait->>'seconds')::int);
   else
     -- The single step's input, as its handler would get it: the run input and each
     -- dependency's output.
@@ -38,7 +46,7 @@ begin
         'Sleep step "%s" found no ISO 8601 timestamp at %s of its input (found %s)', p_step_slug,
         array_to_string(array(select jsonb_array_elements_text(p_wait->'until')), '.'),
         coalesce(left(v_value::text, 100), 'nothing'));
-      wake_at := now();
+      wake_at := clock_timestamp();
     end;
   end if;
 end;
