@@ -296,7 +296,7 @@ class Flow : public detail::StepMethods<Flow<Slug, Input, Steps...>> {
         StepDefinition step = detail::new_step(S.view(), Tag::type, Deps::views,
                                                Args::effective_unmet, Args::effective_exhausted);
         step.wait = WaitDefinition{.kind = W};
-        (detail::apply_step_arg(step, std::forward<A>(a)), ...);
+        (detail::apply_wait_arg<Output>(step, std::forward<A>(a)), ...);
         return Flow<Slug, Input, Steps..., Tag>(
             detail::append_step(*definition_, std::move(step), StepHandler{}));
       }

@@ -54,13 +54,18 @@ struct SchemaStatus {
   // "extension <version>", "bundled" (pgflow's pure-SQL layer), "external" (a SQL-only
   // install of upstream PGMQ) or "missing".
   std::string pgmq_mode;
+  // Supabase broadcasts (docs/security.md, "Realtime"): "on" (realtime.send exists and its
+  // owner has the privileges of pgflow's owner), "off" (no realtime.send, or no pgflow schema)
+  // or "untrusted (owned by <roles>)": a realtime.send exists but pgflow never calls it.
+  std::string realtime;
 };
 
 struct MigrateOptions {
   // Stop after this version (used to test upgrades). Default: apply everything.
   std::optional<int> target_version;
   // How long each of migrate's transactions waits for another migrator's (the advisory lock)
-  // before failing with kAborted. Default: 60 s.
+  // before failing with kAborted, and for a table lock a migration takes without a bound of
+  // its own (a migration that sets lock_timeout keeps its own, usually 10 s). Default: 60 s.
   std::chrono::seconds lock_wait{60};
   // A database whose pgflow schema no ledger records (installed by upstream pgflow's own
   // tooling, at upstream 0.16.0) is refused unless this is set. Then, in one transaction, the

@@ -51,7 +51,7 @@ std::ostream& operator<<(std::ostream& os, SkipReason reason);
 struct StepState {
   std::string step_slug;
   StepStatus status = StepStatus::kCreated;
-  std::optional<nlohmann::json> output;  // when completed
+  std::optional<nlohmann::json> output;  // when completed (JSON null is an output: void steps)
   std::optional<std::string> error_message;
   std::optional<SkipReason> skip_reason;  // when skipped
   std::optional<int> remaining_tasks;
@@ -77,7 +77,8 @@ struct RunState {
   std::string flow_alias;  // the alias that version belongs to (its own slug for a plain flow)
   RunStatus status = RunStatus::kStarted;
   nlohmann::json input;
-  std::optional<nlohmann::json> output;  // {leaf_slug: output} once completed
+  // {leaf_slug: output} once completed; {} when every leaf step was skipped.
+  std::optional<nlohmann::json> output;
   int remaining_steps = 0;
   absl::Time started_at;
   std::optional<absl::Time> completed_at, failed_at;

@@ -30,6 +30,9 @@ CLI::App* CommandSet::add(CLI::App* parent, const std::string& name, const std::
                           Action action) {
   CLI::App* command = parent->add_subcommand(name, description);
   add_global_options(*command, globals_);
+  // A command with subcommands of its own (`workers pause`) runs one of them at most: CLI11
+  // would otherwise parse `workers pause A resume A` as two and chosen() run the first alone.
+  command->require_subcommand(0, 1);
   actions_.emplace(command, std::move(action));
   return command;
 }

@@ -2,7 +2,9 @@
 // --help` their options; docs/operations.md is the guide. The commands live in
 // *_commands.cc, one file per thing they act on (schema, flows, runs, workers, history).
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -79,5 +81,12 @@ int main(int argc, char** argv) {
     return pgflow::cli::kUsage;
   }
   globals.database = *database;
-  return (*commands.chosen())(globals);
+  const int code = (*commands.chosen())(globals);
+  // Output that could not be written (a full disk, a closed pipe) is a failure: a script's
+  // `pgflow ... > file.tmp && mv file.tmp file` must not install a truncated file.
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    std::fprintf(stderr, "pgflow: could not write the output: %s\n", std::strerror(errno));
+    return pgflow::cli::kFailed;
+  }
+  return code;
 }

@@ -32,6 +32,7 @@ nlohmann::json status_json(const SchemaStatus& status) {
   return {{"schema_version", status.applied.empty() ? 0 : status.applied.back().migration.version},
           {"library_version", status.library_version},
           {"pgmq_mode", status.pgmq_mode},
+          {"realtime", status.realtime},
           {"applied", applied},
           {"pending", pending}};
 }
@@ -148,6 +149,12 @@ struct StatusOptions {
 };
 
 int run_status(const Globals& g, const StatusOptions& o) {
+  if (o.prometheus && g.json) {
+    // (`pgflow --json status ...` sets the program's --json, which excludes() does not see)
+    std::fprintf(stderr,
+                 "pgflow: --prometheus excludes --json\nRun `pgflow status --help` for usage.\n");
+    return kUsage;
+  }
   if (o.metrics) return run_metrics(g, o.prometheus);
   absl::StatusOr<SchemaStatus> status = schema_status(g.database);
   if (!status.ok()) return fail(status.status());
@@ -156,6 +163,11 @@ int run_status(const Globals& g, const StatusOptions& o) {
     return kOk;
   }
   std::printf("PGMQ: %s\n", status->pgmq_mode.c_str());
+  if (status->realtime != "off") {
+    std::printf(
+        "Supabase broadcasts: %s%s\n", status->realtime.c_str(),
+        status->realtime == "on" ? "" : ": nothing is broadcast (docs/security.md, \"Realtime\")");
+  }
   std::printf("library version: %d\n", status->library_version);
   for (const auto& a : status->applied) {
     std::printf("applied  %s  %s%s\n", a.migration.file_name().c_str(),

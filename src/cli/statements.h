@@ -239,7 +239,8 @@ select jsonb_build_object(
   'runs', (select count(*) from old_runs),
   'step_states', (select count(*) from pgflow.step_states s join old_runs o using (run_id)),
   'step_tasks', (select count(*) from pgflow.step_tasks t join old_runs o using (run_id)),
-  'workers', (select count(*) from pgflow.workers w, cutoff c where w.last_heartbeat_at < c.at),
+  'workers', (select count(*) from pgflow.workers w, cutoff c
+              where w.last_heartbeat_at < c.at and w.last_heartbeat_at < now() - interval '30 seconds'),
   'archived_messages', (select coalesce(sum((xpath('/row/n/text()', query_to_xml(
                             format('select count(*) as n from pgmq.%I where archived_at < %L',
                                    pgmq.format_table_name(q.queue_name, 'a'), c.at),

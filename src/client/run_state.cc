@@ -47,7 +47,9 @@ absl::StatusOr<StepState> step_from_json(const nlohmann::json& s) {
   step.step_slug = s.value("step_slug", "");
   PGFLOW_ASSIGN_OR_RETURN(
       step.status, parse_word<StepStatus>(kStepStatuses, s.value("status", ""), "step status"));
-  step.output = opt_json(s, "output");
+  // A completed step's output may be JSON null (a void handler, a signal without payload): a
+  // value, not "no output".
+  if (step.status == StepStatus::kCompleted && s.contains("output")) step.output = s["output"];
   step.error_message = internal::json_string(s, "error_message");
   if (std::optional<std::string> reason = internal::json_string(s, "skip_reason")) {
     PGFLOW_ASSIGN_OR_RETURN(step.skip_reason,
@@ -120,6 +122,9 @@ absl::StatusOr<RunState> run_state_from_json(const nlohmann::json& j) {
                           parse_word<RunStatus>(kRunStatuses, r.value("status", ""), "run status"));
   run.input = r.value("input", nlohmann::json());
   run.output = opt_json(r, "output");
+  // A completed run whose leaf steps were all skipped has no leaf output: the database says
+  // NULL, and {} is what a record of optional leaves reads (FlowOutput).
+  if (run.status == RunStatus::kCompleted && !run.output) run.output = nlohmann::json::object();
   run.remaining_steps = r.value("remaining_steps", 0);
   PGFLOW_ASSIGN_OR_RETURN(std::optional<absl::Time> started_at, json_timestamp(r, "started_at"));
   run.started_at = started_at.value_or(absl::InfinitePast());

@@ -84,6 +84,15 @@ void check_range(Problems& problems, const std::string* step, std::string_view f
   report(problems, step, field, message);
 }
 
+// A wait's duration goes to SQL as it is (wait_shape), where _wait_problem refuses one beyond
+// the int range: refused here first (in_seconds saturates, so check_range cannot see it).
+void check_int_seconds(Problems& problems, const std::string* step, std::string_view field,
+                       const std::optional<std::chrono::seconds>& value) {
+  if (!value || value->count() <= std::numeric_limits<int>::max()) return;
+  report(problems, step, field,
+         absl::StrCat("must be at most 2147483647 seconds (about 68 years), got ", value->count()));
+}
+
 // The field names of a dotted input path ("account.id"); "" and ".." give empty names.
 std::vector<std::string> field_names(const std::string& dotted) {
   std::vector<std::string> names(1);
@@ -165,6 +174,7 @@ void check_wait(Problems& problems, const StepDefinition& step) {
   const bool signal = wait.kind == WaitDefinition::Kind::kSignal;
   if (signal) {
     check_range(problems, name, "wait.timeout", in_seconds(wait.timeout), 1, "second");
+    check_int_seconds(problems, name, "wait.timeout", wait.timeout);
     if (wait.timeout_output && !wait.timeout) {
       report(problems, name, "wait.timeout_output", "needs a wait.timeout");
     }
@@ -180,6 +190,7 @@ void check_wait(Problems& problems, const StepDefinition& step) {
     report(problems, name, "wait", "a sleep needs exactly one of sleep_for and sleep_until");
   }
   check_range(problems, name, "wait.sleep_for", in_seconds(wait.sleep_for), 0, "seconds");
+  check_int_seconds(problems, name, "wait.sleep_for", wait.sleep_for);
   if (!wait.sleep_until.empty()) {
     if (std::any_of(wait.sleep_until.begin(), wait.sleep_until.end(),
                     [](const std::string& n) { return n.empty(); })) {
@@ -364,6 +375,17 @@ absl::Status validate(const FlowDefinition& flow) {
       problems.step_field(
           step.slug, "if_not_pattern",
           absl::StrCat("must be a JSON object, got ", step.if_not_pattern->type_name()));
+    }
+    // Values the shape's JSON cannot carry as they are (NaN would become null and change the
+    // condition; invalid UTF-8 would throw at deployment; NUL is refused by jsonb).
+    for (const auto& [field, value] :
+         {std::pair{"if_pattern", &step.if_pattern},
+          std::pair{"if_not_pattern", &step.if_not_pattern},
+          std::pair{"wait.timeout_output", step.wait ? &step.wait->timeout_output : nullptr}}) {
+      if (value == nullptr || !value->has_value()) continue;
+      if (std::optional<internal::JsonProblem> problem = internal::json_problem(**value)) {
+        problems.step_field(step.slug, field, problem->text);
+      }
     }
 
     check_range(problems, name, "max_attempts", step.options.max_attempts, 1, "");

@@ -264,6 +264,11 @@ inline std::optional<JsonProblem> json_problem(const nlohmann::json& j) {
         return string_problem(v.get_ref<const std::string&>(), "string");
       case nlohmann::json::value_t::discarded:
         return JsonProblem{absl::StrCat("holds a discarded value (a failed parse) ", where()), ""};
+      case nlohmann::json::value_t::binary:
+        // (dump() would write it as {"bytes": [...], "subtype": ...}: another value)
+        return JsonProblem{absl::StrCat("holds a binary value ", where(),
+                                        ", which JSON cannot represent (encode it, e.g. base64)"),
+                           ""};
       case nlohmann::json::value_t::array:
       case nlohmann::json::value_t::object:
         if (static_cast<int>(stack.size()) >= kMaxJsonDepth) {

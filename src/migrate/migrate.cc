@@ -139,8 +139,9 @@ absl::Status migrate(std::string_view connection_string, const MigrateOptions& o
         return pg::with_message(
             taken, absl::StrCat("waiting for another pgflow migrator: ", taken.message()));
       }
-      // Migrations take the locks they need themselves, with their own bounded waits.
-      PGFLOW_RETURN_IF_ERROR(conn.exec(internal::kNoLockTimeout).status());
+      // The same bound stays for the migration's own locks (most set a shorter one, 10 s;
+      // 0015 sets none): never a wait without end that holds up every claim and start queued
+      // behind its lock request.
       return body();
     });
   };
@@ -184,6 +185,8 @@ absl::StatusOr<SchemaStatus> schema_status(std::string_view connection_string) {
   }
   PGFLOW_ASSIGN_OR_RETURN(pg::Result mode, conn.exec(internal::kPgmqMode));
   status.pgmq_mode = std::string(mode.scalar());
+  PGFLOW_ASSIGN_OR_RETURN(pg::Result realtime, conn.exec(internal::kRealtime));
+  status.realtime = std::string(realtime.scalar());
   return status;
 }
 

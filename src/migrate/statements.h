@@ -37,6 +37,29 @@ inline constexpr char kLedgerAndSchema[] =
     "not null";
 inline constexpr char kLedgerHasRows[] = "select exists (select 1 from pgflow.schema_migrations)";
 
+// ---- Supabase broadcasts ----
+// The rule of pgflow._emit_events (0027), asked as pgflow's owner (the owner of its SECURITY
+// DEFINER functions) would be: every realtime.send owned by a role with that owner's privileges.
+inline constexpr std::string_view kRealtime = R"sql(
+with owner as (select p.proowner as oid from pg_catalog.pg_proc p
+               join pg_catalog.pg_namespace n on n.oid = p.pronamespace
+               where n.nspname = 'pgflow' and p.proname = 'complete_tasks' limit 1),
+     sends as (select p.proowner, p.proargtypes from pg_catalog.pg_proc p
+               join pg_catalog.pg_namespace n on n.oid = p.pronamespace
+               where n.nspname = 'realtime' and p.proname = 'send'),
+     untrusted as (select distinct pg_catalog.pg_get_userbyid(s.proowner) as name
+                   from sends s, owner o
+                   where not pg_catalog.pg_has_role(s.proowner, o.oid, 'USAGE'))
+select case
+  when not exists (select 1 from owner)
+       or not exists (select 1 from sends where proargtypes = '3802 25 25 16'::pg_catalog.oidvector)
+    then 'off'
+  when exists (select 1 from untrusted)
+    then 'untrusted (owned by ' || (select string_agg(name, ', ' order by name) from untrusted) || ')'
+  else 'on'
+end
+)sql";
+
 // ---- PGMQ ----
 inline constexpr std::string_view kPgmqMode = R"sql(
 select case
@@ -58,7 +81,6 @@ inline constexpr char kCreatePgmqExtension[] = "create extension if not exists p
 // its session, so it works through a transaction pooler.
 inline constexpr char kMigrateLockKey[] = "110386046168183";
 inline constexpr char kSetLocalLockTimeout[] = "select set_config('lock_timeout', $1, true)";
-inline constexpr char kNoLockTimeout[] = "set local lock_timeout = 0";
 inline constexpr char kTakeMigrateLock[] = "select pg_advisory_xact_lock($1::bigint)";
 
 // ---- adopting a schema installed by upstream's tooling (adopt.cc) ----

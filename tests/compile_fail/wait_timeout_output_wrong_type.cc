@@ -1,4 +1,5 @@
-// expect: pgflow: the value of pgflow::signal_timeout\(timeout, value\) must convert
+// expect: pgflow: the value of pgflow::signal_timeout\(timeout, value\) must convert to the step.s output type without narrowing
+// context: SignalTimeoutArg<std::
 // A timed-out wait completes with a value of the step's output type.
 #include <chrono>
 #include <string>

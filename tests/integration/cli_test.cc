@@ -348,6 +348,7 @@ TEST_F(CliTest, ADatabaseWithoutTheSchemaIsNamedAndLeftAlone) {
   json s = json::parse(status.out);
   EXPECT_EQ(s["schema_version"], 0);
   EXPECT_EQ(s["pgmq_mode"], "missing");
+  EXPECT_EQ(s["realtime"], "off");
   EXPECT_EQ(s["pending"].size(), s["library_version"].get<size_t>());
   CommandResult audit = on_fresh("audit");
   EXPECT_EQ(audit.exit_code, 0) << audit.err;
@@ -769,6 +770,31 @@ TEST_F(CliTest, HumanOutputEscapesControlCharactersFromTheDatabase) {
   EXPECT_EQ(refused.err.find('\x1b'), std::string::npos) << refused.err;
 }
 
+// pgflow calls realtime.send only when a role with the privileges of pgflow's owner owns it
+// (schema 0027): `pgflow status` says whether broadcasts go out, and who owns an untrusted one.
+TEST_F(CliTest, StatusSaysWhetherSupabaseBroadcastsGoOut) {
+  EXPECT_EQ(json::parse(pgflow("status --json").out)["realtime"], "off");
+  EXPECT_THAT(pgflow("status").out, ::testing::Not(HasSubstr("broadcasts")));
+  const std::string role = "rt_" + sql("select current_database()");
+  sql("create role " + role + " nologin");
+  sql("create schema realtime authorization " + role);
+  ASSERT_TRUE(conn_
+                  ->exec_script("set role " + role +
+                                "; create function realtime.send(jsonb, text, text, boolean) "
+                                "returns void language sql as 'select null::void'; reset role")
+                  .ok());
+  EXPECT_EQ(json::parse(pgflow("status --json").out)["realtime"],
+            "untrusted (owned by " + role + ")");
+  EXPECT_THAT(pgflow("status").out,
+              HasSubstr("Supabase broadcasts: untrusted (owned by " + role +
+                        "): nothing is broadcast (docs/security.md, \"Realtime\")"));
+  sql("alter function realtime.send(jsonb, text, text, boolean) owner to current_user");
+  EXPECT_EQ(json::parse(pgflow("status --json").out)["realtime"], "on");
+  EXPECT_THAT(pgflow("status").out, HasSubstr("Supabase broadcasts: on\n"));
+  sql("drop schema realtime cascade");
+  sql("drop role " + role);
+}
+
 TEST_F(CliTest, StatusMetricsGivesQueueDepthOldestTaskAndRunsPerFlow) {
   deploy("busy", "busy");
   deploy("idle", "idle");
@@ -805,6 +831,22 @@ TEST_F(CliTest, StatusMetricsGivesQueueDepthOldestTaskAndRunsPerFlow) {
   EXPECT_THAT(scraped.out, HasSubstr("\npgflow_runs{flow=\"busy\",status=\"started\"} 2\n"));
   expect_usage_error("status --prometheus", "--prometheus");
   expect_usage_error("status --metrics --prometheus --json", "--prometheus");
+  expect_usage_error("--json status --metrics --prometheus", "--prometheus");
+}
+
+// A command runs one subcommand: `workers pause A resume A` is refused, not half done.
+TEST_F(CliTest, ACommandRunsOneSubcommandAtMost) {
+  CommandResult two = pgflow("workers pause fnA resume fnA");
+  EXPECT_EQ(two.exit_code, 2) << two.out;
+  EXPECT_EQ(sql("select count(*) from pgflow.worker_functions where paused_at is not null"), "0");
+}
+
+// Output that cannot be written fails the command (exit 1), so `pgflow ... > f.tmp && mv f.tmp f`
+// never installs a truncated file.
+TEST_F(CliTest, OutputThatCannotBeWrittenFailsTheCommand) {
+  CommandResult full = pgflow("status --json > /dev/full");
+  EXPECT_EQ(full.exit_code, 1);
+  EXPECT_THAT(full.err, HasSubstr("pgflow: could not write the output"));
 }
 
 TEST_F(CliTest, PruneCountsWhatItDeletesAndADryRunDeletesNothing) {
@@ -830,6 +872,13 @@ TEST_F(CliTest, PruneCountsWhatItDeletesAndADryRunDeletesNothing) {
     return r.exit_code == 0 ? absl::StatusOr<std::string>(r.out) : absl::NotFoundError(r.err);
   }());
   ASSERT_TRUE(conn_->exec_script(helper).ok());
+  // Workers are counted as the helper deletes them: a live one (beat 10 s ago) never.
+  sql("insert into pgflow.workers (worker_id, queue_name, function_name, protocol, "
+      "last_heartbeat_at) values (gen_random_uuid(), 'old', 'fn', pgflow.worker_protocol(), "
+      "now() - interval '10 seconds')");
+  CommandResult live = pgflow("prune --older-than 5s --dry-run --json");
+  ASSERT_EQ(live.exit_code, 0) << live.err;
+  EXPECT_EQ(json::parse(live.out)["workers"], 0);
   CommandResult dry = pgflow("prune --older-than 14d --dry-run --json");
   ASSERT_EQ(dry.exit_code, 0) << dry.err;
   json counted = json::parse(dry.out);

@@ -128,6 +128,23 @@ TEST(Migrate, AnotherMigratorHoldingTheLockIsAbortedWithItsSqlState) {
   EXPECT_TRUE(after.applied.empty()) << "nothing applied";
 }
 
+// A migration's table locks wait at most lock_wait, also where the migration sets no bound of
+// its own (0015 takes step_tasks, step_states and runs ACCESS EXCLUSIVE): a session idle in a
+// transaction that read step_tasks makes migrate fail with nothing changed, not wait forever
+// while every claim and start queues behind its lock request.
+TEST(Migrate, AMigrationWaitsForATableLockAtMostLockWait) {
+  PGFLOW_ASSERT_OK_AND_ASSIGN(TestDatabase db, TestDatabase::empty());
+  ASSERT_THAT(migrate(db.url(), {.target_version = 14}), IsOk());
+  PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection reader, pg::Connection::open(db.url()));
+  ASSERT_THAT(reader.exec_script("begin; select 1 from pgflow.step_tasks limit 1;"), IsOk());
+  absl::Status s = migrate(db.url(), {.target_version = 15, .lock_wait = std::chrono::seconds(1)});
+  EXPECT_EQ(sql_state(s), "55P03") << s;
+  PGFLOW_ASSERT_OK_AND_ASSIGN(SchemaStatus held, schema_status(db.url()));
+  EXPECT_EQ(held.applied.back().migration.version, 14) << "nothing applied";
+  ASSERT_THAT(reader.exec_script("commit"), IsOk());
+  EXPECT_THAT(migrate(db.url(), {.target_version = 15}), IsOk());
+}
+
 // One place says where the database is: an empty connection string means DATABASE_URL.
 class MigrateDatabaseUrl : public ::testing::Test {
  protected:

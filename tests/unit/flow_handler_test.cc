@@ -203,6 +203,17 @@ TEST(FlowHandler, OutputConversionErrorNamesFlowAndStep) {
                              HasSubstr("cannot encode Throws"))));
 }
 
+// A binary value (CBOR's byte strings parse to one) has no JSON form: dump() would store
+// {"bytes": [...], "subtype": ...} instead, which no dependent reads back as bytes.
+TEST(FlowHandler, ABinaryOutputIsRefusedNotRewritten) {
+  const auto bytes = Flow<"bytesOut", int>().step<"raw">([](int) {
+    return nlohmann::json::binary({0xca, 0xfe});
+  });
+  EXPECT_THAT(call(bytes, "raw", nlohmann::json::object(), 1),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("step \"raw\""), HasSubstr("holds a binary value"))));
+}
+
 TEST(FlowHandler, MoveOnlyHandlersAndCheapCopies) {
   auto owned = std::make_unique<int>(5);
   const auto flow =

@@ -1,6 +1,7 @@
 // pgflow::validate: runtime-only values of typed flows, and every rule for hand-built
 // definitions, with messages naming flow, step and field.
 #include <chrono>
+#include <limits>
 #include <string>
 
 #include "absl/status/status.h"
@@ -178,6 +179,34 @@ TEST(FlowValidate, SelfDependencyIsNotEarlier) {
   EXPECT_THAT(validate(def), IsOk());  // without the self-dependency it is valid
 }
 
+// Patterns and a timeout's value go to the database in the shape's JSON: a value JSON cannot
+// carry as it is (NaN would be written as null, changing the condition; invalid UTF-8 would
+// throw at deployment) is a problem naming the step and field.
+TEST(FlowValidate, PatternsAndTimeoutValuesMustBeJsonAsTheyAre) {
+  FlowDefinition def;
+  def.slug = "patterns";
+  StepDefinition nan = step("nan");
+  nan.if_pattern = nlohmann::json{{"score", std::numeric_limits<double>::quiet_NaN()}};
+  def.steps.push_back(nan);
+  StepDefinition bad_text = step("badText");
+  bad_text.if_not_pattern = nlohmann::json{{"name", std::string("\xff")}};
+  def.steps.push_back(bad_text);
+  StepDefinition wait = step("wait", {"nan"});
+  wait.handler = nullptr;
+  wait.wait =
+      WaitDefinition{.kind = WaitDefinition::Kind::kSignal,
+                     .timeout = std::chrono::seconds(5),
+                     .timeout_output = nlohmann::json(std::numeric_limits<double>::infinity())};
+  def.steps.push_back(wait);
+  EXPECT_THAT(validate(def),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("step \"nan\", field \"if_pattern\": holds NaN"),
+                             HasSubstr("step \"badText\", field \"if_not_pattern\": holds a "
+                                       "string that is not valid UTF-8"),
+                             HasSubstr("step \"wait\", field \"wait.timeout_output\": holds "
+                                       "Infinity"))));
+}
+
 TEST(FlowValidate, HandBuiltWaitStepsFollowTheWaitRules) {
   using namespace std::chrono_literals;
   FlowDefinition def;
@@ -206,6 +235,11 @@ TEST(FlowValidate, HandBuiltWaitStepsFollowTheWaitRules) {
       wait_step("mapUntil", {.kind = WaitDefinition::Kind::kSleep, .sleep_until = {"draft", ""}});
   map_until.type = StepType::kMap;
   def.steps.push_back(map_until);
+  // Beyond the SQL core's int (which would refuse it at deployment).
+  def.steps.push_back(wait_step("hugeTimeout", {.kind = WaitDefinition::Kind::kSignal,
+                                                .timeout = std::chrono::seconds(3'600'000'000)}));
+  def.steps.push_back(wait_step("hugeSleep", {.kind = WaitDefinition::Kind::kSleep,
+                                              .sleep_for = std::chrono::hours(1'000'000)}));
   EXPECT_THAT(
       validate(def),
       StatusIs(absl::StatusCode::kInvalidArgument,
@@ -223,7 +257,11 @@ TEST(FlowValidate, HandBuiltWaitStepsFollowTheWaitRules) {
                      HasSubstr("step \"mapUntil\", field \"wait.sleep_until\": must be field "
                                "names"),
                      HasSubstr("step \"mapUntil\", field \"wait.sleep_until\": a map step "
-                               "sleeps for sleep_for"))));
+                               "sleeps for sleep_for"),
+                     HasSubstr("step \"hugeTimeout\", field \"wait.timeout\": must be at most "
+                               "2147483647 seconds (about 68 years), got 3600000000"),
+                     HasSubstr("step \"hugeSleep\", field \"wait.sleep_for\": must be at most "
+                               "2147483647 seconds"))));
 }
 
 }  // namespace

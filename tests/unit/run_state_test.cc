@@ -13,6 +13,7 @@
 namespace pgflow {
 namespace {
 
+using pgflow::testing::IsOk;
 using pgflow::testing::StatusIs;
 using ::testing::HasSubstr;
 
@@ -107,6 +108,20 @@ TEST(RunState, OutputAsSaysWhyThereIsNone) {
       StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("step b has no output (skipped)")));
   EXPECT_THAT(run.output_as<std::string>().status(),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("does not convert")));
+}
+
+// JSON null is a completed step's output (a void handler, a signal without payload), not "no
+// output"; a completed run whose leaves were all skipped has the empty record, {}.
+TEST(RunState, NullOutputsOfCompletedStepsAndRunsAreValues) {
+  nlohmann::json j = run_json();
+  j["steps"][0]["output"] = nullptr;
+  j["run"]["output"] = nullptr;
+  PGFLOW_ASSERT_OK_AND_ASSIGN(RunState run, internal::run_state_from_json(j));
+  EXPECT_THAT(run.step("a")->output_as<std::nullptr_t>(), IsOk());
+  EXPECT_EQ(*run.step("a")->output_as<nlohmann::json>(), nlohmann::json());
+  EXPECT_EQ(run.output, nlohmann::json::object());
+  EXPECT_EQ(*run.output_as<nlohmann::json>(), nlohmann::json::object());
+  EXPECT_FALSE(run.step("b")->output.has_value()) << "a skipped step has none";
 }
 
 }  // namespace

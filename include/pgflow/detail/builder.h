@@ -142,12 +142,21 @@ inline void apply_step_arg(StepDefinition& step, const IfNotPattern& arg) {
 }
 void apply_step_arg(StepDefinition& step, const SleepForArg& arg);
 void apply_step_arg(StepDefinition& step, const SleepUntilArg& arg);
-template <typename Output>
-void apply_step_arg(StepDefinition& step, const SignalTimeoutArg<Output>& arg) {
-  step.wait->timeout = arg.timeout;
-  if constexpr (!std::is_void_v<Output>) step.wait->timeout_output = nlohmann::json(arg.output);
-}
 inline void apply_step_arg(StepDefinition&, const auto& /*type-level argument or the handler*/) {}
+
+// A wait step's arguments: a timeout's value is stored as the step's output type `Output`, what
+// its dependents read (checked to convert without narrowing: timeout_output_fits).
+template <typename Output, typename A>
+void apply_wait_arg(StepDefinition& step, A&& arg) {
+  if constexpr (is_signal_timeout_v<std::remove_cvref_t<A>>) {
+    step.wait->timeout = arg.timeout;
+    if constexpr (!std::is_void_v<typename ArgKind<std::remove_cvref_t<A>>::output>) {
+      step.wait->timeout_output = nlohmann::json(Output{arg.output});
+    }
+  } else {
+    apply_step_arg(step, std::forward<A>(arg));
+  }
+}
 
 // The last of its arguments (a step's handler), without building a tuple: a comma fold over
 // ArgPointer, whose own operator, keeps the right-hand side.

@@ -119,12 +119,17 @@ constexpr bool check_step_args() {
          !duplicate_dep && !unmet_without_condition;
 }
 
-// A timed-out signal wait completes with a value of the step's output type.
+// A timed-out signal wait completes with a value of the step's output type, converted without
+// narrowing (a conversion never changes a value: 0 is no bool, 2.5 no int).
 template <typename Output, typename Arg>
 constexpr bool timeout_output_fits() {
   if constexpr (is_signal_timeout_v<Arg>) {
     using Given = typename ArgKind<Arg>::output;
-    return std::is_void_v<Given> || std::is_convertible_v<Given, Output>;
+    if constexpr (std::is_void_v<Given>) {
+      return true;
+    } else {
+      return requires(Given given) { Output{given}; };
+    }
   } else {
     return true;
   }
@@ -152,7 +157,7 @@ constexpr bool check_wait_args() {
   constexpr bool output_fits = (timeout_output_fits<Output, A>() && ...);
   static_assert(output_fits,
                 "pgflow: the value of pgflow::signal_timeout(timeout, value) must convert to the "
-                "step's output type (a timed-out wait completes with it)");
+                "step's output type without narrowing (a timed-out wait completes with it)");
   return JsonConvertible<Output> && Args::options == 0 && sleeps_ok && timeouts_ok && output_fits;
 }
 
