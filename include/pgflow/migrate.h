@@ -88,6 +88,13 @@ std::vector<Migration> bundled_migrations();
 // variable (kInvalidArgument when neither is set).
 absl::Status migrate(std::string_view connection_string = {}, const MigrateOptions& options = {});
 
+// What migrate(connection_string, options) would refuse before applying anything, checked
+// without changing anything: an applied migration edited since, a database newer than this
+// library, a schema no ledger records (unless options.adopt_existing_schema). `pgflow migrate
+// --dry-run` asks it first, so a dry run never promises what the run refuses.
+absl::Status check_migration(std::string_view connection_string = {},
+                             const MigrateOptions& options = {});
+
 // Reads the ledger and PGMQ mode without changing anything.
 absl::StatusOr<SchemaStatus> schema_status(std::string_view connection_string = {});
 

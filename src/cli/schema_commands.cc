@@ -44,7 +44,12 @@ struct MigrateOptions {
 };
 
 int run_migrate(const Globals& g, const MigrateOptions& o) {
+  pgflow::MigrateOptions options;
+  options.target_version = o.to;
+  options.adopt_existing_schema = o.adopt;
   if (o.dry_run) {
+    // What the run would refuse, the dry run refuses too.
+    if (absl::Status s = check_migration(g.database, options); !s.ok()) return fail(s);
     absl::StatusOr<SchemaStatus> status = schema_status(g.database);
     if (!status.ok()) return fail(status.status());
     nlohmann::json would_apply = nlohmann::json::array();
@@ -67,9 +72,6 @@ int run_migrate(const Globals& g, const MigrateOptions& o) {
         "(dry run: nothing changed; `pgflow audit` checks what the next migration would refuse)\n");
     return kOk;
   }
-  pgflow::MigrateOptions options;
-  options.target_version = o.to;
-  options.adopt_existing_schema = o.adopt;
   if (absl::Status s = migrate(g.database, options); !s.ok()) return fail(s);
   absl::StatusOr<SchemaStatus> status = schema_status(g.database);
   if (!status.ok()) return fail(status.status());

@@ -85,20 +85,26 @@ absl::Status record(pg::Connection& conn, const internal::EmbeddedMigration& m, 
       .status();
 }
 
-// A pgflow schema that no ledger records (installed by upstream's tooling): adopted as 0001
-// when asked to, else refused before anything changes.
+// A pgflow schema that no ledger records (installed by upstream's tooling) is refused unless
+// migrate may adopt it.
+absl::Status check_unrecorded(pg::Connection& conn, const MigrateOptions& options,
+                              bool& unrecorded) {
+  PGFLOW_ASSIGN_OR_RETURN(unrecorded, internal::has_unrecorded_schema(conn));
+  if (!unrecorded || options.adopt_existing_schema) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      "pgflow: the database has a pgflow schema that no migration ledger records (installed by "
+      "upstream pgflow's own tooling?); nothing was changed. `pgflow migrate --adopt` "
+      "(MigrateOptions::adopt_existing_schema) checks that it matches 0001_core (upstream "
+      "0.16.0) and adopts it, keeping its data");
+}
+
+// An unrecorded pgflow schema: adopted as 0001 when asked to, else refused before anything
+// changes.
 absl::Status adopt_if_unrecorded(pg::Connection& conn, const MigrateOptions& options) {
-  PGFLOW_ASSIGN_OR_RETURN(bool unrecorded, internal::has_unrecorded_schema(conn));
+  bool unrecorded = false;
+  PGFLOW_RETURN_IF_ERROR(check_unrecorded(conn, options, unrecorded));
   if (!unrecorded) return absl::OkStatus();
   const internal::EmbeddedMigration& core = internal::embedded_migrations().front();
-  if (!options.adopt_existing_schema) {
-    return absl::FailedPreconditionError(
-        "pgflow: the database has a pgflow schema that no migration ledger records (installed by "
-        "upstream pgflow's own tooling?); nothing was changed. `pgflow migrate --adopt` "
-        "(MigrateOptions::adopt_existing_schema) checks that it matches 0001_core (upstream "
-        "0.16.0) "
-        "and adopts it, keeping its data");
-  }
   return internal::adopt_existing_schema(conn, core, [&]() -> absl::Status {
     PGFLOW_RETURN_IF_ERROR(conn.exec_script(internal::kCreateLedger));
     return record(conn, core, /*adopted=*/true);
@@ -171,6 +177,15 @@ absl::Status migrate(std::string_view connection_string, const MigrateOptions& o
     PGFLOW_RETURN_IF_ERROR(migrated);
   }
   return absl::OkStatus();
+}
+
+absl::Status check_migration(std::string_view connection_string, const MigrateOptions& options) {
+  PGFLOW_ASSIGN_OR_RETURN(pg::Connection conn,
+                          open_connection(connection_string, "pgflow-migrate"));
+  bool unrecorded = false;
+  PGFLOW_RETURN_IF_ERROR(check_unrecorded(conn, options, unrecorded));
+  PGFLOW_ASSIGN_OR_RETURN(std::vector<AppliedMigration> applied, read_ledger(conn));
+  return check_ledger(applied);
 }
 
 absl::StatusOr<SchemaStatus> schema_status(std::string_view connection_string) {

@@ -241,6 +241,10 @@ TEST_F(CliTest, MigrateAdoptsASchemaInstalledByUpstreamsTooling) {
   CommandResult refused = on_fresh("migrate");
   EXPECT_EQ(refused.exit_code, 1);
   EXPECT_THAT(refused.err, HasSubstr("pgflow migrate --adopt"));
+  CommandResult dry = on_fresh("migrate --dry-run");
+  EXPECT_EQ(dry.exit_code, 1) << "the dry run refuses what the run refuses";
+  EXPECT_THAT(dry.err, HasSubstr("pgflow migrate --adopt"));
+  EXPECT_EQ(on_fresh("migrate --dry-run --adopt").exit_code, 0);
   EXPECT_EQ(on_fresh("migrate --adopt=maybe").exit_code, 2);
 
   CommandResult adopted = on_fresh("migrate --adopt");
@@ -389,6 +393,14 @@ TEST_F(CliTest, MigrateDryRunListsWhatWouldRunUpToTheTarget) {
   EXPECT_TRUE(m["pending"].empty());
   CommandResult nothing = on_fresh("migrate --dry-run");
   EXPECT_THAT(nothing.out, HasSubstr("nothing to apply: up to date"));
+  // What the run would refuse, the dry run refuses: an applied migration edited since.
+  PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection conn, pg::Connection::open(fresh.url()));
+  ASSERT_TRUE(
+      conn.exec("update pgflow.schema_migrations set checksum = 'x' where version = 1").ok());
+  CommandResult edited = on_fresh("migrate --dry-run");
+  EXPECT_EQ(edited.exit_code, 1);
+  EXPECT_THAT(edited.err, HasSubstr("applied migration 0001_core.sql differs"));
+  EXPECT_THAT(edited.out, ::testing::Not(HasSubstr("nothing to apply")));
 }
 
 TEST_F(CliTest, AuditReportsWhatTheNextMigrationWouldRefuse) {
