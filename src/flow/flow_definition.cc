@@ -10,6 +10,7 @@
 #include "internal/strings.h"
 #include "internal/text_checks.h"
 #include "pgflow/detail/slug.h"
+#include "pgflow/flow_options.h"
 
 namespace pgflow {
 namespace {
@@ -32,11 +33,10 @@ void put_if_set(nlohmann::ordered_json& object, const char* key, const std::opti
 }
 
 // A time option as the SQL core's whole seconds.
+// (saturated as a time option's value is: the SQL columns are int)
 std::optional<int> in_seconds(const std::optional<std::chrono::seconds>& value) {
   if (!value) return std::nullopt;
-  // (saturated: the SQL columns are int; nothing accepts more than about 68 years anyway)
-  return static_cast<int>(std::clamp<std::chrono::seconds::rep>(
-      value->count(), std::numeric_limits<int>::min(), std::numeric_limits<int>::max()));
+  return detail::saturated_seconds(*value);
 }
 
 // Collects problems as "flow "f", step "s", field "x": message".

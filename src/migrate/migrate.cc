@@ -85,12 +85,11 @@ absl::Status record(pg::Connection& conn, const internal::EmbeddedMigration& m, 
       .status();
 }
 
-// A pgflow schema that no ledger records (installed by upstream's tooling) is refused unless
-// migrate may adopt it.
-absl::Status check_unrecorded(pg::Connection& conn, const MigrateOptions& options,
-                              bool& unrecorded) {
-  PGFLOW_ASSIGN_OR_RETURN(unrecorded, internal::has_unrecorded_schema(conn));
-  if (!unrecorded || options.adopt_existing_schema) return absl::OkStatus();
+// Whether the database has a pgflow schema that no ledger records (installed by upstream's
+// tooling); such a schema is refused unless migrate may adopt it.
+absl::StatusOr<bool> unrecorded_schema(pg::Connection& conn, const MigrateOptions& options) {
+  PGFLOW_ASSIGN_OR_RETURN(bool unrecorded, internal::has_unrecorded_schema(conn));
+  if (!unrecorded || options.adopt_existing_schema) return unrecorded;
   return absl::FailedPreconditionError(
       "pgflow: the database has a pgflow schema that no migration ledger records (installed by "
       "upstream pgflow's own tooling?); nothing was changed. `pgflow migrate --adopt` "
@@ -101,8 +100,7 @@ absl::Status check_unrecorded(pg::Connection& conn, const MigrateOptions& option
 // An unrecorded pgflow schema: adopted as 0001 when asked to, else refused before anything
 // changes.
 absl::Status adopt_if_unrecorded(pg::Connection& conn, const MigrateOptions& options) {
-  bool unrecorded = false;
-  PGFLOW_RETURN_IF_ERROR(check_unrecorded(conn, options, unrecorded));
+  PGFLOW_ASSIGN_OR_RETURN(bool unrecorded, unrecorded_schema(conn, options));
   if (!unrecorded) return absl::OkStatus();
   const internal::EmbeddedMigration& core = internal::embedded_migrations().front();
   return internal::adopt_existing_schema(conn, core, [&]() -> absl::Status {
@@ -182,8 +180,7 @@ absl::Status migrate(std::string_view connection_string, const MigrateOptions& o
 absl::Status check_migration(std::string_view connection_string, const MigrateOptions& options) {
   PGFLOW_ASSIGN_OR_RETURN(pg::Connection conn,
                           open_connection(connection_string, "pgflow-migrate"));
-  bool unrecorded = false;
-  PGFLOW_RETURN_IF_ERROR(check_unrecorded(conn, options, unrecorded));
+  PGFLOW_RETURN_IF_ERROR(unrecorded_schema(conn, options).status());
   PGFLOW_ASSIGN_OR_RETURN(std::vector<AppliedMigration> applied, read_ledger(conn));
   return check_ledger(applied);
 }
