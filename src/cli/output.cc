@@ -122,12 +122,13 @@ std::optional<absl::Duration> parse_duration(std::string_view text) {
     text.remove_prefix(unit->name.size());
     total += number * unit->size;
   }
-  if (total <= absl::ZeroDuration()) return std::nullopt;
+  // Below a microsecond, PostgreSQL's resolution, a duration would mean nothing.
+  if (total < absl::Microseconds(1)) return std::nullopt;
   return total;
 }
 
 std::string to_interval(absl::Duration d) {
-  return absl::StrCat(absl::ToInt64Milliseconds(d), " milliseconds");
+  return absl::StrCat(absl::ToInt64Microseconds(d), " microseconds");
 }
 
 std::string display_text(const nlohmann::json& value) {

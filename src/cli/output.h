@@ -43,10 +43,10 @@ std::string span_text(const nlohmann::json& from, const nlohmann::json& to);
 std::string progress_bar(long long done, long long total, int width = 20);
 
 // "90s", "15m", "2h30m", "14d", "1w", "500ms": whole or decimal numbers, each with a unit
-// (ms, s, m, h, d, w). nullopt for anything else, negative or zero.
+// (ms, s, m, h, d, w). nullopt for anything else, and below a microsecond.
 std::optional<absl::Duration> parse_duration(std::string_view text);
 
-// The duration as a PostgreSQL interval literal ("1209600000 milliseconds").
+// The duration as a PostgreSQL interval literal, to its microsecond ("500 microseconds").
 std::string to_interval(absl::Duration d);
 
 // JSON value as display text: strings bare (control characters and bytes that are not UTF-8

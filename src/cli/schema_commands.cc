@@ -181,7 +181,8 @@ int run_status(const Globals& g, const StatusOptions& o) {
   return kOk;
 }
 
-// The read-only report of the next pending migration, when it has one (sql/audit/).
+// The read-only report of the next pending migration, when it has one (sql/audit/); else which
+// pending migration has the next one.
 int run_audit(const Globals& g) {
   absl::StatusOr<SchemaStatus> status = schema_status(g.database);
   if (!status.ok()) return fail(status.status());
@@ -205,14 +206,33 @@ int run_audit(const Globals& g) {
         next.version, nlohmann::json::array());
     return kOk;
   }
+  // The first pending migration that has an audit. An audit reads the schema as it is just
+  // before its migration, so one further on runs only once the database is there.
   const internal::EmbeddedAudit* audit = nullptr;
-  for (const auto& a : internal::embedded_audits()) {
-    if (a.version == next.version) audit = &a;
+  const Migration* audited = nullptr;
+  for (const Migration& m : status->pending) {
+    for (const auto& a : internal::embedded_audits()) {
+      if (a.version == m.version) audit = &a;
+    }
+    if (audit != nullptr) {
+      audited = &m;
+      break;
+    }
   }
-  if (audit == nullptr) {
-    say(absl::StrCat(next.file_name(),
-                     " has no upgrade audit: it needs no preparation (docs/upgrading.md)"),
-        next.version, nlohmann::json::array());
+  if (audited != &next) {
+    const Migration& last_plain = audited == nullptr ? status->pending.back() : *(audited - 1);
+    std::string plain = absl::StrCat("no preparation is needed for ", next.file_name());
+    if (&last_plain != &next) absl::StrAppend(&plain, " to ", last_plain.file_name());
+    if (audited == nullptr) {
+      say(absl::StrCat(plain, ": no pending migration has an upgrade audit (docs/upgrading.md)"),
+          next.version, nlohmann::json::array());
+      return kOk;
+    }
+    const int before = audited->version - 1;
+    say(absl::StrCat(plain, "; ", audited->file_name(), " has an upgrade audit, which runs at ",
+                     "schema version ", before, ": `pgflow migrate --to ", before,
+                     "`, then `pgflow audit` (docs/upgrading.md)"),
+        audited->version, nlohmann::json::array());
     return kOk;
   }
   absl::StatusOr<pg::Connection> conn = pg::Connection::open(g.database, "pgflow-cli");

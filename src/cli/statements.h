@@ -235,6 +235,7 @@ with cutoff as (select now() - $1::interval as at),
 old_runs as (
   select r.run_id from pgflow.runs r, cutoff c where pgflow.run_ended_before(r, c.at))
 select jsonb_build_object(
+  'older_than', $1::interval::text,
   'cutoff', (select at from cutoff),
   'runs', (select count(*) from old_runs),
   'step_states', (select count(*) from pgflow.step_states s join old_runs o using (run_id)),

@@ -319,7 +319,8 @@ TEST_F(CliTest, BadArgumentsExitTwoNamingTheArgument) {
         Case{"workers pause", "FUNCTION is required"},
         Case{"workers deprecate", "TARGET is required"}, Case{"prune", "--older-than is required"},
         Case{"prune --older-than 14", "--older-than"},
-        Case{"prune --older-than -1d", "--older-than"}}) {
+        Case{"prune --older-than -1d", "--older-than"},
+        Case{"prune --older-than 0.0001ms", "--older-than"}}) {
     expect_usage_error(c.args, c.names);
   }
   CommandResult nothing =
@@ -429,6 +430,42 @@ TEST_F(CliTest, AuditReportsWhatTheNextMigrationWouldRefuse) {
   EXPECT_EQ(errors[0]["severity"], "error");
   EXPECT_EQ(errors[0]["flow_slug"], "bad__slug");
   EXPECT_THAT(pgflow("audit").out, HasSubstr("up to date: nothing to audit"));
+}
+
+TEST_F(CliTest, AuditNamesTheNextPendingMigrationThatHasOne) {
+  PGFLOW_ASSERT_OK_AND_ASSIGN(pgflow::testing::TestDatabase fresh,
+                              pgflow::testing::TestDatabase::empty());
+  auto on_fresh = [&](const std::string& args) { return pgflow_at(fresh.url(), args); };
+  ASSERT_EQ(on_fresh("migrate --to 5").exit_code, 0);
+  // 0012's audit reads the schema as it is at 0011: from 0005 it cannot run yet, and the
+  // migrations before it need nothing.
+  CommandResult early = on_fresh("audit");
+  EXPECT_EQ(early.exit_code, 0) << early.err;
+  EXPECT_THAT(early.out,
+              HasSubstr("no preparation is needed for 0006_batch_results.sql to "
+                        "0011_least_privilege_queues.sql; 0012_role_boundaries.sql has an "
+                        "upgrade audit, which runs at schema version 11: `pgflow migrate --to "
+                        "11`, then `pgflow audit`"));
+  CommandResult early_json = on_fresh("audit --json");
+  ASSERT_EQ(early_json.exit_code, 0) << early_json.err;
+  EXPECT_EQ(json::parse(early_json.out)["migration"], 12);
+  EXPECT_TRUE(json::parse(early_json.out)["findings"].empty());
+
+  ASSERT_EQ(on_fresh("migrate --to 11").exit_code, 0);
+  CommandResult at_11 = on_fresh("audit");
+  EXPECT_EQ(at_11.exit_code, 0) << at_11.err;
+  EXPECT_THAT(at_11.out, HasSubstr("audit of 0012_role_boundaries.sql (read-only)"));
+  EXPECT_THAT(at_11.out, HasSubstr("no errors: the upgrade can run"));
+
+  ASSERT_EQ(on_fresh("migrate --to 12").exit_code, 0);
+  CommandResult later = on_fresh("audit --json");
+  ASSERT_EQ(later.exit_code, 0) << later.err;
+  json none = json::parse(later.out);
+  EXPECT_EQ(none["migration"], 13);
+  EXPECT_THAT(none["summary"].get<std::string>(),
+              ::testing::MatchesRegex("no preparation is needed for 0013_one_rule_each.sql to "
+                                      "[0-9]{4}_[a-z_]+\\.sql: no pending migration has an "
+                                      "upgrade audit \\(docs/upgrading.md\\)"));
 }
 
 TEST_F(CliTest, FlowShowPrintsStepsAsATreeWithOptionsAndConditions) {
@@ -891,9 +928,14 @@ TEST_F(CliTest, PruneCountsWhatItDeletesAndADryRunDeletesNothing) {
   CommandResult live = pgflow("prune --older-than 5s --dry-run --json");
   ASSERT_EQ(live.exit_code, 0) << live.err;
   EXPECT_EQ(json::parse(live.out)["workers"], 0);
+  // A fraction of a millisecond is kept, not rounded down to nothing (the cutoff then now()).
+  CommandResult fine = pgflow("prune --older-than 0.5ms --dry-run --json");
+  ASSERT_EQ(fine.exit_code, 0) << fine.err;
+  EXPECT_EQ(json::parse(fine.out)["older_than"], "00:00:00.0005");
   CommandResult dry = pgflow("prune --older-than 14d --dry-run --json");
   ASSERT_EQ(dry.exit_code, 0) << dry.err;
   json counted = json::parse(dry.out);
+  EXPECT_EQ(counted["older_than"], "336:00:00");
   EXPECT_EQ(counted["runs"], 1);
   EXPECT_EQ(counted["step_states"], 1);
   EXPECT_EQ(counted["step_tasks"], 1);
