@@ -52,7 +52,7 @@ class InFlight {
   InFlight& operator=(const InFlight&) = delete;
 
   // Blocks until a slot is free; the number of tasks that may be claimed now, at most `max`,
-  // or 0 once the worker stops. Several finishing handlers may free slots before it wakes, so
+  // or 0 once the worker stops or stops claiming. Several finishing handlers may free slots before it wakes, so
   // claims stay large.
   int wait_for_slots(int max) ABSL_LOCKS_EXCLUDED(mu_);
 
@@ -76,10 +76,14 @@ class InFlight {
       ABSL_LOCKS_EXCLUDED(mu_);
 
   // The earliest deadline (Clock::Time::max() when none), and a token that fires when an
-  // earlier one arrives or the worker stops: what the deadline timer sleeps on.
+  // earlier one arrives or the state below changes: what the deadline timer sleeps on. The
+  // state is read with the token, so a change after it fires the token.
   struct NextDeadline {
     Clock::Time at;
     std::stop_token earlier;
+    bool stopping = false;        // stop_all
+    bool claims_stopped = false;  // stop_claims or stop_all
+    bool drained = false;         // no_more_tasks, and no task holds a slot
   };
   NextDeadline next_deadline() const ABSL_LOCKS_EXCLUDED(mu_);
   // Stops every task whose deadline is at or before `now`, each once; returns those.
@@ -88,10 +92,12 @@ class InFlight {
   // The worker stops: every task's token fires (a task added later gets a fired one), claims
   // end (wait_for_slots returns 0).
   void stop_all() ABSL_LOCKS_EXCLUDED(mu_);
+  // The worker drains (deprecated): claims end, and the tasks it holds run on, stopped only by
+  // their own deadlines or the database, until stop_all (if it comes).
+  void stop_claims() ABSL_LOCKS_EXCLUDED(mu_);
   // No task will be added any more (the poller has ended; a claim under way when the worker
   // stopped may still have added one): from now on drained() may fire.
   void no_more_tasks() ABSL_LOCKS_EXCLUDED(mu_);
-  bool stopping() const ABSL_LOCKS_EXCLUDED(mu_);
   // Tasks holding a slot.
   int count() const ABSL_LOCKS_EXCLUDED(mu_);
   // Fires once no task can be added any more (no_more_tasks) and none holds a slot.
@@ -113,6 +119,8 @@ class InFlight {
   // Fires the given sources; called without mu_ (they run the handlers' stop callbacks).
   static void fire(std::vector<std::stop_source>& sources);
   void erase_deadline(const Task& task) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // No task holds a slot and none can be added: drained() fires, the timer wakes.
+  void note_drained(std::vector<std::stop_source>& to_fire) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const int slots_;
   mutable absl::Mutex mu_;
@@ -122,6 +130,7 @@ class InFlight {
   std::stop_source earlier_deadline_ ABSL_GUARDED_BY(mu_);  // replaced each time it fires
   std::uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 0;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool claims_stopped_ ABSL_GUARDED_BY(mu_) = false;
   bool no_more_tasks_ ABSL_GUARDED_BY(mu_) = false;
   std::stop_source drained_ = {};  // requested without mu_, once
 };

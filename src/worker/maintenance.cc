@@ -71,9 +71,11 @@ void Maintenance::heartbeat(const std::stop_token& stop) {
     }
     return;
   }
-  if (deprecated.ok() && *deprecated && !stop.stop_requested()) {
-    log_.info("worker deprecated by an operator: no new claims, draining");
+  if (deprecated.ok() && *deprecated && !stop.stop_requested() && !draining_) {
+    // Heartbeats go on while it drains: they keep its tasks from being recovered as stalled.
+    draining_ = true;
     deprecated_();
+    log_.info("worker deprecated by an operator: no new claims, draining");
   }
 }
 

@@ -1,5 +1,5 @@
 // The worker's upkeep, on its own thread and connection: heartbeats (an operator's deprecation
-// stops the worker), stall recovery (one pass at a time across the cluster; a lock held
+// drains the worker), stall recovery (one pass at a time across the cluster; a lock held
 // elsewhere for several intervals is reported), and the stop announcements of the database
 // (tasks this worker runs that it no longer wants are stopped; asked again at every heartbeat,
 // in case an announcement was lost), or, poll-only, the same question asked at an interval;
@@ -65,6 +65,7 @@ class Maintenance {
   const Logger& log_;
   std::function<void()> deprecated_;
   std::optional<Clock::Time> recovery_skipped_since_ = {};  // passes skipped in a row since then
+  bool draining_ = false;                                   // deprecated_ was called
   bool timers_unavailable_ = false;  // the database has no wait timers (logged once)
 };
 

@@ -107,26 +107,35 @@ absl::Status Worker::start() {
           .fire_wait_timers =
               std::any_of(flow_.steps.begin(), flow_.steps.end(),
                           [](const StepDefinition& s) { return s.wait.has_value(); })},
-      *maintenance_store_, in_flight_, clock_, log_, [this] { request_stop(absl::OkStatus()); });
+      *maintenance_store_, in_flight_, clock_, log_, [this] { request_drain(); });
 
   reporter_thread_ = std::jthread([this] { reporter_->run(give_up_.get_token()); });
   maintenance_thread_ = std::jthread([this] { maintenance_->run(maintenance_stop_.get_token()); });
-  poller_thread_ = std::jthread([this] { poller_->run(stop_.get_token()); });
+  poller_thread_ = std::jthread([this] { poller_->run(claims_stop_.get_token()); });
   supervisor_thread_ = std::jthread([this] { supervise(); });
   return absl::OkStatus();
 }
 
-void Worker::request_stop(absl::Status reason) {
-  {
-    absl::MutexLock lock(&mu_);
-    if (!stop_reason_set_) {
-      stop_reason_ = std::move(reason);
-      stop_reason_set_ = true;
-    }
+void Worker::set_stop_reason(absl::Status reason) {
+  absl::MutexLock lock(&mu_);
+  if (!stop_reason_set_) {
+    stop_reason_ = std::move(reason);
+    stop_reason_set_ = true;
   }
+}
+
+void Worker::request_stop(absl::Status reason) {
+  set_stop_reason(std::move(reason));
   // Outside mu_: stopping fires the handlers' stop tokens, whose callbacks are user code.
+  claims_stop_.request_stop();
   stop_.request_stop();
   in_flight_.stop_all();
+}
+
+void Worker::request_drain() {
+  set_stop_reason(absl::OkStatus());
+  claims_stop_.request_stop();
+  in_flight_.stop_claims();
 }
 
 absl::Status Worker::wait() {
@@ -140,14 +149,22 @@ void Worker::metric(WorkerMetric::Kind kind, std::string_view step, double value
 }
 
 void Worker::supervise() {
-  fire_deadlines_until_stop();
+  fire_deadlines_while([](const InFlight::NextDeadline& n) { return !n.claims_stopped; });
+  if (!in_flight_.next_deadline().stopping) {
+    // Draining (deprecated): the tasks held run to their end, their deadlines still fire, and a
+    // stop may still come.
+    poller_thread_ = {};
+    in_flight_.no_more_tasks();
+    fire_deadlines_while([](const InFlight::NextDeadline& n) { return !n.stopping && !n.drained; });
+  }
   run_stop_sequence();
 }
 
-void Worker::fire_deadlines_until_stop() {
-  while (!in_flight_.stopping()) {
-    // Sleeps until the earliest deadline, or until an earlier one arrives or the worker stops.
+void Worker::fire_deadlines_while(bool (*go_on)(const InFlight::NextDeadline&)) {
+  for (;;) {
+    // Sleeps until the earliest deadline, or until an earlier one arrives or the state changes.
     const InFlight::NextDeadline next = in_flight_.next_deadline();
+    if (!go_on(next)) return;
     clock_.sleep_until(next.at, next.earlier);
     for (const StoppedTask& t : in_flight_.fire_deadlines(clock_.now())) {
       log_.debug("task deadline passed: stop requested",

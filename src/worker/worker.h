@@ -52,14 +52,18 @@ class Worker {
   absl::Status start();
   // The first reason given is the one wait() returns.
   void request_stop(absl::Status reason) ABSL_LOCKS_EXCLUDED(mu_);
+  // Deprecated by an operator: no new claims; the tasks held finish (their stop tokens fire only
+  // for their own deadlines or the database), then the worker stops with OkStatus.
+  void request_drain() ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status wait() ABSL_LOCKS_EXCLUDED(mu_);
   bool running() const { return !stopped_.load(); }
   const std::string& worker_id() const { return worker_id_; }
 
  private:
+  void set_stop_reason(absl::Status reason) ABSL_LOCKS_EXCLUDED(mu_);
   void supervise();
-  // Until the worker stops: fires the stop token of each task whose deadline passed.
-  void fire_deadlines_until_stop();
+  // While `go_on` says so: fires the stop token of each task whose deadline passed.
+  void fire_deadlines_while(bool (*go_on)(const InFlight::NextDeadline&));
   void run_stop_sequence() ABSL_LOCKS_EXCLUDED(mu_);
   void metric(WorkerMetric::Kind kind, std::string_view step, double value) const;
 
@@ -72,8 +76,9 @@ class Worker {
   StoreFactory stores_;
   const Clock& clock_;
 
-  std::stop_source stop_;     // stop claiming; requested with in_flight_.stop_all()
-  std::stop_source give_up_;  // stop retrying to report (grace period over)
+  std::stop_source claims_stop_;  // stop claiming (a stop, or a drain)
+  std::stop_source stop_;         // stop loading run inputs; requested with in_flight_.stop_all()
+  std::stop_source give_up_;      // stop retrying to report (grace period over)
   std::stop_source maintenance_stop_;
 
   absl::Mutex mu_;  // the stop reason, and stopped_ (written under it, for wait())

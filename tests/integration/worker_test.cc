@@ -524,13 +524,16 @@ TEST_F(WorkerTest, AStrangersAdvisoryLockDoesNotStopStallRecovery) {
 }
 
 TEST_F(WorkerTest, ADeprecatedWorkerDrainsAndStops) {
-  // The handler is in flight when the worker is deprecated; it returns only once its stop token
-  // fired (the worker is draining), and its result must still be reported.
+  // The handler is in flight when the worker is deprecated: the worker claims nothing more, lets
+  // the handler finish on its own (its stop token never fires: a deploy must not cost an attempt),
+  // reports its result and stops.
   std::atomic<bool> running{false};
-  std::atomic<bool> saw_drain{false};
+  std::atomic<bool> release{false};
+  std::atomic<bool> stop_fired{true};
   auto flow = Flow<"wDrain", int>().step<"hold">([&](int x, Context& ctx) {
     running = true;
-    saw_drain = wait_for([&ctx] { return ctx.stop_token().stop_requested(); });
+    wait_for([&release] { return release.load(); });
+    stop_fired = ctx.stop_token().stop_requested();
     return x + 1;
   });
   PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(flow, config()));
@@ -543,17 +546,46 @@ TEST_F(WorkerTest, ADeprecatedWorkerDrainsAndStops) {
                 "returning 't'",
                 {worker.worker_id()}),
             "t");
+  ASSERT_TRUE(logs_.wait_for_text("worker deprecated by an operator"));
+  // Claims have ended (the log follows the drain's start): new work waits for other workers.
+  PGFLOW_ASSERT_OK_AND_ASSIGN(std::string later_run, start_run(*conn_, "wDrain", 10));
+  EXPECT_TRUE(worker.running()) << "the worker waits for its handler";
+  release = true;
   EXPECT_THAT(worker.wait(), IsOk());
   EXPECT_TRUE(running.load());
-  EXPECT_TRUE(saw_drain.load());
-  EXPECT_TRUE(logs_.contains("worker deprecated by an operator"));
+  EXPECT_FALSE(stop_fired.load()) << "draining does not ask handlers to stop";
   // The in-flight task's result was reported before the worker stopped.
   json run = run_to_end(run_id);
   EXPECT_EQ(run["run"]["status"], "completed");
   EXPECT_EQ(run["run"]["output"], json({{"hold", 2}}));
+  EXPECT_EQ(sql("select attempts_count from pgflow.step_tasks where run_id = $1::uuid", {run_id}),
+            "1");
+  EXPECT_EQ(sql("select status || ' ' || coalesce(last_worker_id::text, 'none') "
+                "from pgflow.step_tasks where run_id = $1::uuid",
+                {later_run}),
+            "queued none")
+      << "the draining worker claimed nothing new";
   EXPECT_EQ(sql("select stopped_at is not null from pgflow.workers where worker_id = $1::uuid",
                 {worker.worker_id()}),
             "t");
+}
+
+TEST_F(WorkerTest, AStopDuringADrainStopsTheHandlersAsAnyStop) {
+  pgflow::testing::Holders holders;
+  auto flow = Flow<"wDrainStop", int>().step<"hold">(
+      [&holders](int x, Context& ctx) { return holders.hold(x, ctx); });
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(flow, config()));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id, start_run(*conn_, "wDrainStop", 1));
+  ASSERT_TRUE(wait_for([&holders] { return holders.started.load() == 1; }));
+  ASSERT_EQ(sql("update pgflow.workers set deprecated_at = now() where worker_id = $1::uuid "
+                "returning 't'",
+                {worker.worker_id()}),
+            "t");
+  ASSERT_TRUE(logs_.wait_for_text("worker deprecated by an operator"));
+  EXPECT_EQ(holders.stopped.load(), 0) << "draining stops no handler";
+  worker.stop();
+  EXPECT_THAT(worker.wait(), IsOk());
+  EXPECT_EQ(holders.stopped.load(), 1) << "stop() during the drain fires the token as always";
 }
 
 TEST_F(WorkerTest, UsesAtMostFourConnections) {

@@ -134,6 +134,41 @@ TEST(InFlight, AWorkerStopFiresEveryTokenAndTasksAddedAfterItAtOnce) {
   EXPECT_TRUE(late.stop.stop_requested());
 }
 
+TEST(InFlight, StoppingClaimsEndsClaimsAndStopsNoTask) {
+  InFlight f(1);
+  const auto a = f.add(task("a"), 10, kT0 + seconds(10));
+  std::atomic<int> freed{-1};
+  std::thread poller([&] { freed = f.wait_for_slots(10); });  // full: it waits
+  const InFlight::NextDeadline timer = f.next_deadline();
+  EXPECT_FALSE(timer.claims_stopped);
+  f.stop_claims();
+  poller.join();
+  EXPECT_EQ(freed, 0) << "a waiting claim ends";
+  EXPECT_EQ(f.wait_for_slots(10), 0) << "and no claim starts";
+  EXPECT_FALSE(a.stop.stop_requested()) << "the task held runs on";
+  EXPECT_TRUE(timer.earlier.stop_requested()) << "the deadline timer wakes to see it";
+  const InFlight::NextDeadline draining = f.next_deadline();
+  EXPECT_TRUE(draining.claims_stopped);
+  EXPECT_FALSE(draining.stopping);
+  EXPECT_FALSE(draining.earlier.stop_requested()) << "a fresh token for the next wait";
+  const auto late = f.add(task("late"), 60, kT0 + seconds(60));  // a claim under way
+  EXPECT_FALSE(late.stop.stop_requested()) << "a task claimed just before runs normally too";
+  EXPECT_THAT(runs(f.fire_deadlines(kT0 + seconds(10))), ElementsAre("a"))
+      << "deadlines still fire";
+
+  f.no_more_tasks();
+  f.returned(a.id);
+  f.release(a.id);
+  const InFlight::NextDeadline last = f.next_deadline();
+  EXPECT_FALSE(last.drained);
+  f.returned(late.id);
+  f.release(late.id);
+  EXPECT_TRUE(last.earlier.stop_requested()) << "draining wakes the timer";
+  EXPECT_TRUE(f.next_deadline().drained);
+  EXPECT_TRUE(f.drained().stop_requested());
+  EXPECT_FALSE(f.next_deadline().stopping);
+}
+
 TEST(InFlight, DrainedFiresWhenNoTaskCanComeAndTheLastSlotIsReleased) {
   InFlight f(10);
   const auto a = f.add(task("a"), 60, kT0 + seconds(60));
