@@ -21,7 +21,8 @@
 //     return tx.start_flow("processOrder", {{"order_id", *(*order)[0][0]}}).status();
 //   });
 //
-// (Other drivers: `select * from pgflow.start_flow($1, $2::jsonb)` in their own transaction.)
+// (Other drivers: `select pgflow.start_flow_with_states($1, $2::jsonb)` in their own transaction;
+// docs/client.md, "Permissions".)
 //
 // A producer that only needs the run id uses the lean start, which does not read the run back:
 //

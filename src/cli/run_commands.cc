@@ -348,12 +348,30 @@ int start(const Globals& g, const StartOptions& o) {
     return kStillRunning;
   }
   absl::StatusOr<nlohmann::json> shown = read_run(g, run->run_id);
-  if (!shown.ok()) return fail(shown.status());
+  if (shown.status().code() == absl::StatusCode::kPermissionDenied) {
+    // Only pgflow_starter's rights: no step table (it reads pgflow's tables), the run's outcome
+    // from what the starter may read.
+    shown = nlohmann::json{{"run_id", run->run_id},
+                           {"flow_slug", run->flow_slug},
+                           {"status", to_string(run->status)},
+                           {"cancelled", run->cancelled()},
+                           {"output", run->output.value_or(nullptr)}};
+    if (!g.json) {
+      std::printf("run %s  flow %s  %s%s\n", run->run_id.c_str(), run->flow_slug.c_str(),
+                  std::string(to_string(run->status)).c_str(),
+                  run->cancelled() ? " (cancelled)" : "");
+      if (run->output) std::printf("output: %s\n", run->output->dump().c_str());
+      std::printf("(the step table needs read access to pgflow's tables: pgflow run show %s)\n",
+                  run->run_id.c_str());
+    }
+  } else if (!shown.ok()) {
+    return fail(shown.status());
+  } else if (!g.json) {
+    print_run(*shown);
+  }
   if (g.json) {
     if (o.idempotency_key) (*shown)["created"] = created;
     print_json(*shown);
-  } else {
-    print_run(*shown);
   }
   if (run->status == RunStatus::kCompleted) return kOk;
   return run->cancelled() ? kCancelled : kBadOutcome;

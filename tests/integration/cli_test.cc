@@ -537,6 +537,42 @@ TEST_F(CliTest, StartWaitsForTheRunAndItsExitStatusSaysHowItEnded) {
   EXPECT_THAT(unknown.err, HasSubstr("noSuchFlow"));
 }
 
+// With only a starter's rights (it may start and read runs through pgflow's functions, not read
+// its tables) `start --wait` still says how the run ended, without the step table.
+TEST_F(CliTest, StartWaitAsAStarterReportsTheOutcome) {
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker sum_worker,
+                              EdgeWorker::start(kSum, test_worker_config(db_->url())));
+  const std::string database = sql("select current_database()");
+  const std::string superuser = sql("select current_user");
+  const std::string starter = "cli_starter_" + database;
+  // What sql/contrib/grants.sql gives pgflow_starter and the CLI's start uses.
+  ASSERT_TRUE(conn_
+                  ->exec_script("create role " + starter +
+                                " login; grant usage on schema pgflow to " + starter +
+                                "; grant execute on function pgflow.start_flow_with_states(text, "
+                                "jsonb, uuid), pgflow.get_run_with_states(uuid) to " +
+                                starter + ";")
+                  .ok());
+  std::string url = db_->url();
+  ASSERT_NE(url.find(superuser + "@"), std::string::npos) << url;
+  url.replace(url.find(superuser + "@"), superuser.size(), starter);
+  ASSERT_EQ(pgflow_at(url, "run show 00000000-0000-0000-0000-000000000001").exit_code, 1)
+      << "the role cannot read pgflow's tables";
+
+  CommandResult as_json = pgflow_at(url, "start cliSum --input '[1, 2]' --wait --json");
+  ASSERT_EQ(as_json.exit_code, 0) << as_json.err;
+  json run = json::parse(as_json.out);
+  EXPECT_EQ(run["status"], "completed");
+  EXPECT_EQ(run["output"], json({{"total", 6}}));
+  EXPECT_FALSE(run.contains("steps"));
+  CommandResult text = pgflow_at(url, "start cliSum --input '[1]' --wait");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_THAT(text.out, ::testing::ContainsRegex("run [-0-9a-f]+  flow cliSum  completed\n"
+                                                 "output: \\{\"total\":2\\}\n"));
+  EXPECT_THAT(text.out, HasSubstr("the step table needs read access to pgflow's tables"));
+  (void)conn_->exec_script("drop owned by " + starter + "; drop role " + starter + ";");
+}
+
 // --idempotency-key: the first start creates the run, a repeat finds it, says so on stderr
 // and starts nothing; --wait follows the key's run; the key cannot be combined with --run-id.
 TEST_F(CliTest, StartWithAnIdempotencyKeyStartsOnce) {
