@@ -24,8 +24,13 @@ namespace pgflow::pg {
 
 class SharedSession {
  public:
-  // `shared`: more than one thread uses it (disconnect then leaves the connection open).
-  SharedSession(Session session, bool shared) : shared_(shared), session_(std::move(session)) {}
+  explicit SharedSession(Session session) : session_(std::move(session)) {}
+
+  // One more user (a worker role's store) holds it; each one disconnects when it is done.
+  void add_user() {
+    std::lock_guard lock(mu_);
+    ++users_;
+  }
 
   // Runs `op(session)` in the caller's turn, and returns what it returns (absl::Status or
   // absl::StatusOr<T>); kCancelled when `stop` is requested before the turn comes.
@@ -64,9 +69,17 @@ class SharedSession {
     return static_cast<int>(next_ticket_ - serving_) - 1 - static_cast<int>(abandoned_.size());
   }
 
-  // Closes the connection (the next call reconnects), unless others share it.
+  // A user is done with it: the last one's call closes the connection (the next call would
+  // reconnect).
   void disconnect() {
-    if (shared_) return;
+    {
+      std::lock_guard lock(mu_);
+      if (users_ > 1) {
+        --users_;
+        return;
+      }
+      users_ = 0;
+    }
     (void)run(std::stop_token(), [](Session& s) {
       s.reset();
       return absl::OkStatus();
@@ -89,8 +102,8 @@ class SharedSession {
   std::uint64_t next_ticket_ = 0;      // guarded by mu_
   std::uint64_t serving_ = 0;          // guarded by mu_
   std::set<std::uint64_t> abandoned_;  // guarded by mu_
-  const bool shared_;
-  Session session_;  // used by the caller whose turn it is
+  int users_ = 0;                      // guarded by mu_
+  Session session_;                    // used by the caller whose turn it is
 };
 
 }  // namespace pgflow::pg

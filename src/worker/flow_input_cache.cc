@@ -1,6 +1,6 @@
 #include "worker/flow_input_cache.h"
 
-#include <optional>
+#include <stop_token>
 #include <utility>
 
 namespace pgflow::internal {
@@ -13,20 +13,34 @@ void FlowInputCache::put(const std::string& run_id, const nlohmann::json& input)
   remember(run_id, input);
 }
 
-std::optional<nlohmann::json> FlowInputCache::cached(const std::string& run_id) {
-  absl::MutexLock lock(&mu_);
-  if (auto it = inputs_.find(run_id); it != inputs_.end()) return it->second;
-  return std::nullopt;
-}
-
 absl::StatusOr<nlohmann::json> FlowInputCache::get(const std::string& run_id,
                                                    const std::stop_token& stop) {
-  if (auto hit = cached(run_id)) return *hit;
-  absl::MutexLock loading(&load_mu_);
-  if (auto hit = cached(run_id)) return *hit;  // loaded by another handler meanwhile
-  absl::StatusOr<nlohmann::json> input = store_->run_input(run_id, stop);
-  if (!input.ok()) return input.status();
+  // (Made before taking mu_: a token already stopped runs the callback at once.)
+  std::stop_callback wake(stop, [this] {
+    absl::MutexLock lock(&mu_);
+    loaded_.SignalAll();
+  });
+  {
+    absl::MutexLock lock(&mu_);
+    for (;;) {
+      if (auto it = inputs_.find(run_id); it != inputs_.end()) return it->second;
+      if (!loading_) break;
+      // Another handler's load holds the connection; it may be riding out an outage.
+      if (stop.stop_requested())
+        return absl::CancelledError("stopped while waiting to load the run input");
+      loaded_.Wait(&mu_);
+    }
+    loading_ = true;
+  }
+  absl::StatusOr<nlohmann::json> input;
+  {
+    absl::MutexLock loading(&load_mu_);
+    input = store_->run_input(run_id, stop);
+  }
   absl::MutexLock lock(&mu_);
+  loading_ = false;
+  loaded_.SignalAll();
+  if (!input.ok()) return input.status();
   remember(run_id, *input);
   return input;
 }

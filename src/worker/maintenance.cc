@@ -136,9 +136,10 @@ void Maintenance::stop_unwanted_tasks(const std::stop_token& stop) {
   }
 }
 
-// A call settles at most kTimerBatchRuns runs, so one that ended that many tasks (at least one
-// per run) may have left due timers: call again at once, for up to half a heartbeat interval
-// (the heartbeat must not wait long); what is left fires at the next heartbeat.
+// A call settles at most kTimerBatchRuns runs, so one that ended tasks may have left due timers
+// (a full batch, or one whose places went partly to runs another transaction holds, which end
+// nothing): call again at once while calls end some, for up to half a heartbeat interval (the
+// heartbeat must not wait long); what is left fires at the next heartbeat.
 void Maintenance::wake_waiting_tasks(const std::stop_token& stop) {
   if (timers_unavailable_) return;
   const Clock::Time give_way_at = clock_.now() + config_.heartbeat_interval / 2;
@@ -147,8 +148,7 @@ void Maintenance::wake_waiting_tasks(const std::stop_token& stop) {
   do {
     ended = store_.wake_waiting_tasks(kTimerBatchRuns, stop);
     if (ended.ok()) fired += *ended;
-  } while (ended.ok() && *ended >= kTimerBatchRuns && !stop.stop_requested() &&
-           clock_.now() < give_way_at);
+  } while (ended.ok() && *ended > 0 && !stop.stop_requested() && clock_.now() < give_way_at);
   if (fired != 0) log_.debug("wait timers fired", {{"count", std::to_string(fired)}});
   if (ended.ok()) return;
   if (ended.status().code() == absl::StatusCode::kUnimplemented) {

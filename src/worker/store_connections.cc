@@ -102,7 +102,7 @@ StoreFactory pg_stores(StoreConnections connections) {
     if (listen || number < 0) {
       // LISTENs on its statement connection, or the startup store: a connection of its own.
       statements = std::make_shared<pg::SharedSession>(
-          pg::Session(connections.conninfo, name, log, std::move(listen)), /*shared=*/false);
+          pg::Session(connections.conninfo, name, log, std::move(listen)));
     } else {
       std::lock_guard lock(shared->mu);
       std::shared_ptr<pg::SharedSession>& slot = shared->sessions[static_cast<size_t>(number)];
@@ -110,11 +110,11 @@ StoreFactory pg_stores(StoreConnections connections) {
         const bool is_shared = connections.max_connections < kRoleConnections;
         slot = std::make_shared<pg::SharedSession>(
             pg::Session(connections.conninfo,
-                        is_shared ? absl::StrCat("pgflow-worker-shared-", number) : name, log),
-            is_shared);
+                        is_shared ? absl::StrCat("pgflow-worker-shared-", number) : name, log));
       }
       statements = slot;
     }
+    statements->add_user();
     return pg_store(std::move(statements), std::move(listen_session), std::move(reconnected), log);
   };
 }

@@ -29,15 +29,13 @@ absl::Status deadline_exceeded(std::string_view step_slug, int timeout_seconds,
 }  // namespace
 
 TaskRunner::TaskRunner(const FlowDefinition& flow, InFlight& in_flight, FlowInputCache& inputs,
-                       const Clock& clock, const Logger& log, MetricSink metric,
-                       std::stop_token worker_stop)
+                       const Clock& clock, const Logger& log, MetricSink metric)
     : flow_(flow),
       in_flight_(in_flight),
       inputs_(inputs),
       clock_(clock),
       log_(log),
-      metric_(std::move(metric)),
-      worker_stop_(std::move(worker_stop)) {}
+      metric_(std::move(metric)) {}
 
 std::optional<TaskResult> TaskRunner::run(const ClaimedTask& task) {
   TaskResult result{.run_id = task.run_id,
@@ -73,8 +71,9 @@ std::optional<TaskResult> TaskRunner::run(const ClaimedTask& task) {
       .attempt = task.attempt,
       .message_id = task.message_id,
       .flow_input = task.flow_input,
-      .flow_input_provider = [this,
-                              run_id = task.run_id] { return inputs_.get(run_id, worker_stop_); },
+      // Ends with the task (its deadline, the database, the worker's stop), not only the worker.
+      .flow_input_provider = [this, run_id = task.run_id,
+                              stop = task.stop] { return inputs_.get(run_id, stop); },
       .stop_token = task.stop,
       .deadline = task.deadline,
       .logger = task_log,

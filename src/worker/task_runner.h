@@ -43,9 +43,8 @@ using MetricSink =
 
 class TaskRunner {
  public:
-  // `worker_stop` ends loads of run inputs when the worker stops.
   TaskRunner(const FlowDefinition& flow, InFlight& in_flight, FlowInputCache& inputs,
-             const Clock& clock, const Logger& log, MetricSink metric, std::stop_token worker_stop);
+             const Clock& clock, const Logger& log, MetricSink metric);
 
   // Runs the task's handler (on the calling thread) and tells InFlight it returned. The result
   // to report, or nullopt when the database no longer wants the task (the result is dropped).
@@ -60,7 +59,6 @@ class TaskRunner {
   const Clock& clock_;
   const Logger& log_;
   MetricSink metric_;
-  std::stop_token worker_stop_ = {};
 };
 
 }  // namespace pgflow::internal

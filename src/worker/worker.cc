@@ -80,8 +80,7 @@ absl::Status Worker::start() {
   reporter_ = std::make_unique<Reporter>(stores_(StoreRole::kReporter, queue_, log_), log_,
                                          config_.report_batch_size, config_.metrics);
   executor_ = std::make_unique<Executor>(config_.max_concurrent);
-  runner_ = std::make_unique<TaskRunner>(flow_, in_flight_, *inputs_, clock_, log_, metric,
-                                         stop_.get_token());
+  runner_ = std::make_unique<TaskRunner>(flow_, in_flight_, *inputs_, clock_, log_, metric);
   poller_store_ = stores_(StoreRole::kPoller, queue_, log_);
   PollerConfig poller_config;
   poller_config.claim.queue = queue_;
@@ -111,7 +110,7 @@ absl::Status Worker::start() {
 
   reporter_thread_ = std::jthread([this] { reporter_->run(give_up_.get_token()); });
   maintenance_thread_ = std::jthread([this] { maintenance_->run(maintenance_stop_.get_token()); });
-  poller_thread_ = std::jthread([this] { poller_->run(claims_stop_.get_token()); });
+  poller_thread_ = std::jthread([this] { poller_->run(stop_.get_token()); });
   supervisor_thread_ = std::jthread([this] { supervise(); });
   return absl::OkStatus();
 }
@@ -127,14 +126,13 @@ void Worker::set_stop_reason(absl::Status reason) {
 void Worker::request_stop(absl::Status reason) {
   set_stop_reason(std::move(reason));
   // Outside mu_: stopping fires the handlers' stop tokens, whose callbacks are user code.
-  claims_stop_.request_stop();
   stop_.request_stop();
   in_flight_.stop_all();
 }
 
 void Worker::request_drain() {
   set_stop_reason(absl::OkStatus());
-  claims_stop_.request_stop();
+  stop_.request_stop();
   in_flight_.stop_claims();
 }
 
@@ -178,6 +176,7 @@ void Worker::fire_deadlines_while(bool (*go_on)(const InFlight::NextDeadline&)) 
 
 void Worker::run_stop_sequence() {
   poller_thread_ = {};  // joins: no new claims from here on
+  poller_store_->disconnect();
   // Only now: a claim whose reply arrived after the stop has added its tasks (they run, with
   // their stop token fired, and are reported like any other).
   in_flight_.no_more_tasks();
@@ -201,7 +200,8 @@ void Worker::run_stop_sequence() {
   reporter_->close();
   grace_timer = {};
   maintenance_stop_.request_stop();
-  maintenance_thread_ = {};  // marks the worker stopped
+  maintenance_thread_ = {};          // marks the worker stopped
+  maintenance_store_->disconnect();  // (the last of its connections: a handle kept holds none)
   log_.info("worker stopped");
   // Under mu_, so a wait() awaiting stopped_ cannot miss the wake-up.
   absl::MutexLock lock(&mu_);

@@ -76,9 +76,9 @@ class Worker {
   StoreFactory stores_;
   const Clock& clock_;
 
-  std::stop_source claims_stop_;  // stop claiming (a stop, or a drain)
-  std::stop_source stop_;         // stop loading run inputs; requested with in_flight_.stop_all()
-  std::stop_source give_up_;      // stop retrying to report (grace period over)
+  std::stop_source
+      stop_;  // stop claiming: requested by a stop (with in_flight_.stop_all()) and a drain
+  std::stop_source give_up_;  // stop retrying to report (grace period over)
   std::stop_source maintenance_stop_;
 
   absl::Mutex mu_;  // the stop reason, and stopped_ (written under it, for wait())

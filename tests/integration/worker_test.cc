@@ -607,6 +607,31 @@ TEST_F(WorkerTest, UsesAtMostFourConnections) {
   PGFLOW_ASSERT_OK_AND_ASSIGN(std::string again, start_run(*conn_, "wConnections", json{3}));
   EXPECT_EQ(run_to_end(again)["run"]["output"], json({{"total", 2}}));
   EXPECT_EQ(sql(worker_connections()), "4");
+  // A stopped worker whose handle is kept holds none (they would hold pooler slots, and LISTEN
+  // without reading).
+  worker.stop();
+  EXPECT_THAT(worker.wait(), IsOk());
+  EXPECT_THAT(wait_until(*conn_, "select (" + worker_connections() + ") = 0"), IsOk());
+}
+
+TEST_F(WorkerTest, AStoppedWorkerClosesItsSharedConnections) {
+  auto flow =
+      Flow<"wSharedClose", std::vector<int>>()
+          .map<"square">([](int x) { return x * x; })
+          .step<"total">(pgflow::after<"square">, [](const std::vector<int>& sq, Context& ctx) {
+            absl::StatusOr<std::vector<int>> input = ctx.flow_input<std::vector<int>>();
+            return static_cast<int>(sq.size() + (input.ok() ? 0 : 100));
+          });
+  WorkerConfig c = config();
+  c.max_connections = 2;  // the roles take turns on two connections (so no LISTEN: poll-only)
+  c.poll_only = true;
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(flow, c));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id, start_run(*conn_, "wSharedClose", json{1, 2}));
+  EXPECT_EQ(run_to_end(run_id)["run"]["output"], json({{"total", 2}}));
+  EXPECT_EQ(sql("select (" + worker_connections() + ") <= 2"), "t");
+  worker.stop();
+  EXPECT_THAT(worker.wait(), IsOk());
+  EXPECT_THAT(wait_until(*conn_, "select (" + worker_connections() + ") = 0"), IsOk());
 }
 
 // Idle, a worker reads its queue once per new-work announcement and otherwise only every

@@ -73,7 +73,8 @@ class FakeStore final : public internal::Store {
   absl::StatusOr<int> wake_waiting_tasks(int max_runs, const std::stop_token&) override {
     absl::MutexLock lock(&db_.mu_);
     ++db_.timer_calls_;
-    const int ended = std::min(db_.due_timers_, max_runs);
+    // Runs another transaction holds take their places in the batch and end nothing.
+    const int ended = std::min(db_.due_timers_, std::max(0, max_runs - db_.held_timer_runs_));
     db_.due_timers_ -= ended;
     return ended;
   }
@@ -153,24 +154,32 @@ class FakeStore final : public internal::Store {
     return absl::OkStatus();
   }
 
+  // (Waiting while the database is down, as the real one retries: until it is up, or `stop`.)
   absl::StatusOr<nlohmann::json> run_input(const std::string& run_id,
-                                           const std::stop_token&) override {
+                                           const std::stop_token& stop) override {
+    if (!up_or_stopped(stop)) return absl::CancelledError("stopped while retrying: run input");
     return nlohmann::json{{"run", run_id}};
   }
   void disconnect() override {}
 
  private:
-  // Records the results (waiting while the database is down: until it is up, or `stop`).
-  absl::StatusOr<std::vector<internal::ReportedTask>> report(
-      const std::vector<internal::TaskResult>& results, const std::stop_token& stop) {
+  // Waits while the database is down: true once it is up, false when `stop` came first.
+  bool up_or_stopped(const std::stop_token& stop) {
     absl::Mutex& mu = db_.mu_;
     std::stop_callback wake(stop, [&mu] { absl::MutexLock lock(&mu); });
     absl::MutexLock lock(&mu);
-    auto up_or_stopped = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(db_.mu_) {
+    auto ready = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(db_.mu_) {
       return !db_.down_ || stop.stop_requested();
     };
-    mu.Await(absl::Condition(&up_or_stopped));
-    if (db_.down_) return absl::CancelledError("stopped while retrying: report");
+    mu.Await(absl::Condition(&ready));
+    return !db_.down_;
+  }
+
+  // Records the results (waiting while the database is down: until it is up, or `stop`).
+  absl::StatusOr<std::vector<internal::ReportedTask>> report(
+      const std::vector<internal::TaskResult>& results, const std::stop_token& stop) {
+    if (!up_or_stopped(stop)) return absl::CancelledError("stopped while retrying: report");
+    absl::MutexLock lock(&db_.mu_);
     std::vector<internal::ReportedTask> out;
     for (const internal::TaskResult& r : results) {
       db_.reported_.push_back(r);
@@ -282,9 +291,10 @@ void FakeDatabase::set_can_look(bool can) {
   can_look_ = can;
 }
 
-void FakeDatabase::set_due_timers(int due) {
+void FakeDatabase::set_due_timers(int due, int held_runs) {
   absl::MutexLock lock(&mu_);
   due_timers_ = due;
+  held_timer_runs_ = held_runs;
 }
 
 int FakeDatabase::due_timers() const {

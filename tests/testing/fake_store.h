@@ -56,8 +56,9 @@ class FakeDatabase {
   int looks() const ABSL_LOCKS_EXCLUDED(mu_);
   void set_can_look(bool can) ABSL_LOCKS_EXCLUDED(mu_);
   int heartbeats() const ABSL_LOCKS_EXCLUDED(mu_);
-  // Wait timers due now, one per run (wake_waiting_tasks ends them); and the calls made.
-  void set_due_timers(int due) ABSL_LOCKS_EXCLUDED(mu_);
+  // Wait timers due now, one per run (wake_waiting_tasks ends them), and due runs another
+  // transaction holds (each call skips them, in its batch); and the calls made.
+  void set_due_timers(int due, int held_runs = 0) ABSL_LOCKS_EXCLUDED(mu_);
   int due_timers() const ABSL_LOCKS_EXCLUDED(mu_);
   int timer_calls() const ABSL_LOCKS_EXCLUDED(mu_);
   bool marked_stopped() const ABSL_LOCKS_EXCLUDED(mu_);
@@ -95,6 +96,7 @@ class FakeDatabase {
   int looks_ ABSL_GUARDED_BY(mu_) = 0;
   int heartbeats_ ABSL_GUARDED_BY(mu_) = 0;
   int due_timers_ ABSL_GUARDED_BY(mu_) = 0;
+  int held_timer_runs_ ABSL_GUARDED_BY(mu_) = 0;
   int timer_calls_ ABSL_GUARDED_BY(mu_) = 0;
   bool marked_stopped_ ABSL_GUARDED_BY(mu_) = false;
 };

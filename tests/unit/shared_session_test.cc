@@ -21,8 +21,7 @@ using pgflow::testing::IsOk;
 using pgflow::testing::wait_for;
 
 SharedSession unconnected() {
-  return SharedSession(Session("postgresql://nobody@127.0.0.1:1/never", "test", Logger()),
-                       /*shared=*/true);
+  return SharedSession(Session("postgresql://nobody@127.0.0.1:1/never", "test", Logger()));
 }
 
 // The holder's turn blocks until `release`; while it lasts, `waiting` more callers queue up.

@@ -21,8 +21,7 @@ class TaskRunnerTest : public ::testing::Test {
     flow_.steps = {StepDefinition{.slug = "s", .handler = std::move(handler)}};
     TaskRunner runner(
         flow_, in_flight_, inputs_, clock_, log_,
-        [&](WorkerMetric::Kind kind, std::string_view, double) { metrics_.push_back(kind); },
-        stop_.get_token());
+        [&](WorkerMetric::Kind kind, std::string_view, double) { metrics_.push_back(kind); });
     InFlight::Added added = in_flight_.add({.run_id = "r", .step_slug = "s"}, 10,
                                            clock_.now() + std::chrono::seconds(10));
     if (meanwhile) meanwhile(in_flight_, added.id);
@@ -42,7 +41,6 @@ class TaskRunnerTest : public ::testing::Test {
   FlowDefinition flow_{.slug = "f"};
   InFlight in_flight_{4};
   FlowInputCache inputs_{pgflow::testing::fake_stores(db_)(StoreRole::kInputs, "f", log_), 8};
-  std::stop_source stop_;
   std::vector<WorkerMetric::Kind> metrics_;
 };
 

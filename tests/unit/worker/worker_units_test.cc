@@ -177,6 +177,38 @@ TEST_F(WorkerUnits, ADeadlineStopsTheHandlerAndItsFailureIsATimeout) {
   EXPECT_EQ(r.error_message, "step 's' exceeded its timeout of 10 s (handler: asked to stop)");
 }
 
+// A handler's ctx.flow_input() that waits for the database (or for another handler's load that
+// does) ends with the task: at its deadline here, not only when the worker stops.
+TEST_F(WorkerUnits, ALoadOfTheRunInputEndsWithItsTask) {
+  std::latch started(2), load(1);
+  std::atomic<int> cancelled{0};
+  WorkerConfig c = config();
+  c.max_concurrent = 2;
+  auto worker = start(
+      [&](const nlohmann::json&, Context& ctx) -> absl::StatusOr<nlohmann::json> {
+        started.count_down();
+        load.wait();
+        absl::StatusOr<nlohmann::json> input = ctx.flow_input<nlohmann::json>();
+        if (input.status().code() == absl::StatusCode::kCancelled) ++cancelled;
+        return input;
+      },
+      c);
+  db_.add_task("a", "s", /*timeout_seconds=*/10);
+  db_.add_task("b", "s", /*timeout_seconds=*/10);
+  started.wait();  // both claimed, with no run input: they load it
+  db_.set_down(true);
+  load.count_down();  // one loads (and waits for the database), the other waits for that load
+  clock_.advance(seconds(11));
+  ASSERT_TRUE(pgflow::testing::wait_for([&] { return cancelled.load() == 2; }))
+      << "both ended at their deadline: " << cancelled.load();
+  db_.set_down(false);
+  ASSERT_TRUE(db_.wait_for_reported(2));
+  for (const TaskResult& r : db_.reported()) {
+    EXPECT_FALSE(r.ok);
+    EXPECT_THAT(r.error_message, HasSubstr("exceeded its timeout of 10 s"));
+  }
+}
+
 TEST_F(WorkerUnits, AResultThatArrivesAfterTheDeadlineStillCompletesTheTask) {
   std::latch started(1), finish(1);
   auto worker = start([&](const nlohmann::json&, Context& ctx) -> absl::StatusOr<nlohmann::json> {
@@ -439,7 +471,8 @@ TEST_F(WorkerUnits, StallRecoverySkippedForSeveralIntervalsIsReportedWithItsHold
 }
 
 // A burst of due wait timers fires at one heartbeat: maintenance calls the database again while
-// a call settled a full batch (kTimerBatchRuns runs), not once per heartbeat.
+// a call ended some (a batch of kTimerBatchRuns runs), not once per heartbeat; also when a run
+// another transaction holds takes a place in every batch, so none is full.
 TEST_F(WorkerUnits, ABurstOfDueWaitTimersFiresAtOneHeartbeat) {
   FlowDefinition flow = flow_with(
       [](const nlohmann::json&, Context&) -> absl::StatusOr<nlohmann::json> { return nullptr; });
@@ -454,8 +487,16 @@ TEST_F(WorkerUnits, ABurstOfDueWaitTimersFiresAtOneHeartbeat) {
   ASSERT_TRUE(clock_.wait_for_sleepers(3));
   clock_.advance(milliseconds(5000));  // the first heartbeat
   ASSERT_TRUE(db_.wait_for_heartbeats(1));
-  ASSERT_TRUE(pgflow::testing::wait_for([&] { return db_.due_timers() == 0; }));
-  EXPECT_EQ(db_.timer_calls(), 3) << "100, 100 and the last 50";
+  ASSERT_TRUE(pgflow::testing::wait_for([&] { return db_.timer_calls() == 4; }))
+      << "100, 100, the last 50, and one that found none: " << db_.timer_calls();
+  EXPECT_EQ(db_.due_timers(), 0);
+
+  db_.set_due_timers(2 * kTimerBatchRuns, /*held_runs=*/1);
+  clock_.advance(milliseconds(5000));  // the next heartbeat
+  ASSERT_TRUE(db_.wait_for_heartbeats(2));
+  ASSERT_TRUE(pgflow::testing::wait_for([&] { return db_.timer_calls() == 4 + 4; }))
+      << "99, 99, the last 2, and one that found none: " << db_.timer_calls();
+  EXPECT_EQ(db_.due_timers(), 0) << "all at one heartbeat";
   worker.request_stop(absl::OkStatus());
   EXPECT_THAT(worker.wait(), IsOk());
 }
