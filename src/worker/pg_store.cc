@@ -152,6 +152,10 @@ class PgStore final : public Store {
 
   void wait_for_work(Clock::Time until, const std::stop_token& stop) override {
     on_listening(stop, [&](pg::Session& listening) {
+      if (listen_backing_off()) {
+        internal::sleep_unless_stopped(until_from_now(until), stop);
+        return;
+      }
       absl::StatusOr<pg::Connection*> conn = listening.connection();
       if (!conn.ok()) {
         // The statement connection: the next claim retries it with backoff. A listen
@@ -354,6 +358,10 @@ class PgStore final : public Store {
   bool wait_for_stop_announcements_on(pg::Session& listening, Clock::Time until,
                                       const std::stop_token& stop) {
     while (!stop.stop_requested() && std::chrono::steady_clock::now() < until) {
+      if (listen_backing_off()) {
+        internal::sleep_unless_stopped(until_from_now(until), stop);
+        return false;
+      }
       absl::StatusOr<pg::Connection*> conn = listening.connection();
       if (!conn.ok()) {
         // Unreachable: wait as before (the heartbeat asks at every beat meanwhile); the
@@ -393,7 +401,14 @@ class PgStore final : public Store {
 
   // A listen connection of its own that cannot connect: said once per outage (the worker
   // polls meanwhile, and the heartbeat asks which tasks are still wanted).
+  // A listen connection of its own that could not connect is tried again only after a backoff
+  // (up to 30 s): a host that drops packets makes each try last connect_timeout (10 s by
+  // default), which would otherwise stall every poll and heartbeat wait by that much.
+  bool listen_backing_off() const {
+    return listen_session_ && listen_down_ && std::chrono::steady_clock::now() < listen_retry_at_;
+  }
   void listen_unreachable(const absl::Status& why) {
+    listen_retry_at_ = std::chrono::steady_clock::now() + listen_backoff_.next();
     if (std::exchange(listen_down_, true)) return;
     log_.warn(
         "cannot reach the listen connection (listen_connection_string); polling at "
@@ -401,7 +416,9 @@ class PgStore final : public Store {
         {{"error", std::string(why.message())}});
   }
   void listen_reachable() {
-    if (std::exchange(listen_down_, false)) log_.info("the listen connection is back");
+    if (!std::exchange(listen_down_, false)) return;
+    listen_backoff_.reset();
+    log_.info("the listen connection is back");
   }
 
   static std::chrono::milliseconds until_from_now(Clock::Time until) {
@@ -418,6 +435,8 @@ class PgStore final : public Store {
   std::shared_ptr<pg::SharedSession> statements_;
   std::optional<pg::Session> listen_session_;  // with a listen connection string of its own
   bool listen_down_ = false;                   // its outage has been logged
+  internal::Backoff listen_backoff_{std::chrono::seconds(1), std::chrono::seconds(30)};
+  std::chrono::steady_clock::time_point listen_retry_at_;  // while down: the next try
 };
 
 }  // namespace

@@ -140,6 +140,36 @@ TEST_F(FaultsTest, AClaimWhoseReplyIsLostIsGivenBackAndRunWithoutStallRecovery) 
   EXPECT_THAT(gave_back[0], HasSubstr("tasks=3"));
 }
 
+// A listen host that accepts and never answers (it drops packets) makes each connection try last
+// connect_timeout. The worker polls meanwhile, and tries that host again only after a backoff:
+// before, every poll and every heartbeat wait tried it, so the worker claimed once per
+// connect_timeout and its heartbeats drifted as far apart.
+TEST_F(FaultsTest, AnUnansweringListenHostIsTriedAgainOnlyAfterABackoff) {
+  const std::string port = sql("select current_setting('port')");
+  PGFLOW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<TcpProxy> silent, TcpProxy::start(std::stoi(port)));
+  silent->set_silent(true);
+  WorkerConfig config = test_worker_config(db_->url(), &logs_);
+  config.listen_connection_string =
+      absl::StrReplaceAll(
+          db_->url(), {{absl::StrCat(":", port, "/"), absl::StrCat(":", silent->port(), "/")}}) +
+      "?sslmode=disable&gssencmode=disable&connect_timeout=2";
+  config.poll_interval = std::chrono::milliseconds(100);
+  std::atomic<int> claims{0};
+  config.metrics = [&claims](const WorkerMetric& m) {
+    if (m.kind == WorkerMetric::Kind::kClaimLatency) ++claims;
+  };
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(kLostClaim, config));
+  ASSERT_TRUE(pgflow::testing::wait_for([&claims] { return claims.load() >= 12; }));
+  // The poller's and the heartbeat's listen sessions each tried about twice (1 s, then 2 s of
+  // backoff between tries of 2 s each); without the backoff the poller alone tries once a claim.
+  EXPECT_LE(silent->accepted(), 8) << "connection tries during " << claims.load() << " claims";
+  EXPECT_TRUE(logs_.contains("cannot reach the listen connection"));
+  const std::string run_id = start("fLostClaim", "'1'");
+  EXPECT_EQ(run_to_end(run_id)["run"]["status"], "completed") << "polling runs the work meanwhile";
+  worker.stop();
+  EXPECT_THAT(worker.wait(), IsOk());
+}
+
 // A failure of an attempt that another claim has taken over since (stall recovery queued the
 // task again and another worker claimed it; a resent report after a lost reply) changes
 // nothing: the worker names the claim its attempt came from, and the database ignores a report

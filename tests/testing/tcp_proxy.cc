@@ -107,6 +107,11 @@ void TcpProxy::accept_loop() {
     const int client = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (client < 0) continue;
     ++accepted_;
+    if (silent_) {
+      std::lock_guard<std::mutex> lock(mu_);
+      unanswered_.push_back(client);
+      continue;
+    }
     const int server = connect_upstream(upstream_port_);
     if (server < 0) {
       ++refused_;
@@ -250,7 +255,9 @@ void TcpProxy::reap_finished() {
 
 int TcpProxy::cut() {
   std::lock_guard<std::mutex> lock(mu_);
-  int live = 0;
+  int live = static_cast<int>(unanswered_.size());
+  for (int client : unanswered_) close(client);
+  unanswered_.clear();
   for (auto& link : links_) {
     if (link->finished.load() > 0) continue;
     ++live;

@@ -2,7 +2,8 @@
 // connection to 127.0.0.1:upstream_port, byte for byte. cut() closes every live connection at
 // once (both ends see the connection end, as when a network path or a pooler drops it). While
 // the server is down, accepted connections are closed at once (the client sees the connection
-// end during its handshake). cut_after_commit_of() cuts one connection at an exact point: after
+// end during its handshake). While silent, accepted connections are held open and never
+// answered (a host that drops packets: the client waits for its connect_timeout). cut_after_commit_of() cuts one connection at an exact point: after
 // the server committed a given statement, before the client has seen any of its reply.
 //
 // Two relay threads per connection (one per direction) with blocking I/O; finished
@@ -34,6 +35,9 @@ class TcpProxy {
   int cut();
   std::int64_t accepted() const { return accepted_.load(); }
   std::int64_t refused() const { return refused_.load(); }  // accepted while the server was down
+  // Silent: connections accepted from now on get no answer and reach no server (cut() and the
+  // destructor close them).
+  void set_silent(bool silent) { silent_ = silent; }
 
   // Arms a one-shot fault: the first connection that sends a statement containing
   // `statement_part` (after this call) is cut when the server's ReadyForQuery for it arrives,
@@ -81,11 +85,13 @@ class TcpProxy {
   const int port_;
   const int upstream_port_;
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> silent_{false};
   std::atomic<std::int64_t> accepted_{0};
   std::atomic<std::int64_t> refused_{0};
   std::atomic<int> cuts_after_commit_{0};
   std::mutex mu_;
   std::list<std::unique_ptr<Link>> links_;  // guarded by mu_
+  std::list<int> unanswered_;               // guarded by mu_: clients accepted while silent
   std::string armed_;                       // guarded by mu_; empty: no fault armed
   std::thread acceptor_;
 };
