@@ -7,7 +7,9 @@
 -- a deadline counted from then could be past already. A timestamp without an explicit offset
 -- (or zone) is read as UTC (since 0027: the function pins timezone = UTC), so the same run
 -- input wakes at the same instant whatever the TimeZone of the session that started the step;
--- before, it was read in that session's TimeZone.
+-- before, it was read in that session's TimeZone. Seconds are read as numbers (since 0028): a
+-- definition may spell a whole number `60.0` (_is_whole_seconds accepts it; JSON from Python
+-- does), which an integer cast refused, failing every start of the step.
 -- Locks: none.
 -- Called by: _start_waiting_tasks, resume_run.
 create or replace function pgflow._wait_deadline(p_run pgflow.runs, p_step_slug text, p_wait jsonb,
@@ -20,9 +22,9 @@ declare
   v_value jsonb;
 begin
   if p_wait->>'kind' = 'signal' then
-    wake_at := clock_timestamp() + make_interval(secs => (p_wait->>'timeout')::int);
+    wake_at := clock_timestamp() + make_interval(secs => (p_wait->>'timeout')::numeric::int);
   elsif p_wait ? 'seconds' then
-    wake_at := clock_timestamp() + make_interval(secs => (p_wait->>'seconds')::int);
+    wake_at := clock_timestamp() + make_interval(secs => (p_wait->>'seconds')::numeric::int);
   else
     -- The single step's input, as its handler would get it: the run input and each
     -- dependency's output.

@@ -2,6 +2,11 @@
 -- sleep completes, a wait for a signal times out (_settle_waits) - for the `max_runs` runs
 -- whose deadlines passed first, locked in run_id order (as _lock_runs does); a run another
 -- transaction holds is skipped, left for the next call. Returns how many tasks it ended.
+-- A run whose settling raises (say, the step it would start has lost its queue) is settled in a
+-- subtransaction, so only its own changes are undone (since 0028; before, the error undid the
+-- whole batch, and as that run stayed due, every later call failed too: one broken run stopped
+-- every timer of the database). Its due tasks are tried again a minute later (their wake_at
+-- moves; a signal still ends them meanwhile), with a WARNING naming the run and the error.
 -- The maintenance loop of each worker whose flow has wait steps calls it every heartbeat
 -- interval, and again at once while a call ended a full batch (so a timer fires at most about
 -- one heartbeat interval late while such a worker runs, a burst included; docs/waiting.md);
@@ -16,6 +21,8 @@ as $$
 declare
   v_run_id uuid;
   v_ended int := 0;
+  v_state text;
+  v_message text;
 begin
   for v_run_id in
     select d.run_id
@@ -30,7 +37,15 @@ begin
     perform 1 from pgflow.runs r where r.run_id = v_run_id and r.status = 'started'
     for update skip locked;
     if found then
-      v_ended := v_ended + pgflow._settle_waits(v_run_id);
+      begin
+        v_ended := v_ended + pgflow._settle_waits(v_run_id);
+      exception when others then
+        get stacked diagnostics v_state = returned_sqlstate, v_message = message_text;
+        update pgflow.step_tasks t set wake_at = clock_timestamp() + interval '1 minute'
+        where t.run_id = v_run_id and t.status = 'waiting' and t.wake_at <= clock_timestamp();
+        raise warning 'pgflow: the wait timers of run % could not end its tasks (% %); trying again in a minute',
+          v_run_id, v_state, v_message;
+      end;
     end if;
   end loop;
   return v_ended;
