@@ -19,3 +19,16 @@ create table pgflow.signals (
 -- At most one buffered signal per task.
 create unique index signals_buffered_key on pgflow.signals (run_id, step_slug, task_index)
   where consumed_at is null;
+
+-- Timer retries (since 0028): a run whose due wait timers could not end its tasks (ending them
+-- raised: the step it would start lost its queue, say) waits here until retry_at, a minute on;
+-- wake_waiting_tasks leaves it alone until then and deletes the row once its timers went
+-- through. The tasks' wake_at stays what it was (a sleep's output names it). `tries` counts the
+-- failed tries, `last_error` the last one's SQLSTATE and message, for operators.
+create table pgflow.timer_retries (
+  run_id     uuid primary key references pgflow.runs (run_id) on delete cascade,
+  retry_at   timestamptz not null,
+  tries      int not null default 1,
+  last_error text not null,
+  constraint tries_positive check (tries >= 1)
+);

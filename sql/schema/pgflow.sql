@@ -65,6 +65,7 @@ set client_min_messages = warning;
 \ir functions/limits/_admit_tasks.sql
 \ir functions/limits/_admit_gated_tasks.sql
 \ir functions/limits/_admit_waiting_tasks.sql
+\ir functions/limits/_admit_recorded_flows.sql
 
 -- Queues: provisioning and every PGMQ operation on a task's message.
 \ir functions/queues/_queue_meta_name.sql
@@ -136,6 +137,7 @@ set client_min_messages = warning;
 \ir functions/waits/_resolve_waiting_task.sql
 \ir functions/waits/_settle_waits.sql
 \ir functions/waits/send_signal.sql
+\ir functions/waits/_settle_due_runs.sql
 \ir functions/waits/wake_waiting_tasks.sql
 
 -- Claims: the queue-aware claim boundary.

@@ -72,7 +72,7 @@ void Maintenance::heartbeat(const std::stop_token& stop) {
     return;
   }
   if (deprecated.ok() && *deprecated && !stop.stop_requested() && !draining_) {
-    // Heartbeats go on while it drains: they keep its tasks from being recovered as stalled.
+    // Heartbeats go on while it drains: it stays live (pgflow workers; pruning keeps it).
     draining_ = true;
     deprecated_();
     log_.info("worker deprecated by an operator: no new claims, draining");

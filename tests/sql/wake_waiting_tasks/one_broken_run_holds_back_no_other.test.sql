@@ -1,10 +1,11 @@
 -- Since 0028: seconds spelled `60.0` (a whole number, as JSON from Python writes it) start a
 -- wait like 60 (an integer cast refused them: every start of the step failed, 22P02). And a run
--- whose timer cannot end its tasks holds back no other run's timers: before, its error undid
--- the whole batch, and as it stayed due, every later call failed too. Its tasks are tried
--- again a minute later, with a WARNING.
+-- whose timers raise holds back no other: before, its error undid the whole call, and as it
+-- stayed due, every later call failed too. It is set aside in timer_retries for a minute, its
+-- wake_at kept, and tried again then; a limited step's admission is made inside the call, so a
+-- failing one is caught there too instead of failing the call at commit.
 begin;
-select plan(8);
+select plan(19);
 
 -- Seconds as a whole number with a fraction part.
 select pgflow_tests.setup_wait_flow('decimal_wait', '{"kind": "signal", "timeout": 60.0}');
@@ -20,26 +21,60 @@ select pgflow_tests.complete_step_task(:'nap_run', 'draft', 0, '"d"');
 select is(pgflow_tests.task_statuses(:'nap_run'), array['approve/0: completed', 'draft/0: completed', 'publish/0: queued'],
           'a sleep of 0.0 s completes as it starts');
 
--- Two sleeping runs, both due. Ending the broken one's sleep starts a step whose queue is gone.
-select pgflow_tests.setup_wait_flow('broken', '{"kind": "sleep", "seconds": 3600}');
-select pgflow_tests.setup_wait_flow('healthy', '{"kind": "sleep", "seconds": 3600}');
+-- Due sleeps of four runs. Ending the broken runs' sleeps starts a step whose queue is gone:
+-- a plain step (the message is sent as it starts) and a limited one (the admission sends it).
+create function pg_temp.sleeping_flow(p_slug text, p_flow_control jsonb) returns void language sql as $$
+  select pgflow.ensure_flow_compiled(p_slug, jsonb_build_object('steps', jsonb_build_array(
+           pgflow_tests.step_shape('nap', wait => '{"kind": "sleep", "seconds": 3600}'),
+           pgflow_tests.step_shape('work', array['nap']))),
+         pgflow.worker_protocol(), 'flow', null, null, p_flow_control);
+$$;
+select pg_temp.sleeping_flow('broken', null);
+select pg_temp.sleeping_flow('broken_limited', '{"steps": {"work": {"concurrencyLimit": 1}}}');
+select pg_temp.sleeping_flow('healthy', null);
+select pg_temp.sleeping_flow('healthy_limited', '{"steps": {"work": {"concurrencyLimit": 1}}}');
 select run_id as broken_run from pgflow.start_flow('broken', '{}') \gset
+select run_id as broken_limited_run from pgflow.start_flow('broken_limited', '{}') \gset
 select run_id as healthy_run from pgflow.start_flow('healthy', '{}') \gset
-select pgflow_tests.complete_step_task(:'broken_run', 'draft', 0, '"d"');
-select pgflow_tests.complete_step_task(:'healthy_run', 'draft', 0, '"d"');
+select run_id as healthy_limited_run from pgflow.start_flow('healthy_limited', '{}') \gset
 select pgmq.drop_queue('broken');
-update pgflow.step_tasks set wake_at = now() - interval '2 s' where run_id = :'broken_run' and step_slug = 'approve';
-update pgflow.step_tasks set wake_at = now() - interval '1 s' where run_id = :'healthy_run' and step_slug = 'approve';
+select pgmq.drop_queue('broken_limited');
+update pgflow.step_tasks set wake_at = now() - interval '1 s' where step_slug = 'nap';
 
-select is(pgflow.wake_waiting_tasks(), 1, 'the timers end the healthy run''s sleep although the broken run''s raised');
-select is(pgflow_tests.task_statuses(:'healthy_run'), array['approve/0: completed', 'draft/0: completed', 'publish/0: queued'],
+select is(pgflow.wake_waiting_tasks(), 2, 'the timers end the healthy runs'' sleeps although the broken runs'' raised');
+select is(pgflow_tests.task_statuses(:'healthy_run'), array['nap/0: completed', 'work/0: queued'],
           'the healthy run moved on');
-select is(pgflow_tests.task_statuses(:'broken_run'), array['approve/0: waiting', 'draft/0: completed'],
+select is((select gate || ' ' || (message_id is not null) from pgflow.step_tasks
+           where run_id = :'healthy_limited_run' and step_slug = 'work'),
+          'admitted true', 'the limited one too: its task was admitted in the call, its message sent');
+select is(coalesce(pgflow._transaction_record('pgflow.gated_flows'), ''), '',
+          'leaving the commit nothing to admit');
+select is(pgflow_tests.task_statuses(:'broken_run'), array['nap/0: waiting'],
           'the broken run''s changes are undone: its sleep still waits');
-select ok((select wake_at > clock_timestamp() + interval '50 s' from pgflow.step_tasks
-           where run_id = :'broken_run' and step_slug = 'approve'),
-          'to be tried again a minute later');
-select is(pgflow.wake_waiting_tasks(), 0, 'so the next call finds nothing due and fails nothing');
+select is(pgflow_tests.task_statuses(:'broken_limited_run'), array['nap/0: waiting'],
+          'so are the broken limited run''s, whose admission raised');
+select is((select wake_at from pgflow.step_tasks where run_id = :'broken_run'), now() - interval '1 s',
+          'its wake_at is kept');
+select is((select string_agg(tries || ' ' || (retry_at = now() + interval '1 minute') || ' ' || left(last_error, 5), ', '
+                             order by run_id)
+           from pgflow.timer_retries where run_id in (:'broken_run', :'broken_limited_run')),
+          '1 true 42P01, 1 true 42P01', 'both are set aside for a minute, with the error');
+select is((select count(*) from pgflow.timer_retries), 2::bigint, 'and only they');
+select is(pgflow.wake_waiting_tasks(), 0, 'so the next call ends nothing and fails nothing');
+
+-- A minute on, still broken: tried again, counted; then repaired, and through.
+update pgflow.timer_retries set retry_at = now() - interval '1 s';
+select is(pgflow.wake_waiting_tasks(), 0, 'tried again a minute on, both still raise');
+select is((select string_agg(tries::text, ', ') from pgflow.timer_retries), '2, 2', 'each try is counted');
+select pgmq.create('broken');
+select pgmq.create('broken_limited');
+update pgflow.timer_retries set retry_at = now() - interval '1 s';
+select is(pgflow.wake_waiting_tasks(), 2, 'once the queues are back, the next try ends both sleeps');
+select is(pgflow_tests.task_statuses(:'broken_run'), array['nap/0: completed', 'work/0: queued'],
+          'the broken run moved on');
+select is((select output from pgflow.step_states where run_id = :'broken_run' and step_slug = 'nap'),
+          jsonb_build_object('until', now() - interval '1 s'), 'its sleep ends with the time it was due, not the retry''s');
+select is((select count(*) from pgflow.timer_retries), 0::bigint, 'and the runs are no longer set aside');
 
 select * from finish();
 rollback;
