@@ -99,6 +99,9 @@ void print_prometheus(const nlohmann::json& flows) {
       {"pgflow_started_tasks", "started_tasks", "Tasks of the flow being run by workers"},
       {"pgflow_oldest_queued_task_age_seconds", "oldest_queued_age_seconds",
        "How long the flow's oldest waiting task has waited (0: none waits)"},
+      {"pgflow_timer_retries", "timer_retries",
+       "Runs of the flow whose due wait timers raised, set aside to be tried again "
+       "(pgflow.timer_retries)"},
   };
   for (const Gauge& gauge : kGauges) {
     std::printf("# HELP %s %s\n# TYPE %s gauge\n", gauge.name, gauge.help, gauge.name);
@@ -132,14 +135,14 @@ int run_metrics(const Globals& g, bool prometheus) {
     return kOk;
   }
   Table table({"FLOW", "QUEUED TASKS", "STARTED TASKS", "OLDEST QUEUED", "RUNS STARTED",
-               "COMPLETED", "FAILED"});
+               "COMPLETED", "FAILED", "TIMER RETRIES"});
   for (const auto& f : *flows) {
     const nlohmann::json& age = f["oldest_queued_age_seconds"];
     table.add_row({f["flow_slug"], display_text(f["queued_tasks"]),
                    display_text(f["started_tasks"]),
                    age.is_null() ? "-" : human_duration(absl::Seconds(age.get<double>())),
                    display_text(f["runs"]["started"]), display_text(f["runs"]["completed"]),
-                   display_text(f["runs"]["failed"])});
+                   display_text(f["runs"]["failed"]), display_text(f["timer_retries"])});
   }
   table.print();
   return kOk;
