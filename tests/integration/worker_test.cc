@@ -588,17 +588,18 @@ TEST_F(WorkerTest, AStopDuringADrainStopsTheHandlersAsAnyStop) {
   EXPECT_EQ(holders.stopped.load(), 1) << "stop() during the drain fires the token as always";
 }
 
+// A root map gets no run input from the claim, so `total` loads it lazily: every one of the
+// worker's connections (poller, reporter, heartbeat, inputs) gets used.
+const auto kConnections =
+    Flow<"wConnections", std::vector<int>>()
+        .map<"square">([](int x) { return x * x; })
+        .step<"total">(pgflow::after<"square">, [](const std::vector<int>& sq, Context& ctx) {
+          absl::StatusOr<std::vector<int>> input = ctx.flow_input<std::vector<int>>();
+          return static_cast<int>(sq.size() + (input.ok() ? input->size() : 100));
+        });
+
 TEST_F(WorkerTest, UsesAtMostFourConnections) {
-  // A root map gets no run input from the claim, so `total` loads it lazily: every one of the
-  // worker's connections (poller, reporter, heartbeat, inputs) gets used.
-  auto flow =
-      Flow<"wConnections", std::vector<int>>()
-          .map<"square">([](int x) { return x * x; })
-          .step<"total">(pgflow::after<"square">, [](const std::vector<int>& sq, Context& ctx) {
-            absl::StatusOr<std::vector<int>> input = ctx.flow_input<std::vector<int>>();
-            return static_cast<int>(sq.size() + (input.ok() ? input->size() : 100));
-          });
-  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(flow, config()));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(kConnections, config()));
   PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id, start_run(*conn_, "wConnections", json{1, 2}));
   EXPECT_EQ(run_to_end(run_id)["run"]["output"], json({{"total", 4}}));
   ASSERT_THAT(wait_until(*conn_, "select (" + worker_connections() + ") = 4"),
@@ -615,19 +616,12 @@ TEST_F(WorkerTest, UsesAtMostFourConnections) {
 }
 
 TEST_F(WorkerTest, AStoppedWorkerClosesItsSharedConnections) {
-  auto flow =
-      Flow<"wSharedClose", std::vector<int>>()
-          .map<"square">([](int x) { return x * x; })
-          .step<"total">(pgflow::after<"square">, [](const std::vector<int>& sq, Context& ctx) {
-            absl::StatusOr<std::vector<int>> input = ctx.flow_input<std::vector<int>>();
-            return static_cast<int>(sq.size() + (input.ok() ? 0 : 100));
-          });
   WorkerConfig c = config();
   c.max_connections = 2;  // the roles take turns on two connections (so no LISTEN: poll-only)
   c.poll_only = true;
-  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(flow, c));
-  PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id, start_run(*conn_, "wSharedClose", json{1, 2}));
-  EXPECT_EQ(run_to_end(run_id)["run"]["output"], json({{"total", 2}}));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(kConnections, c));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id, start_run(*conn_, "wConnections", json{1, 2}));
+  EXPECT_EQ(run_to_end(run_id)["run"]["output"], json({{"total", 4}}));
   EXPECT_EQ(sql("select (" + worker_connections() + ") <= 2"), "t");
   worker.stop();
   EXPECT_THAT(worker.wait(), IsOk());

@@ -1,14 +1,14 @@
 -- Admits now, without waiting for a gate row, the flows this transaction recorded for its
 -- commit (_note_gated_task: tasks it queued held, slots it freed), and clears the record, so
--- its commit admits nothing (since 0028). For a caller that must see an admission's error
--- where it can still undo its own work: wake_waiting_tasks, whose subtransaction per run would
--- otherwise let a run's failing admission (its step lost its queue) fail the whole call at
--- commit. A recorded flow whose gate another transaction holds is skipped, as the sweep skips
+-- its commit admits nothing (since 0028). For callers whose commit must not wait for a gate
+-- (stall recovery's sweep) or that must see an admission's error where they can still undo
+-- their own work (wake_waiting_tasks: at commit, a run's failing admission, its step having
+-- lost its queue, would fail the whole call). A recorded flow whose gate another transaction holds is skipped, as the sweep skips
 -- it: that flow's next admission (any commit that queues a held task of it or frees one of its
 -- slots) or stall recovery's sweep admits what it left. Nothing outside READ COMMITTED, like
 -- the commit (the record stays: that commit admits nothing either).
 -- Locks: gate rows in byte order of slugs (never waited for) -> as _admit_tasks.
--- Called by: wake_waiting_tasks.
+-- Called by: wake_waiting_tasks, _admit_waiting_tasks (stall recovery's sweep).
 create or replace function pgflow._admit_recorded_flows()
 returns void
 language plpgsql volatile

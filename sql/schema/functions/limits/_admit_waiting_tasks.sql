@@ -7,8 +7,10 @@
 -- that one is admitting. Does nothing outside READ COMMITTED.
 -- It also consumes this transaction's own record (since 0027): the flows and key values that
 -- the caller's earlier changes recorded for the commit (_note_gated_task: stall recovery's
--- _fail_task ending an admitted task records its flow) are admitted here, with the others, and
--- the record is cleared, so the commit admits nothing and never waits for a gate row. Before,
+-- _fail_task ending an admitted task records its flow) are admitted here, first (since 0028
+-- through _admit_recorded_flows; no admission here waits for a gate, so the order holds no
+-- lock order), and the record is cleared, so the commit admits nothing and never waits for a
+-- gate row. Before,
 -- the commit then waited for such a flow's gate while this sweep still held gate rows it had
 -- taken after it in byte order, and deadlocked (40P01) with a transaction committing tasks of
 -- both flows. A recorded flow whose gate another transaction holds is skipped like any other:
@@ -25,31 +27,21 @@ set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_flow text;
-  v_recorded text[];
-  v_keys jsonb;
 begin
   if current_setting('transaction_isolation') <> 'read committed' then
     return;
   end if;
   -- This transaction's record, taken over from the commit (see above).
-  v_recorded := coalesce(pgflow._transaction_record('pgflow.gated_flows')::text[], '{}');
-  v_keys := coalesce(pgflow._transaction_record('pgflow.gated_keys')::jsonb, '[]');
-  perform set_config('pgflow.gated_flows', '', true);
-  perform set_config('pgflow.gated_keys', '', true);
+  perform pgflow._admit_recorded_flows();
   for v_flow in
-    select x.flow_slug from (
-      select g.flow_slug from pgflow.concurrency_gates g
-      where exists (select 1 from pgflow.step_tasks t
-                    where t.flow_slug = g.flow_slug and t.gate = 'held' and t.status = 'queued')
-         or g.has_keys and exists (select 1 from pgflow.concurrency_keys k
-                                   where k.flow_slug = g.flow_slug and k.pass is null)
-      union
-      select r from unnest(v_recorded) r) x
-    order by x.flow_slug collate "C"
+    select g.flow_slug from pgflow.concurrency_gates g
+    where exists (select 1 from pgflow.step_tasks t
+                  where t.flow_slug = g.flow_slug and t.gate = 'held' and t.status = 'queued')
+       or g.has_keys and exists (select 1 from pgflow.concurrency_keys k
+                                 where k.flow_slug = g.flow_slug and k.pass is null)
+    order by g.flow_slug collate "C"
   loop
-    perform pgflow._admit_tasks(v_flow, false,
-                                (select jsonb_agg(jsonb_build_array(e->>1, e->>2))
-                                 from jsonb_array_elements(v_keys) e where e->>0 = v_flow));
+    perform pgflow._admit_tasks(v_flow, false);
   end loop;
 end;
 $$;
