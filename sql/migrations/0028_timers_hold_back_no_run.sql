@@ -1,14 +1,17 @@
 -- pgflow SQL core, 0028: wait timers that one broken run cannot stop.
 --
 -- * wake_waiting_tasks settles its batch in one subtransaction, with the admissions its runs
---   recorded made inside it (_admit_recorded_flows, new: at commit, a limited step's failing
---   admission would still fail the call); when the batch raises, each run is tried again in a
---   subtransaction of its own, and a run that raises there is undone alone and set aside for a
+--   recorded made inside it, waiting for gate rows as the commit would (_admit_recorded_flows,
+--   new: at commit, a limited step's failing admission would still fail the call); when the
+--   batch raises, each run is locked and tried again in a subtransaction of its own (admitting
+--   without waiting for a gate), and a run that raises there is undone alone and set aside for a
 --   minute in the new table timer_retries (run, retry_at, tries, last_error), with a WARNING.
---   Its tasks' wake_at stays. Errors of SQLSTATE class 40 and 55P03 still end the call. Before,
---   any error undid the whole call, and since that run stayed due, every later call failed
---   too: no timer of any flow fired until the run was repaired. (_settle_due_runs, new: the
---   loop over the batch. _admit_waiting_tasks, stall recovery's sweep, takes over its
+--   Its tasks' wake_at stays; a wait of it that ends (_resolve_waiting_task) or the run ending
+--   (_fail_run) deletes the row. Errors of SQLSTATE class 40 and 55P03 still end the call. What
+--   the caller's transaction recorded for its commit before the call is put aside and restored.
+--   Before, any error undid the whole call, and since that run stayed due, every later call
+--   failed too: no timer of any flow fired until the run was repaired. (_settle_due_runs, new:
+--   the loop over the batch. _admit_waiting_tasks, stall recovery's sweep, takes over its
 --   transaction's record through _admit_recorded_flows: no change of behaviour.)
 -- * _wait_deadline reads a wait's seconds as numbers: `"timeout": 60.0` (a whole number,
 --   accepted by _is_whole_seconds; JSON from Python writes it) failed every start of the step
@@ -68,18 +71,20 @@ set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_flow text;
+  v_admitted text[];
 begin
   if current_setting('transaction_isolation') <> 'read committed' then
     return;
   end if;
   -- This transaction's record, taken over from the commit (see above).
-  perform pgflow._admit_recorded_flows();
+  v_admitted := pgflow._admit_recorded_flows(false);
   for v_flow in
     select g.flow_slug from pgflow.concurrency_gates g
-    where exists (select 1 from pgflow.step_tasks t
-                  where t.flow_slug = g.flow_slug and t.gate = 'held' and t.status = 'queued')
-       or g.has_keys and exists (select 1 from pgflow.concurrency_keys k
-                                 where k.flow_slug = g.flow_slug and k.pass is null)
+    where g.flow_slug <> all(v_admitted)  -- (admitted above already)
+      and (exists (select 1 from pgflow.step_tasks t
+                   where t.flow_slug = g.flow_slug and t.gate = 'held' and t.status = 'queued')
+           or g.has_keys and exists (select 1 from pgflow.concurrency_keys k
+                                     where k.flow_slug = g.flow_slug and k.pass is null))
     order by g.flow_slug collate "C"
   loop
     perform pgflow._admit_tasks(v_flow, false);
@@ -88,19 +93,20 @@ end;
 $$;
 
 -- ---- sql/schema/functions/limits/_admit_recorded_flows.sql
--- Admits now, without waiting for a gate row, the flows this transaction recorded for its
--- commit (_note_gated_task: tasks it queued held, slots it freed), and clears the record, so
--- its commit admits nothing (since 0028). For callers whose commit must not wait for a gate
--- (stall recovery's sweep) or that must see an admission's error where they can still undo
--- their own work (wake_waiting_tasks: at commit, a run's failing admission, its step having
--- lost its queue, would fail the whole call). A recorded flow whose gate another transaction holds is skipped, as the sweep skips
--- it: that flow's next admission (any commit that queues a held task of it or frees one of its
--- slots) or stall recovery's sweep admits what it left. Nothing outside READ COMMITTED, like
--- the commit (the record stays: that commit admits nothing either).
--- Locks: gate rows in byte order of slugs (never waited for) -> as _admit_tasks.
+-- Admits now the flows this transaction recorded for its commit (_note_gated_task: tasks it
+-- queued held, slots it freed), and clears the record, so its commit admits nothing (since
+-- 0028); returns those flows. For callers that must see an admission's error where they can
+-- still undo their own work (wake_waiting_tasks: at commit, a run's failing admission, its step
+-- having lost its queue, would fail the whole call) or whose commit must not wait for a gate
+-- (stall recovery's sweep). `p_wait`: wait for each gate row, in byte order of slugs, as the
+-- commit would; or skip a gate another transaction holds, as the sweep does: that flow's next
+-- admission (any commit that queues a held task of it or frees one of its slots) or stall
+-- recovery's sweep then admits what it left. Nothing outside READ COMMITTED, like the commit
+-- (the record stays: that commit admits nothing either).
+-- Locks: gate rows in byte order of slugs -> as _admit_tasks.
 -- Called by: wake_waiting_tasks, _admit_waiting_tasks (stall recovery's sweep).
-create or replace function pgflow._admit_recorded_flows()
-returns void
+create or replace function pgflow._admit_recorded_flows(p_wait boolean)
+returns text[]
 language plpgsql volatile
 set search_path = pg_catalog, pg_temp
 as $$
@@ -110,20 +116,47 @@ declare
   v_flow text;
 begin
   if current_setting('transaction_isolation') <> 'read committed' then
-    return;
+    return '{}';
   end if;
   v_recorded := coalesce(pgflow._transaction_record('pgflow.gated_flows')::text[], '{}');
   if cardinality(v_recorded) = 0 then
-    return;
+    return '{}';
   end if;
   v_keys := coalesce(pgflow._transaction_record('pgflow.gated_keys')::jsonb, '[]');
   perform set_config('pgflow.gated_flows', '', true);
   perform set_config('pgflow.gated_keys', '', true);
   for v_flow in select r from unnest(v_recorded) r order by r collate "C" loop
-    perform pgflow._admit_tasks(v_flow, false,
+    perform pgflow._admit_tasks(v_flow, p_wait,
                                 (select jsonb_agg(jsonb_build_array(e->>1, e->>2))
                                  from jsonb_array_elements(v_keys) e where e->>0 = v_flow));
   end loop;
+  return v_recorded;
+end;
+$$;
+
+-- ---- sql/schema/functions/runtime/_fail_run.sql
+-- Fails a started run: status, run:failed event, and every unfinished task cancelled (their
+-- messages archived); its timers are no longer set aside (timer_retries, since 0028).
+-- Locks: the caller holds the run.
+-- Called by: cascade_resolve_conditions (a `fail` condition), _fail_type_violation (a type
+-- violation), _fail_task (when_exhausted fail), cancel_run.
+create or replace function pgflow._fail_run(p_run_id uuid, p_error_message text) returns void
+language plpgsql volatile
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  v_run pgflow.runs;
+begin
+  update pgflow.runs r set status = 'failed', failed_at = greatest(now(), r.started_at)
+  where r.run_id = p_run_id and r.status = 'started'
+  returning * into v_run;
+  if not found then
+    return;
+  end if;
+  perform pgflow._emit_run_event(v_run.run_id, v_run.flow_slug, v_run.status, p_error_message);
+  perform pgflow._terminate_tasks(p_run_id, null, 'cancelled');
+  delete from pgflow.timer_retries x where x.run_id = p_run_id;
 end;
 $$;
 
@@ -184,11 +217,46 @@ begin
 end;
 $$;
 
+-- ---- sql/schema/functions/waits/_resolve_waiting_task.sql
+-- Ends a waiting task (since 0021): completes it with `p_output` (a signal's payload, a sleep's
+-- end, a timeout's timeoutOutput) through complete_task, or, with `p_error`, fails it through
+-- _fail_task as its last attempt (a wait is not retried), so the step's when_exhausted decides:
+-- fail the run, skip the step, or skip it and everything downstream. Returns false, changing
+-- nothing, when the task is not waiting (anymore). A wait that ends takes its run out of
+-- timer_retries (since 0028): whatever held its timers back let this one through.
+-- Locks: the caller holds the run; step state -> task (as complete_task and _fail_task take
+-- them again).
+-- Called by: _settle_waits, send_signal.
+create or replace function pgflow._resolve_waiting_task(p_run_id uuid, p_step_slug text, p_task_index int,
+                                                        p_output jsonb, p_error text default null)
+returns boolean
+language plpgsql volatile
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  perform 1 from pgflow.step_states ss
+  where ss.run_id = p_run_id and ss.step_slug = p_step_slug for update;
+  -- complete_task and _fail_task end started tasks only: the wait ends as a start would.
+  update pgflow.step_tasks t set status = 'started', started_at = greatest(now(), t.queued_at), wake_at = null
+  where t.run_id = p_run_id and t.step_slug = p_step_slug and t.task_index = p_task_index
+    and t.status = 'waiting';
+  if not found then
+    return false;
+  end if;
+  delete from pgflow.timer_retries x where x.run_id = p_run_id;
+  if p_error is null then
+    perform pgflow.complete_task(p_run_id, p_step_slug, p_task_index, p_output);
+  else
+    perform pgflow._fail_task(p_run_id, p_step_slug, p_task_index, p_error, true);
+  end if;
+  return true;
+end;
+$$;
+
 -- ---- sql/schema/functions/waits/_settle_due_runs.sql
 -- Ends the due waiting tasks of these runs (wake_waiting_tasks's batch, or one run of it): each
 -- started run not held by another transaction is locked (FOR UPDATE SKIP LOCKED, in the order
--- given: run_id order) and settled (_settle_waits); its timer_retries row, if any, goes (its
--- timers went through). Returns how many tasks it ended.
+-- given: run_id order) and settled (_settle_waits). Returns how many tasks it ended.
 -- Locks: runs, one at a time -> what _settle_waits takes.
 -- Called by: wake_waiting_tasks.
 create or replace function pgflow._settle_due_runs(p_runs uuid[]) returns int
@@ -204,7 +272,6 @@ begin
     for update skip locked;
     if found then
       v_ended := v_ended + pgflow._settle_waits(v_run_id);
-      delete from pgflow.timer_retries x where x.run_id = v_run_id;
     end if;
   end loop;
   return v_ended;
@@ -219,22 +286,28 @@ $$;
 -- A run whose timers raise holds back no other (since 0028; before, the error undid the whole
 -- call, and as that run stayed due, every later call failed too: one broken run stopped every
 -- timer of the database). The batch runs in one subtransaction, with the admissions its runs
--- recorded made inside it (_admit_recorded_flows: a limited step's held tasks get their
--- messages, which is where a lost queue raises; at commit it would fail the call); if it
--- raises, each run is tried again in a subtransaction of its own (the common path uses one
--- subtransaction id, not one per run: more than 64 in a transaction slow every other
--- session's snapshots). A run that raises there is undone alone and set aside in
--- timer_retries for a minute, with a WARNING naming it and the error; its wake_at stays (a
--- sleep's output names it), and a signal sent meanwhile moves the run on the same way, so it
--- meets the same error until the cause is repaired. Errors another try may not meet
--- (SQLSTATE class 40: deadlock, serialization; 55P03: lock timeout) end the call instead, as
--- before: the next call tries again.
+-- recorded made inside it, waiting for gate rows in byte order as its commit would
+-- (_admit_recorded_flows: a limited step's held tasks get their messages there, which is where
+-- a lost queue raises; at commit it would fail the call). If it raises, each run is locked and
+-- tried again in a subtransaction of its own, admitting without waiting for a gate (several
+-- runs' admissions in turn must not wait in an order of their own) - the common path uses one
+-- subtransaction id, not one per run: more than 64 in a transaction slow every other session's
+-- snapshots. A run that raises there is undone alone (its lock, taken outside, stays) and set
+-- aside in timer_retries for a minute, with a WARNING naming it and the error; its wake_at
+-- stays (a sleep's output names it). A wait of it that ends, by a later try or a signal, or
+-- the run ending takes it out again (_resolve_waiting_task, _fail_run). A signal sent meanwhile
+-- moves the run on the same way, so it meets the same error until the cause is repaired.
+-- Errors another try may not meet (SQLSTATE class 40: deadlock, serialization; 55P03: lock
+-- timeout) end the call instead, as before: the next call tries again.
+-- What the caller's transaction recorded for its commit before the call (an SQL user's own
+-- changes to limited flows) is put aside for the call and restored, so its commit admits it as
+-- it would have.
 -- The maintenance loop of each worker whose flow has wait steps calls it every heartbeat
 -- interval, and again at once while a call ends any task (so a timer fires at most about one
 -- heartbeat interval late while such a worker runs, a burst included; docs/waiting.md); with
 -- pg_cron, a schedule can call it too.
 -- Locks: runs FOR UPDATE SKIP LOCKED, one at a time -> what _settle_waits takes -> gate rows
--- (never waited for: _admit_recorded_flows).
+-- (_admit_recorded_flows).
 -- SECURITY DEFINER: only granted roles may call it (sql/contrib/grants.sql: pgflow_worker).
 -- Called by: workers (maintenance); pg_cron; SQL users.
 create or replace function pgflow.wake_waiting_tasks(max_runs int default 100) returns int
@@ -248,6 +321,9 @@ declare
   v_run_ended int;  -- (a variable keeps its value when the block it was set in is undone)
   v_state text;
   v_message text;
+  -- The caller's record for its commit, put aside for the call.
+  v_callers_flows text := current_setting('pgflow.gated_flows', true);
+  v_callers_keys text := current_setting('pgflow.gated_keys', true);
 begin
   select array_agg(d.run_id order by d.run_id) into v_runs
   from (select t.run_id, min(t.wake_at) as due
@@ -261,35 +337,42 @@ begin
   if v_runs is null then
     return 0;
   end if;
+  perform set_config('pgflow.gated_flows', '', true);
+  perform set_config('pgflow.gated_keys', '', true);
   begin
-    v_ended := pgflow._settle_due_runs(v_runs);
-    perform pgflow._admit_recorded_flows();
-    return v_ended;
+    v_run_ended := pgflow._settle_due_runs(v_runs);
+    perform pgflow._admit_recorded_flows(true);
+    v_ended := v_run_ended;
   exception when others then
     get stacked diagnostics v_state = returned_sqlstate;
     if v_state like '40%' or v_state = '55P03' then
       raise;
     end if;
+    -- Some run raised, and the batch was undone: again, a run at a time.
+    foreach v_run_id in array v_runs loop
+      perform 1 from pgflow.runs r where r.run_id = v_run_id and r.status = 'started'
+      for update skip locked;
+      continue when not found;
+      begin
+        v_run_ended := pgflow._settle_due_runs(array[v_run_id]);
+        perform pgflow._admit_recorded_flows(false);
+        v_ended := v_ended + v_run_ended;
+      exception when others then
+        get stacked diagnostics v_state = returned_sqlstate, v_message = message_text;
+        if v_state like '40%' or v_state = '55P03' then
+          raise;
+        end if;
+        insert into pgflow.timer_retries as x (run_id, retry_at, last_error)
+        values (v_run_id, now() + interval '1 minute', v_state || ' ' || v_message)
+        on conflict (run_id) do update
+          set retry_at = excluded.retry_at, tries = x.tries + 1, last_error = excluded.last_error;
+        raise warning 'pgflow: the wait timers of run % could not end its tasks (% %); trying again in a minute',
+          v_run_id, v_state, v_message;
+      end;
+    end loop;
   end;
-  -- Some run raised, and the batch was undone: again, a run at a time.
-  foreach v_run_id in array v_runs loop
-    begin
-      v_run_ended := pgflow._settle_due_runs(array[v_run_id]);
-      perform pgflow._admit_recorded_flows();
-      v_ended := v_ended + v_run_ended;
-    exception when others then
-      get stacked diagnostics v_state = returned_sqlstate, v_message = message_text;
-      if v_state like '40%' or v_state = '55P03' then
-        raise;
-      end if;
-      insert into pgflow.timer_retries as x (run_id, retry_at, last_error)
-      values (v_run_id, now() + interval '1 minute', v_state || ' ' || v_message)
-      on conflict (run_id) do update
-        set retry_at = excluded.retry_at, tries = x.tries + 1, last_error = excluded.last_error;
-      raise warning 'pgflow: the wait timers of run % could not end its tasks (% %); trying again in a minute',
-        v_run_id, v_state, v_message;
-    end;
-  end loop;
+  perform set_config('pgflow.gated_flows', coalesce(v_callers_flows, ''), true);
+  perform set_config('pgflow.gated_keys', coalesce(v_callers_keys, ''), true);
   return v_ended;
 end;
 $$;

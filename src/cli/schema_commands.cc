@@ -92,6 +92,7 @@ void print_prometheus(const nlohmann::json& flows) {
     const char* name;
     const char* key;  // in kMetricsQuery's JSON
     const char* help;
+    bool null_is_zero = true;  // else a null value (not readable) has no sample
   };
   constexpr Gauge kGauges[] = {
       {"pgflow_queued_tasks", "queued_tasks",
@@ -100,13 +101,15 @@ void print_prometheus(const nlohmann::json& flows) {
       {"pgflow_oldest_queued_task_age_seconds", "oldest_queued_age_seconds",
        "How long the flow's oldest waiting task has waited (0: none waits)"},
       {"pgflow_timer_retries", "timer_retries",
-       "Runs of the flow whose due wait timers raised, set aside to be tried again "
-       "(pgflow.timer_retries)"},
+       "Started runs of the flow whose due wait timers raised, set aside to be tried again "
+       "(pgflow.timer_retries)",
+       /*null_is_zero=*/false},
   };
   for (const Gauge& gauge : kGauges) {
     std::printf("# HELP %s %s\n# TYPE %s gauge\n", gauge.name, gauge.help, gauge.name);
     for (const auto& f : flows) {
       const nlohmann::json& value = f[gauge.key];
+      if (value.is_null() && !gauge.null_is_zero) continue;
       std::printf("%s{flow=\"%s\"} %s\n", gauge.name, f["flow_slug"].get<std::string>().c_str(),
                   value.is_null() ? "0" : value.dump().c_str());
     }

@@ -198,8 +198,9 @@ select jsonb_build_object(
 // ---- status and audit (schema_commands.cc) ----
 
 // Per flow: tasks waiting and in flight, the age of the oldest waiting one, runs by status, and
-// runs whose wait timers raised (pgflow.timer_retries, schema 0028 and later: counted through
-// query_to_xml, so the query still plans on an older schema).
+// started runs whose wait timers raised (pgflow.timer_retries, schema 0028 and later: counted
+// through query_to_xml, so the query still plans on an older schema; 0 without the table, null
+// for a role that may not read it).
 inline constexpr char kMetricsQuery[] = R"sql(
 select coalesce(jsonb_agg(jsonb_build_object(
   'flow_slug', f.flow_slug,
@@ -209,10 +210,11 @@ select coalesce(jsonb_agg(jsonb_build_object(
   'runs', jsonb_build_object('started', r.started, 'completed', r.completed, 'failed', r.failed),
   'timer_retries',
     case when to_regclass('pgflow.timer_retries') is null then 0
+         when not has_table_privilege('pgflow.timer_retries', 'select') then null
          else (xpath('/row/n/text()', query_to_xml(format(
                  'select count(*) as n from pgflow.timer_retries x join pgflow.runs ru '
-                 'on ru.run_id = x.run_id where ru.flow_slug = %L', f.flow_slug),
-                 false, true, '')))[1]::text::bigint end)
+                 'on ru.run_id = x.run_id where ru.flow_slug = %L and ru.status = ''started''',
+                 f.flow_slug), false, true, '')))[1]::text::bigint end)
   order by f.flow_slug), '[]'::jsonb)::text
 from pgflow.flows f
 cross join lateral (

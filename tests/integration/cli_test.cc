@@ -889,10 +889,10 @@ TEST_F(CliTest, StatusMetricsGivesQueueDepthOldestTaskAndRunsPerFlow) {
   sql("select pgflow.cancel_run($1::uuid)", {cancelled});
   sql("update pgflow.step_tasks set queued_at = now() - interval '10 minutes' where status = "
       "'queued'");
-  // A run whose wait timers raised (wake_waiting_tasks sets it aside so).
-  sql("insert into pgflow.timer_retries (run_id, retry_at, last_error) values ($1::uuid, now(), "
-      "'42P01 x')",
-      {cancelled});
+  // Started runs whose wait timers raised (wake_waiting_tasks sets them aside so); a run that
+  // ended no longer counts.
+  sql("insert into pgflow.timer_retries (run_id, retry_at, last_error) select run_id, now(), "
+      "'42P01 x' from pgflow.runs where flow_slug = 'busy'");
   CommandResult r = pgflow("status --metrics --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   json flows = json::parse(r.out)["flows"];
@@ -902,12 +902,12 @@ TEST_F(CliTest, StatusMetricsGivesQueueDepthOldestTaskAndRunsPerFlow) {
   EXPECT_EQ(flows[0]["started_tasks"], 0);
   EXPECT_GE(flows[0]["oldest_queued_age_seconds"].get<double>(), 600);
   EXPECT_EQ(flows[0]["runs"], json({{"started", 2}, {"completed", 0}, {"failed", 1}}));
-  EXPECT_EQ(flows[0]["timer_retries"], 1);
+  EXPECT_EQ(flows[0]["timer_retries"], 2) << "the two started runs, not the cancelled one";
   EXPECT_EQ(flows[1], json::parse(R"({"flow_slug": "idle", "queued_tasks": 0, "started_tasks": 0,
       "oldest_queued_age_seconds": null, "runs": {"started": 0, "completed": 0, "failed": 0},
       "timer_retries": 0})"));
   CommandResult table = pgflow("status --metrics");
-  EXPECT_THAT(table.out, ::testing::ContainsRegex("busy +2 +0 +10m( [0-9]+s)? +2 +0 +1 +1\n"));
+  EXPECT_THAT(table.out, ::testing::ContainsRegex("busy +2 +0 +10m( [0-9]+s)? +2 +0 +1 +2\n"));
 
   CommandResult scraped = pgflow("status --metrics --prometheus");
   ASSERT_EQ(scraped.exit_code, 0) << scraped.err;
@@ -920,7 +920,7 @@ TEST_F(CliTest, StatusMetricsGivesQueueDepthOldestTaskAndRunsPerFlow) {
   EXPECT_THAT(scraped.out, HasSubstr("\npgflow_oldest_queued_task_age_seconds{flow=\"idle\"} 0\n"));
   EXPECT_THAT(scraped.out, HasSubstr("\npgflow_runs{flow=\"busy\",status=\"failed\"} 1\n"));
   EXPECT_THAT(scraped.out, HasSubstr("\npgflow_runs{flow=\"busy\",status=\"started\"} 2\n"));
-  EXPECT_THAT(scraped.out, HasSubstr("\npgflow_timer_retries{flow=\"busy\"} 1\n"));
+  EXPECT_THAT(scraped.out, HasSubstr("\npgflow_timer_retries{flow=\"busy\"} 2\n"));
   EXPECT_THAT(scraped.out, HasSubstr("\npgflow_timer_retries{flow=\"idle\"} 0\n"));
   expect_usage_error("status --prometheus", "--prometheus");
   expect_usage_error("status --metrics --prometheus --json", "--prometheus");

@@ -5,7 +5,7 @@
 -- wake_at kept, and tried again then; a limited step's admission is made inside the call, so a
 -- failing one is caught there too instead of failing the call at commit.
 begin;
-select plan(19);
+select plan(25);
 
 -- Seconds as a whole number with a fraction part.
 select pgflow_tests.setup_wait_flow('decimal_wait', '{"kind": "signal", "timeout": 60.0}');
@@ -75,6 +75,34 @@ select is(pgflow_tests.task_statuses(:'broken_run'), array['nap/0: completed', '
 select is((select output from pgflow.step_states where run_id = :'broken_run' and step_slug = 'nap'),
           jsonb_build_object('until', now() - interval '1 s'), 'its sleep ends with the time it was due, not the retry''s');
 select is((select count(*) from pgflow.timer_retries), 0::bigint, 'and the runs are no longer set aside');
+
+-- Only a limited step's admission raises (the batch's settling went through): counted once.
+select pgflow.cancel_run(:'broken_limited_run');  -- its task held the step's one slot
+select run_id as limited_again from pgflow.start_flow('broken_limited', '{}') \gset
+select run_id as healthy_again from pgflow.start_flow('healthy', '{}') \gset
+select pgmq.drop_queue('broken_limited');
+update pgflow.step_tasks set wake_at = now() - interval '1 s'
+where run_id in (:'limited_again', :'healthy_again') and step_slug = 'nap';
+select is(pgflow.wake_waiting_tasks(), 1, 'a batch whose admission raised counts only the sleeps that ended');
+select is((select count(*) from pgflow.timer_retries where run_id = :'limited_again'), 1::bigint,
+          'the run whose admission raised is set aside');
+-- A run that ends is no longer set aside (nor counted by status --metrics).
+select pgflow.cancel_run(:'limited_again');
+select is((select count(*) from pgflow.timer_retries), 0::bigint, 'cancelling it takes it out');
+
+-- What the caller's transaction recorded for its commit before the call stays for its commit.
+select pgflow.ensure_flow_compiled('mine', jsonb_build_object('steps', jsonb_build_array(
+         pgflow_tests.step_shape('only'))), pgflow.worker_protocol(), 'flow', null, null,
+       '{"concurrencyLimit": 1}') is not null as compiled;
+select pgflow.start_run('mine', '{}');
+select ok('mine' = any(pgflow._transaction_record('pgflow.gated_flows')::text[]),
+          'a start of a limited flow records it for the commit');
+select pgflow._transaction_record('pgflow.gated_flows') as recorded \gset
+select run_id as later_nap from pgflow.start_flow('healthy_limited', '{}') \gset
+update pgflow.step_tasks set wake_at = now() - interval '1 s' where run_id = :'later_nap' and step_slug = 'nap';
+select is(pgflow.wake_waiting_tasks(), 1, 'a call in the same transaction ends a sleep of a limited flow');
+select is(pgflow._transaction_record('pgflow.gated_flows'), :'recorded',
+          'and leaves the transaction''s earlier record as it was, for its commit');
 
 select * from finish();
 rollback;

@@ -27,18 +27,20 @@ set search_path = pg_catalog, pg_temp
 as $$
 declare
   v_flow text;
+  v_admitted text[];
 begin
   if current_setting('transaction_isolation') <> 'read committed' then
     return;
   end if;
   -- This transaction's record, taken over from the commit (see above).
-  perform pgflow._admit_recorded_flows();
+  v_admitted := pgflow._admit_recorded_flows(false);
   for v_flow in
     select g.flow_slug from pgflow.concurrency_gates g
-    where exists (select 1 from pgflow.step_tasks t
-                  where t.flow_slug = g.flow_slug and t.gate = 'held' and t.status = 'queued')
-       or g.has_keys and exists (select 1 from pgflow.concurrency_keys k
-                                 where k.flow_slug = g.flow_slug and k.pass is null)
+    where g.flow_slug <> all(v_admitted)  -- (admitted above already)
+      and (exists (select 1 from pgflow.step_tasks t
+                   where t.flow_slug = g.flow_slug and t.gate = 'held' and t.status = 'queued')
+           or g.has_keys and exists (select 1 from pgflow.concurrency_keys k
+                                     where k.flow_slug = g.flow_slug and k.pass is null))
     order by g.flow_slug collate "C"
   loop
     perform pgflow._admit_tasks(v_flow, false);

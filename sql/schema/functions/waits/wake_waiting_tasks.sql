@@ -5,22 +5,28 @@
 -- A run whose timers raise holds back no other (since 0028; before, the error undid the whole
 -- call, and as that run stayed due, every later call failed too: one broken run stopped every
 -- timer of the database). The batch runs in one subtransaction, with the admissions its runs
--- recorded made inside it (_admit_recorded_flows: a limited step's held tasks get their
--- messages, which is where a lost queue raises; at commit it would fail the call); if it
--- raises, each run is tried again in a subtransaction of its own (the common path uses one
--- subtransaction id, not one per run: more than 64 in a transaction slow every other
--- session's snapshots). A run that raises there is undone alone and set aside in
--- timer_retries for a minute, with a WARNING naming it and the error; its wake_at stays (a
--- sleep's output names it), and a signal sent meanwhile moves the run on the same way, so it
--- meets the same error until the cause is repaired. Errors another try may not meet
--- (SQLSTATE class 40: deadlock, serialization; 55P03: lock timeout) end the call instead, as
--- before: the next call tries again.
+-- recorded made inside it, waiting for gate rows in byte order as its commit would
+-- (_admit_recorded_flows: a limited step's held tasks get their messages there, which is where
+-- a lost queue raises; at commit it would fail the call). If it raises, each run is locked and
+-- tried again in a subtransaction of its own, admitting without waiting for a gate (several
+-- runs' admissions in turn must not wait in an order of their own) - the common path uses one
+-- subtransaction id, not one per run: more than 64 in a transaction slow every other session's
+-- snapshots. A run that raises there is undone alone (its lock, taken outside, stays) and set
+-- aside in timer_retries for a minute, with a WARNING naming it and the error; its wake_at
+-- stays (a sleep's output names it). A wait of it that ends, by a later try or a signal, or
+-- the run ending takes it out again (_resolve_waiting_task, _fail_run). A signal sent meanwhile
+-- moves the run on the same way, so it meets the same error until the cause is repaired.
+-- Errors another try may not meet (SQLSTATE class 40: deadlock, serialization; 55P03: lock
+-- timeout) end the call instead, as before: the next call tries again.
+-- What the caller's transaction recorded for its commit before the call (an SQL user's own
+-- changes to limited flows) is put aside for the call and restored, so its commit admits it as
+-- it would have.
 -- The maintenance loop of each worker whose flow has wait steps calls it every heartbeat
 -- interval, and again at once while a call ends any task (so a timer fires at most about one
 -- heartbeat interval late while such a worker runs, a burst included; docs/waiting.md); with
 -- pg_cron, a schedule can call it too.
 -- Locks: runs FOR UPDATE SKIP LOCKED, one at a time -> what _settle_waits takes -> gate rows
--- (never waited for: _admit_recorded_flows).
+-- (_admit_recorded_flows).
 -- SECURITY DEFINER: only granted roles may call it (sql/contrib/grants.sql: pgflow_worker).
 -- Called by: workers (maintenance); pg_cron; SQL users.
 create or replace function pgflow.wake_waiting_tasks(max_runs int default 100) returns int
@@ -34,6 +40,9 @@ declare
   v_run_ended int;  -- (a variable keeps its value when the block it was set in is undone)
   v_state text;
   v_message text;
+  -- The caller's record for its commit, put aside for the call.
+  v_callers_flows text := current_setting('pgflow.gated_flows', true);
+  v_callers_keys text := current_setting('pgflow.gated_keys', true);
 begin
   select array_agg(d.run_id order by d.run_id) into v_runs
   from (select t.run_id, min(t.wake_at) as due
@@ -47,35 +56,42 @@ begin
   if v_runs is null then
     return 0;
   end if;
+  perform set_config('pgflow.gated_flows', '', true);
+  perform set_config('pgflow.gated_keys', '', true);
   begin
-    v_ended := pgflow._settle_due_runs(v_runs);
-    perform pgflow._admit_recorded_flows();
-    return v_ended;
+    v_run_ended := pgflow._settle_due_runs(v_runs);
+    perform pgflow._admit_recorded_flows(true);
+    v_ended := v_run_ended;
   exception when others then
     get stacked diagnostics v_state = returned_sqlstate;
     if v_state like '40%' or v_state = '55P03' then
       raise;
     end if;
+    -- Some run raised, and the batch was undone: again, a run at a time.
+    foreach v_run_id in array v_runs loop
+      perform 1 from pgflow.runs r where r.run_id = v_run_id and r.status = 'started'
+      for update skip locked;
+      continue when not found;
+      begin
+        v_run_ended := pgflow._settle_due_runs(array[v_run_id]);
+        perform pgflow._admit_recorded_flows(false);
+        v_ended := v_ended + v_run_ended;
+      exception when others then
+        get stacked diagnostics v_state = returned_sqlstate, v_message = message_text;
+        if v_state like '40%' or v_state = '55P03' then
+          raise;
+        end if;
+        insert into pgflow.timer_retries as x (run_id, retry_at, last_error)
+        values (v_run_id, now() + interval '1 minute', v_state || ' ' || v_message)
+        on conflict (run_id) do update
+          set retry_at = excluded.retry_at, tries = x.tries + 1, last_error = excluded.last_error;
+        raise warning 'pgflow: the wait timers of run % could not end its tasks (% %); trying again in a minute',
+          v_run_id, v_state, v_message;
+      end;
+    end loop;
   end;
-  -- Some run raised, and the batch was undone: again, a run at a time.
-  foreach v_run_id in array v_runs loop
-    begin
-      v_run_ended := pgflow._settle_due_runs(array[v_run_id]);
-      perform pgflow._admit_recorded_flows();
-      v_ended := v_ended + v_run_ended;
-    exception when others then
-      get stacked diagnostics v_state = returned_sqlstate, v_message = message_text;
-      if v_state like '40%' or v_state = '55P03' then
-        raise;
-      end if;
-      insert into pgflow.timer_retries as x (run_id, retry_at, last_error)
-      values (v_run_id, now() + interval '1 minute', v_state || ' ' || v_message)
-      on conflict (run_id) do update
-        set retry_at = excluded.retry_at, tries = x.tries + 1, last_error = excluded.last_error;
-      raise warning 'pgflow: the wait timers of run % could not end its tasks (% %); trying again in a minute',
-        v_run_id, v_state, v_message;
-    end;
-  end loop;
+  perform set_config('pgflow.gated_flows', coalesce(v_callers_flows, ''), true);
+  perform set_config('pgflow.gated_keys', coalesce(v_callers_keys, ''), true);
   return v_ended;
 end;
 $$;
