@@ -11,8 +11,11 @@
 --   the caller's transaction recorded for its commit before the call is put aside and restored.
 --   Before, any error undid the whole call, and since that run stayed due, every later call
 --   failed too: no timer of any flow fired until the run was repaired. (_settle_due_runs, new:
---   the loop over the batch. _admit_waiting_tasks, stall recovery's sweep, takes over its
---   transaction's record through _admit_recorded_flows: no change of behaviour.)
+--   the loop over the batch. The commit's admission, _admit_gated_tasks, is now
+--   _admit_recorded_flows(true), and stall recovery's sweep, _admit_waiting_tasks, takes over
+--   its transaction's record through _admit_recorded_flows(false): no change of behaviour.
+--   The file of _admit_gated_tasks also replaces _transaction_record and _note_gated_task,
+--   unchanged.)
 -- * _wait_deadline reads a wait's seconds as numbers: `"timeout": 60.0` (a whole number,
 --   accepted by _is_whole_seconds; JSON from Python writes it) failed every start of the step
 --   with 22P02.
@@ -40,6 +43,96 @@ create table pgflow.timer_retries (
 -- backfill go above it, inside [migration-only] markers where a schema diff cannot infer them.
 
 set local check_function_bodies = off;
+
+-- ---- sql/schema/functions/limits/_admit_gated_tasks.sql
+-- Concurrency limits at work: one deferred constraint trigger on step_tasks,
+-- gated_tasks_admitted, whose WHEN clause lets through only rows a limit applies to (gate is
+-- not NULL), so unlimited flows pay nothing:
+--   * its condition (_note_gated_task) matches a task queued held (_enqueue_step_tasks touches
+--     one new task of a limited step for it: an insert trigger would cost every start;
+--     resume_run's update queues it again) or an admitted task that ended. It records the
+--     task's flow for this transaction (_transaction_record) — and, for a held task with a
+--     concurrency key (since 0019), its step and key value, which the admission activates —
+--     and is true only for the first such row of a flow, so one
+--     event per flow is queued, not one per task (a 10,000-element map queues one);
+--   * at commit each queued event runs _admit_gated_tasks, the first of which admits every
+--     recorded flow, in byte order of slugs (_admit_tasks), and clears the record; the others
+--     find it empty. Admitting at commit, not per row, is what makes the lock order hold: a
+--     statement touches tasks in plan order, a commit locks gate rows sorted.
+-- (A CASE, not AND: for a row without a gate the test is NULL, and NULL AND f() still calls f.)
+-- A rolled-back subtransaction takes both its events and its part of the record with it.
+-- Outside READ COMMITTED the commit admits nothing (its snapshot could miss a newer admission
+-- and over-admit): the next admission of the flow does, at the latest stall recovery's sweep
+-- (_admit_waiting_tasks, which also activates the key values of the tasks such a commit queued).
+-- A caller that makes the constraint immediate (SET CONSTRAINTS ALL IMMEDIATE) admits after
+-- each statement instead, in that statement's order of flows, and holds the gate rows until it
+-- ends: still correct, but it holds up every commit of those flows meanwhile, and two such
+-- transactions can deadlock (40P01, retried like any deadlock).
+-- _admit_gated_tasks is SECURITY DEFINER: at commit it runs outside the pgflow function that
+-- changed the task, as the session's role, which may not write tasks or queues itself.
+-- Called by: the trigger below.
+
+-- What this transaction recorded in a setting: the setting holds "<transaction id>:<value>",
+-- so a value set for the session or by another transaction (SET, ALTER ROLE ... SET) reads as
+-- NULL instead of hiding a flow from admission. The settings: pgflow.gated_flows (text[] of
+-- flows to admit) and, since 0019, pgflow.gated_keys (jsonb [[flow, step, key], ...]: the key
+-- values of held tasks queued, to activate).
+create or replace function pgflow._transaction_record(p_setting text)
+returns text
+language plpgsql volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v text := coalesce(current_setting(p_setting, true), '');
+begin
+  if split_part(v, ':', 1) = pg_current_xact_id()::text then
+    return substr(v, strpos(v, ':') + 1);
+  end if;
+  return null;
+end;
+$$;
+
+create or replace function pgflow._note_gated_task(p_flow_slug text, p_step_slug text, p_key text)
+returns boolean
+language plpgsql volatile
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+  v_flows text[] := coalesce(pgflow._transaction_record('pgflow.gated_flows')::text[], '{}');
+  v_keys jsonb;
+  v_entry jsonb := jsonb_build_array(jsonb_build_array(p_flow_slug, p_step_slug, p_key));
+begin
+  if p_key is not null then
+    v_keys := coalesce(pgflow._transaction_record('pgflow.gated_keys')::jsonb, '[]');
+    if not exists (select 1 from jsonb_array_elements(v_keys) e where e = v_entry->0) then
+      perform set_config('pgflow.gated_keys', pg_current_xact_id()::text || ':' || (v_keys || v_entry)::text, true);
+    end if;
+  end if;
+  if p_flow_slug = any(v_flows) then
+    return false;
+  end if;
+  perform set_config('pgflow.gated_flows',
+                     pg_current_xact_id()::text || ':' || array_append(v_flows, p_flow_slug)::text, true);
+  return true;
+end;
+$$;
+
+create or replace function pgflow._admit_gated_tasks()
+returns trigger
+language plpgsql volatile security definer
+set search_path = pg_catalog, pg_temp
+as $$
+begin
+  -- (Since 0028 through the helper wake_waiting_tasks also calls before its commit.)
+  perform pgflow._admit_recorded_flows(true);
+  return null;
+end;
+$$;
+
+revoke execute on function pgflow._admit_gated_tasks() from public;
+
+-- (The constraint trigger gated_tasks_admitted, defined in the same file, is unchanged since
+-- 0019: not created again here.)
 
 -- ---- sql/schema/functions/limits/_admit_waiting_tasks.sql
 -- The sweep of concurrency limits: admits the held tasks of every limited flow that has room.
@@ -93,18 +186,19 @@ end;
 $$;
 
 -- ---- sql/schema/functions/limits/_admit_recorded_flows.sql
--- Admits now the flows this transaction recorded for its commit (_note_gated_task: tasks it
--- queued held, slots it freed), and clears the record, so its commit admits nothing (since
--- 0028); returns those flows. For callers that must see an admission's error where they can
--- still undo their own work (wake_waiting_tasks: at commit, a run's failing admission, its step
--- having lost its queue, would fail the whole call) or whose commit must not wait for a gate
--- (stall recovery's sweep). `p_wait`: wait for each gate row, in byte order of slugs, as the
--- commit would; or skip a gate another transaction holds, as the sweep does: that flow's next
--- admission (any commit that queues a held task of it or frees one of its slots) or stall
--- recovery's sweep then admits what it left. Nothing outside READ COMMITTED, like the commit
--- (the record stays: that commit admits nothing either).
+-- Admits the flows this transaction recorded for its commit (_note_gated_task: tasks it queued
+-- held, slots it freed), in byte order of slugs, and clears the record; returns those flows.
+-- It is the commit's admission (_admit_gated_tasks). Since 0028 two callers also make it
+-- before their commit, which then admits nothing: wake_waiting_tasks, to meet an admission's
+-- error where it can still undo its own work (at commit, a run's failing admission, its step
+-- having lost its queue, would fail the whole call), and stall recovery's sweep, whose commit
+-- must not wait for a gate. `p_wait`: wait for each gate row, as the commit does; or skip a gate
+-- another transaction holds, as the sweep does (that flow's next admission, by any commit that
+-- queues a held task of it or frees one of its slots, or the next sweep admits what it left).
+-- Nothing outside READ COMMITTED (the record stays; a commit there admits nothing either).
 -- Locks: gate rows in byte order of slugs -> as _admit_tasks.
--- Called by: wake_waiting_tasks, _admit_waiting_tasks (stall recovery's sweep).
+-- Called by: _admit_gated_tasks (at commit), wake_waiting_tasks, _admit_waiting_tasks (stall
+-- recovery's sweep).
 create or replace function pgflow._admit_recorded_flows(p_wait boolean)
 returns text[]
 language plpgsql volatile

@@ -75,24 +75,9 @@ returns trigger
 language plpgsql volatile security definer
 set search_path = pg_catalog, pg_temp
 as $$
-declare
-  v_flows text[] := coalesce(pgflow._transaction_record('pgflow.gated_flows')::text[], '{}');
-  v_keys jsonb := coalesce(pgflow._transaction_record('pgflow.gated_keys')::jsonb, '[]');
-  v_flow text;
 begin
-  if cardinality(v_flows) = 0 then
-    return null;
-  end if;
-  perform set_config('pgflow.gated_flows', '', true);
-  perform set_config('pgflow.gated_keys', '', true);
-  if current_setting('transaction_isolation') <> 'read committed' then
-    return null;
-  end if;
-  for v_flow in select f from unnest(v_flows) f order by f collate "C" loop
-    perform pgflow._admit_tasks(v_flow, true,
-                                (select jsonb_agg(jsonb_build_array(e->>1, e->>2))
-                                 from jsonb_array_elements(v_keys) e where e->>0 = v_flow));
-  end loop;
+  -- (Since 0028 through the helper wake_waiting_tasks also calls before its commit.)
+  perform pgflow._admit_recorded_flows(true);
   return null;
 end;
 $$;

@@ -1,15 +1,16 @@
--- Admits now the flows this transaction recorded for its commit (_note_gated_task: tasks it
--- queued held, slots it freed), and clears the record, so its commit admits nothing (since
--- 0028); returns those flows. For callers that must see an admission's error where they can
--- still undo their own work (wake_waiting_tasks: at commit, a run's failing admission, its step
--- having lost its queue, would fail the whole call) or whose commit must not wait for a gate
--- (stall recovery's sweep). `p_wait`: wait for each gate row, in byte order of slugs, as the
--- commit would; or skip a gate another transaction holds, as the sweep does: that flow's next
--- admission (any commit that queues a held task of it or frees one of its slots) or stall
--- recovery's sweep then admits what it left. Nothing outside READ COMMITTED, like the commit
--- (the record stays: that commit admits nothing either).
+-- Admits the flows this transaction recorded for its commit (_note_gated_task: tasks it queued
+-- held, slots it freed), in byte order of slugs, and clears the record; returns those flows.
+-- It is the commit's admission (_admit_gated_tasks). Since 0028 two callers also make it
+-- before their commit, which then admits nothing: wake_waiting_tasks, to meet an admission's
+-- error where it can still undo its own work (at commit, a run's failing admission, its step
+-- having lost its queue, would fail the whole call), and stall recovery's sweep, whose commit
+-- must not wait for a gate. `p_wait`: wait for each gate row, as the commit does; or skip a gate
+-- another transaction holds, as the sweep does (that flow's next admission, by any commit that
+-- queues a held task of it or frees one of its slots, or the next sweep admits what it left).
+-- Nothing outside READ COMMITTED (the record stays; a commit there admits nothing either).
 -- Locks: gate rows in byte order of slugs -> as _admit_tasks.
--- Called by: wake_waiting_tasks, _admit_waiting_tasks (stall recovery's sweep).
+-- Called by: _admit_gated_tasks (at commit), wake_waiting_tasks, _admit_waiting_tasks (stall
+-- recovery's sweep).
 create or replace function pgflow._admit_recorded_flows(p_wait boolean)
 returns text[]
 language plpgsql volatile
