@@ -6,9 +6,9 @@
 --   batch raises, each run is locked and tried again in a subtransaction of its own (admitting
 --   without waiting for a gate), and a run that raises there is undone alone and set aside for a
 --   minute in the new table timer_retries (run, retry_at, tries, last_error), with a WARNING.
---   Its tasks' wake_at stays; a wait of it that ends (_resolve_waiting_task) or the run ending
---   (_fail_run) deletes the row. Errors of SQLSTATE class 40 and 55P03 still end the call. What
---   the caller's transaction recorded for its commit before the call is put aside and restored.
+--   Its tasks' wake_at stays; the try that goes through deletes the row. Errors of SQLSTATE
+--   class 40 and 55P03 still end the call. What the caller's transaction recorded for its commit
+--   before the call is admitted with the batch.
 --   Before, any error undid the whole call, and since that run stayed due, every later call
 --   failed too: no timer of any flow fired until the run was repaired. (_settle_due_runs, new:
 --   the loop over the batch. The commit's admission, _admit_gated_tasks, is now
@@ -228,32 +228,6 @@ begin
 end;
 $$;
 
--- ---- sql/schema/functions/runtime/_fail_run.sql
--- Fails a started run: status, run:failed event, and every unfinished task cancelled (their
--- messages archived); its timers are no longer set aside (timer_retries, since 0028).
--- Locks: the caller holds the run.
--- Called by: cascade_resolve_conditions (a `fail` condition), _fail_type_violation (a type
--- violation), _fail_task (when_exhausted fail), cancel_run.
-create or replace function pgflow._fail_run(p_run_id uuid, p_error_message text) returns void
-language plpgsql volatile
-set search_path = pg_catalog, pg_temp
-as $$
-#variable_conflict use_column
-declare
-  v_run pgflow.runs;
-begin
-  update pgflow.runs r set status = 'failed', failed_at = greatest(now(), r.started_at)
-  where r.run_id = p_run_id and r.status = 'started'
-  returning * into v_run;
-  if not found then
-    return;
-  end if;
-  perform pgflow._emit_run_event(v_run.run_id, v_run.flow_slug, v_run.status, p_error_message);
-  perform pgflow._terminate_tasks(p_run_id, null, 'cancelled');
-  delete from pgflow.timer_retries x where x.run_id = p_run_id;
-end;
-$$;
-
 -- ---- sql/schema/functions/waits/_wait_deadline.sql
 -- When a wait step's task that starts waiting now wakes (since 0021): a signal's timeout (NULL:
 -- never), a sleep's end - `seconds` after now, or the timestamp `until` names in the step's
@@ -311,46 +285,11 @@ begin
 end;
 $$;
 
--- ---- sql/schema/functions/waits/_resolve_waiting_task.sql
--- Ends a waiting task (since 0021): completes it with `p_output` (a signal's payload, a sleep's
--- end, a timeout's timeoutOutput) through complete_task, or, with `p_error`, fails it through
--- _fail_task as its last attempt (a wait is not retried), so the step's when_exhausted decides:
--- fail the run, skip the step, or skip it and everything downstream. Returns false, changing
--- nothing, when the task is not waiting (anymore). A wait that ends takes its run out of
--- timer_retries (since 0028): whatever held its timers back let this one through.
--- Locks: the caller holds the run; step state -> task (as complete_task and _fail_task take
--- them again).
--- Called by: _settle_waits, send_signal.
-create or replace function pgflow._resolve_waiting_task(p_run_id uuid, p_step_slug text, p_task_index int,
-                                                        p_output jsonb, p_error text default null)
-returns boolean
-language plpgsql volatile
-set search_path = pg_catalog, pg_temp
-as $$
-begin
-  perform 1 from pgflow.step_states ss
-  where ss.run_id = p_run_id and ss.step_slug = p_step_slug for update;
-  -- complete_task and _fail_task end started tasks only: the wait ends as a start would.
-  update pgflow.step_tasks t set status = 'started', started_at = greatest(now(), t.queued_at), wake_at = null
-  where t.run_id = p_run_id and t.step_slug = p_step_slug and t.task_index = p_task_index
-    and t.status = 'waiting';
-  if not found then
-    return false;
-  end if;
-  delete from pgflow.timer_retries x where x.run_id = p_run_id;
-  if p_error is null then
-    perform pgflow.complete_task(p_run_id, p_step_slug, p_task_index, p_output);
-  else
-    perform pgflow._fail_task(p_run_id, p_step_slug, p_task_index, p_error, true);
-  end if;
-  return true;
-end;
-$$;
-
 -- ---- sql/schema/functions/waits/_settle_due_runs.sql
 -- Ends the due waiting tasks of these runs (wake_waiting_tasks's batch, or one run of it): each
 -- started run not held by another transaction is locked (FOR UPDATE SKIP LOCKED, in the order
--- given: run_id order) and settled (_settle_waits). Returns how many tasks it ended.
+-- given: run_id order) and settled (_settle_waits); its timer_retries row, if any, goes (its
+-- timers went through). Returns how many tasks it ended.
 -- Locks: runs, one at a time -> what _settle_waits takes.
 -- Called by: wake_waiting_tasks.
 create or replace function pgflow._settle_due_runs(p_runs uuid[]) returns int
@@ -366,6 +305,7 @@ begin
     for update skip locked;
     if found then
       v_ended := v_ended + pgflow._settle_waits(v_run_id);
+      delete from pgflow.timer_retries x where x.run_id = v_run_id;
     end if;
   end loop;
   return v_ended;
@@ -388,14 +328,16 @@ $$;
 -- subtransaction id, not one per run: more than 64 in a transaction slow every other session's
 -- snapshots. A run that raises there is undone alone (its lock, taken outside, stays) and set
 -- aside in timer_retries for a minute, with a WARNING naming it and the error; its wake_at
--- stays (a sleep's output names it). A wait of it that ends, by a later try or a signal, or
--- the run ending takes it out again (_resolve_waiting_task, _fail_run). A signal sent meanwhile
+-- stays (a sleep's output names it). A later call whose try goes through deletes the row (a row
+-- left behind by a run that ended otherwise, by a signal or a cancellation, is pruned with the
+-- run; status --metrics counts only started runs with a due wait). A signal sent meanwhile
 -- moves the run on the same way, so it meets the same error until the cause is repaired.
 -- Errors another try may not meet (SQLSTATE class 40: deadlock, serialization; 55P03: lock
 -- timeout) end the call instead, as before: the next call tries again.
--- What the caller's transaction recorded for its commit before the call (an SQL user's own
--- changes to limited flows) is put aside for the call and restored, so its commit admits it as
--- it would have.
+-- An SQL user who calls it inside a larger transaction that changes limited flows too has
+-- those flows admitted by the call, with its own, in one pass in byte order (its commit then
+-- admits only what it records afterwards, in a pass of its own, which can deadlock with a
+-- commit of both flows: 40P01, retried like any deadlock; workers and pg_cron call it alone).
 -- The maintenance loop of each worker whose flow has wait steps calls it every heartbeat
 -- interval, and again at once while a call ends any task (so a timer fires at most about one
 -- heartbeat interval late while such a worker runs, a burst included; docs/waiting.md); with
@@ -415,9 +357,6 @@ declare
   v_run_ended int;  -- (a variable keeps its value when the block it was set in is undone)
   v_state text;
   v_message text;
-  -- The caller's record for its commit, put aside for the call.
-  v_callers_flows text := current_setting('pgflow.gated_flows', true);
-  v_callers_keys text := current_setting('pgflow.gated_keys', true);
 begin
   select array_agg(d.run_id order by d.run_id) into v_runs
   from (select t.run_id, min(t.wake_at) as due
@@ -431,8 +370,6 @@ begin
   if v_runs is null then
     return 0;
   end if;
-  perform set_config('pgflow.gated_flows', '', true);
-  perform set_config('pgflow.gated_keys', '', true);
   begin
     v_run_ended := pgflow._settle_due_runs(v_runs);
     perform pgflow._admit_recorded_flows(true);
@@ -465,8 +402,6 @@ begin
       end;
     end loop;
   end;
-  perform set_config('pgflow.gated_flows', coalesce(v_callers_flows, ''), true);
-  perform set_config('pgflow.gated_keys', coalesce(v_callers_keys, ''), true);
   return v_ended;
 end;
 $$;

@@ -101,8 +101,8 @@ void print_prometheus(const nlohmann::json& flows) {
       {"pgflow_oldest_queued_task_age_seconds", "oldest_queued_age_seconds",
        "How long the flow's oldest waiting task has waited (0: none waits)"},
       {"pgflow_timer_retries", "timer_retries",
-       "Started runs of the flow whose due wait timers raised, set aside to be tried again "
-       "(pgflow.timer_retries)",
+       "Started runs of the flow whose due wait timers raised and are still due, set aside to be "
+       "tried again (pgflow.timer_retries)",
        /*null_is_zero=*/false},
   };
   for (const Gauge& gauge : kGauges) {

@@ -198,9 +198,10 @@ select jsonb_build_object(
 // ---- status and audit (schema_commands.cc) ----
 
 // Per flow: tasks waiting and in flight, the age of the oldest waiting one, runs by status, and
-// started runs whose wait timers raised (pgflow.timer_retries, schema 0028 and later: counted
-// through query_to_xml, so the query still plans on an older schema; 0 without the table, null
-// for a role that may not read it).
+// started runs set aside by the timers (pgflow.timer_retries, schema 0028 and later) whose
+// timers are still due: stuck ones (a row outlives a run that went on otherwise). Counted through
+// query_to_xml, so the query still plans on an older schema; 0 without the table, null for a
+// role that may not read it.
 inline constexpr char kMetricsQuery[] = R"sql(
 select coalesce(jsonb_agg(jsonb_build_object(
   'flow_slug', f.flow_slug,
@@ -213,7 +214,9 @@ select coalesce(jsonb_agg(jsonb_build_object(
          when not has_table_privilege('pgflow.timer_retries', 'select') then null
          else (xpath('/row/n/text()', query_to_xml(format(
                  'select count(*) as n from pgflow.timer_retries x join pgflow.runs ru '
-                 'on ru.run_id = x.run_id where ru.flow_slug = %L and ru.status = ''started''',
+                 'on ru.run_id = x.run_id where ru.flow_slug = %L and ru.status = ''started'' '
+                 'and exists (select 1 from pgflow.step_tasks t where t.run_id = x.run_id '
+                 'and t.status = ''waiting'' and t.wake_at <= now())',
                  f.flow_slug), false, true, '')))[1]::text::bigint end)
   order by f.flow_slug), '[]'::jsonb)::text
 from pgflow.flows f

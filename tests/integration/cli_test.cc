@@ -889,25 +889,31 @@ TEST_F(CliTest, StatusMetricsGivesQueueDepthOldestTaskAndRunsPerFlow) {
   sql("select pgflow.cancel_run($1::uuid)", {cancelled});
   sql("update pgflow.step_tasks set queued_at = now() - interval '10 minutes' where status = "
       "'queued'");
-  // Started runs whose wait timers raised (wake_waiting_tasks sets them aside so); a run that
-  // ended no longer counts.
+  // Runs whose wait timers raised (wake_waiting_tasks sets them aside so): counted while started
+  // with a due wait; busy's runs (rows left behind) have none.
+  sql("select pgflow.create_flow('napping')");
+  sql("select pgflow.add_wait_step('napping', 'nap', '{\"kind\": \"sleep\", \"seconds\": 3600}')");
+  sql("select pgflow.start_run('napping', '{}')");
+  sql("update pgflow.step_tasks set wake_at = now() - interval '1 minute' where flow_slug = "
+      "'napping'");
   sql("insert into pgflow.timer_retries (run_id, retry_at, last_error) select run_id, now(), "
-      "'42P01 x' from pgflow.runs where flow_slug = 'busy'");
+      "'42P01 x' from pgflow.runs where flow_slug in ('busy', 'napping')");
   CommandResult r = pgflow("status --metrics --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   json flows = json::parse(r.out)["flows"];
-  ASSERT_EQ(flows.size(), 2u);
+  ASSERT_EQ(flows.size(), 3u);
   EXPECT_EQ(flows[0]["flow_slug"], "busy");
   EXPECT_EQ(flows[0]["queued_tasks"], 2);
   EXPECT_EQ(flows[0]["started_tasks"], 0);
   EXPECT_GE(flows[0]["oldest_queued_age_seconds"].get<double>(), 600);
   EXPECT_EQ(flows[0]["runs"], json({{"started", 2}, {"completed", 0}, {"failed", 1}}));
-  EXPECT_EQ(flows[0]["timer_retries"], 2) << "the two started runs, not the cancelled one";
+  EXPECT_EQ(flows[0]["timer_retries"], 0) << "nothing of busy's runs is due";
+  EXPECT_EQ(flows[2]["timer_retries"], 1) << "napping's run is stuck";
   EXPECT_EQ(flows[1], json::parse(R"({"flow_slug": "idle", "queued_tasks": 0, "started_tasks": 0,
       "oldest_queued_age_seconds": null, "runs": {"started": 0, "completed": 0, "failed": 0},
       "timer_retries": 0})"));
   CommandResult table = pgflow("status --metrics");
-  EXPECT_THAT(table.out, ::testing::ContainsRegex("busy +2 +0 +10m( [0-9]+s)? +2 +0 +1 +2\n"));
+  EXPECT_THAT(table.out, ::testing::ContainsRegex("busy +2 +0 +10m( [0-9]+s)? +2 +0 +1 +0\n"));
 
   CommandResult scraped = pgflow("status --metrics --prometheus");
   ASSERT_EQ(scraped.exit_code, 0) << scraped.err;
@@ -920,7 +926,7 @@ TEST_F(CliTest, StatusMetricsGivesQueueDepthOldestTaskAndRunsPerFlow) {
   EXPECT_THAT(scraped.out, HasSubstr("\npgflow_oldest_queued_task_age_seconds{flow=\"idle\"} 0\n"));
   EXPECT_THAT(scraped.out, HasSubstr("\npgflow_runs{flow=\"busy\",status=\"failed\"} 1\n"));
   EXPECT_THAT(scraped.out, HasSubstr("\npgflow_runs{flow=\"busy\",status=\"started\"} 2\n"));
-  EXPECT_THAT(scraped.out, HasSubstr("\npgflow_timer_retries{flow=\"busy\"} 2\n"));
+  EXPECT_THAT(scraped.out, HasSubstr("\npgflow_timer_retries{flow=\"napping\"} 1\n"));
   EXPECT_THAT(scraped.out, HasSubstr("\npgflow_timer_retries{flow=\"idle\"} 0\n"));
   expect_usage_error("status --prometheus", "--prometheus");
   expect_usage_error("status --metrics --prometheus --json", "--prometheus");

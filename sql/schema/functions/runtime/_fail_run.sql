@@ -1,5 +1,5 @@
 -- Fails a started run: status, run:failed event, and every unfinished task cancelled (their
--- messages archived); its timers are no longer set aside (timer_retries, since 0028).
+-- messages archived).
 -- Locks: the caller holds the run.
 -- Called by: cascade_resolve_conditions (a `fail` condition), _fail_type_violation (a type
 -- violation), _fail_task (when_exhausted fail), cancel_run.
@@ -19,6 +19,5 @@ begin
   end if;
   perform pgflow._emit_run_event(v_run.run_id, v_run.flow_slug, v_run.status, p_error_message);
   perform pgflow._terminate_tasks(p_run_id, null, 'cancelled');
-  delete from pgflow.timer_retries x where x.run_id = p_run_id;
 end;
 $$;

@@ -2,8 +2,7 @@
 -- end, a timeout's timeoutOutput) through complete_task, or, with `p_error`, fails it through
 -- _fail_task as its last attempt (a wait is not retried), so the step's when_exhausted decides:
 -- fail the run, skip the step, or skip it and everything downstream. Returns false, changing
--- nothing, when the task is not waiting (anymore). A wait that ends takes its run out of
--- timer_retries (since 0028): whatever held its timers back let this one through.
+-- nothing, when the task is not waiting (anymore).
 -- Locks: the caller holds the run; step state -> task (as complete_task and _fail_task take
 -- them again).
 -- Called by: _settle_waits, send_signal.
@@ -23,7 +22,6 @@ begin
   if not found then
     return false;
   end if;
-  delete from pgflow.timer_retries x where x.run_id = p_run_id;
   if p_error is null then
     perform pgflow.complete_task(p_run_id, p_step_slug, p_task_index, p_output);
   else

@@ -13,14 +13,16 @@
 -- subtransaction id, not one per run: more than 64 in a transaction slow every other session's
 -- snapshots. A run that raises there is undone alone (its lock, taken outside, stays) and set
 -- aside in timer_retries for a minute, with a WARNING naming it and the error; its wake_at
--- stays (a sleep's output names it). A wait of it that ends, by a later try or a signal, or
--- the run ending takes it out again (_resolve_waiting_task, _fail_run). A signal sent meanwhile
+-- stays (a sleep's output names it). A later call whose try goes through deletes the row (a row
+-- left behind by a run that ended otherwise, by a signal or a cancellation, is pruned with the
+-- run; status --metrics counts only started runs with a due wait). A signal sent meanwhile
 -- moves the run on the same way, so it meets the same error until the cause is repaired.
 -- Errors another try may not meet (SQLSTATE class 40: deadlock, serialization; 55P03: lock
 -- timeout) end the call instead, as before: the next call tries again.
--- What the caller's transaction recorded for its commit before the call (an SQL user's own
--- changes to limited flows) is put aside for the call and restored, so its commit admits it as
--- it would have.
+-- An SQL user who calls it inside a larger transaction that changes limited flows too has
+-- those flows admitted by the call, with its own, in one pass in byte order (its commit then
+-- admits only what it records afterwards, in a pass of its own, which can deadlock with a
+-- commit of both flows: 40P01, retried like any deadlock; workers and pg_cron call it alone).
 -- The maintenance loop of each worker whose flow has wait steps calls it every heartbeat
 -- interval, and again at once while a call ends any task (so a timer fires at most about one
 -- heartbeat interval late while such a worker runs, a burst included; docs/waiting.md); with
@@ -40,9 +42,6 @@ declare
   v_run_ended int;  -- (a variable keeps its value when the block it was set in is undone)
   v_state text;
   v_message text;
-  -- The caller's record for its commit, put aside for the call.
-  v_callers_flows text := current_setting('pgflow.gated_flows', true);
-  v_callers_keys text := current_setting('pgflow.gated_keys', true);
 begin
   select array_agg(d.run_id order by d.run_id) into v_runs
   from (select t.run_id, min(t.wake_at) as due
@@ -56,8 +55,6 @@ begin
   if v_runs is null then
     return 0;
   end if;
-  perform set_config('pgflow.gated_flows', '', true);
-  perform set_config('pgflow.gated_keys', '', true);
   begin
     v_run_ended := pgflow._settle_due_runs(v_runs);
     perform pgflow._admit_recorded_flows(true);
@@ -90,8 +87,6 @@ begin
       end;
     end loop;
   end;
-  perform set_config('pgflow.gated_flows', coalesce(v_callers_flows, ''), true);
-  perform set_config('pgflow.gated_keys', coalesce(v_callers_keys, ''), true);
   return v_ended;
 end;
 $$;
