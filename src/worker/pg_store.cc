@@ -4,7 +4,6 @@
 #include <string_view>
 #include <utility>
 
-#include "absl/functional/function_ref.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "internal/backoff.h"
@@ -16,6 +15,7 @@
 #include "pg/shared_session.h"
 #include "pgflow/status.h"
 #include "worker/statements.h"
+#include "worker/store_listening.h"
 #include "worker/task_rows.h"
 
 namespace pgflow::internal {
@@ -28,9 +28,8 @@ class PgStore final : public Store {
   PgStore(std::shared_ptr<pg::SharedSession> statements, std::optional<pg::Session> listen,
           std::shared_ptr<bool> reconnected, const Logger& log)
       : log_(log),
-        reconnected_(std::move(reconnected)),
-        statements_(std::move(statements)),
-        listen_session_(std::move(listen)) {}
+        statements_(statements),
+        listening_(std::move(statements), std::move(listen), std::move(reconnected), log) {}
 
   absl::StatusOr<int> worker_protocol() override {
     PGFLOW_ASSIGN_OR_RETURN(pg::Result r,
@@ -151,35 +150,7 @@ class PgStore final : public Store {
   }
 
   void wait_for_work(Clock::Time until, const std::stop_token& stop) override {
-    on_listening(stop, [&](pg::Session& listening) {
-      if (listen_backing_off()) {
-        internal::sleep_unless_stopped(until_from_now(until), stop);
-        return;
-      }
-      absl::StatusOr<pg::Connection*> conn = listening.connection();
-      if (!conn.ok()) {
-        // The statement connection: the next claim retries it with backoff. A listen
-        // connection alone: polls until it is back.
-        if (listen_session_) {
-          listen_unreachable(conn.status());
-          internal::sleep_unless_stopped(until_from_now(until), stop);
-        }
-        return;
-      }
-      listen_reachable();
-      // A listen connection of its own was just (re)established, after the claim that found
-      // nothing: work committed in between was not announced, so read once more first. (On the
-      // statement connection the LISTEN precedes the claim: nothing to catch up.)
-      if (listen_session_ && std::exchange(*reconnected_, false)) return;
-      auto woke = (*conn)->wait_notification(until, stop);
-      if (!woke.ok()) {
-        listening.reset();
-        return;
-      }
-      // Coalesce a burst of announcements into one read.
-      while (woke.ok() && woke->has_value())
-        woke = (*conn)->wait_notification(std::chrono::steady_clock::now(), stop);
-    });
+    listening_.wait_for_work(until, stop);
   }
 
   absl::StatusOr<bool> has_visible_work(const std::string& worker_id,
@@ -255,11 +226,7 @@ class PgStore final : public Store {
   }
 
   bool wait_for_stop_announcements(Clock::Time until, const std::stop_token& stop) override {
-    bool announced_any = false;
-    on_listening(stop, [&](pg::Session& listening) {
-      announced_any = wait_for_stop_announcements_on(listening, until, stop);
-    });
-    return announced_any;
+    return listening_.wait_for_stop_announcements(until, stop);
   }
 
   absl::StatusOr<std::vector<std::uint64_t>> unwanted_tasks(const std::vector<TaskRef>& tasks,
@@ -312,7 +279,7 @@ class PgStore final : public Store {
 
   void disconnect() override {
     statements_->disconnect();
-    if (listen_session_) listen_session_->reset();
+    listening_.disconnect();
   }
 
  private:
@@ -345,51 +312,6 @@ class PgStore final : public Store {
     return statements_->retry<T>(stop, what, backoff_, log_, op);
   }
 
-  // Runs `wait` on the session that LISTENs: the store's own listen session, or its statement
-  // session (unshared: a connection that LISTENs is never shared).
-  void on_listening(const std::stop_token& stop, absl::FunctionRef<void(pg::Session&)> wait) {
-    if (listen_session_) return wait(*listen_session_);
-    (void)statements_->run(stop, [&](pg::Session& s) {
-      wait(s);
-      return absl::OkStatus();
-    });
-  }
-
-  bool wait_for_stop_announcements_on(pg::Session& listening, Clock::Time until,
-                                      const std::stop_token& stop) {
-    while (!stop.stop_requested() && std::chrono::steady_clock::now() < until) {
-      if (listen_backing_off()) {
-        internal::sleep_unless_stopped(until_from_now(until), stop);
-        return false;
-      }
-      absl::StatusOr<pg::Connection*> conn = listening.connection();
-      if (!conn.ok()) {
-        // Unreachable: wait as before (the heartbeat asks at every beat meanwhile); the
-        // heartbeat's retries log an unreachable database, this a listen connection's outage.
-        if (listen_session_) listen_unreachable(conn.status());
-        internal::sleep_unless_stopped(until_from_now(until), stop);
-        return false;
-      }
-      listen_reachable();
-      if (*reconnected_) {
-        *reconnected_ = false;
-        return true;
-      }
-      auto announced = (*conn)->wait_notification(until, stop);
-      if (!announced.ok()) {
-        listening.reset();
-        continue;
-      }
-      if (!announced->has_value()) return false;  // until, or stop
-      // One check for a burst of announcements.
-      while (announced.ok() && announced->has_value()) {
-        announced = (*conn)->wait_notification(std::chrono::steady_clock::now(), stop);
-      }
-      return true;
-    }
-    return false;
-  }
-
   absl::StatusOr<std::vector<ReportedTask>> report(const char* sql, std::string_view what,
                                                    const std::string& rows,
                                                    const std::stop_token& stop) {
@@ -399,44 +321,12 @@ class PgStore final : public Store {
     return reported(r);
   }
 
-  // A listen connection of its own that cannot connect: said once per outage (the worker
-  // polls meanwhile, and the heartbeat asks which tasks are still wanted).
-  // A listen connection of its own that could not connect is tried again only after a backoff
-  // (up to 30 s): a host that drops packets makes each try last connect_timeout (10 s by
-  // default), which would otherwise stall every poll and heartbeat wait by that much.
-  bool listen_backing_off() const {
-    return listen_session_ && listen_down_ && std::chrono::steady_clock::now() < listen_retry_at_;
-  }
-  void listen_unreachable(const absl::Status& why) {
-    listen_retry_at_ = std::chrono::steady_clock::now() + listen_backoff_.next();
-    if (std::exchange(listen_down_, true)) return;
-    log_.warn(
-        "cannot reach the listen connection (listen_connection_string); polling at "
-        "poll_interval, and checking for stopped tasks at each heartbeat, until it is back",
-        {{"error", std::string(why.message())}});
-  }
-  void listen_reachable() {
-    if (!std::exchange(listen_down_, false)) return;
-    listen_backoff_.reset();
-    log_.info("the listen connection is back");
-  }
-
-  static std::chrono::milliseconds until_from_now(Clock::Time until) {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(until -
-                                                                 std::chrono::steady_clock::now());
-  }
-
   Logger log_;
   internal::Backoff backoff_;  // between tries of retry
   // The claim call whose reply never arrived, if any (claims are one at a time: the poller's).
   std::optional<std::string> unanswered_claim_;
-  // Set by the LISTEN on connect (poller, maintenance); shared with that session.
-  std::shared_ptr<bool> reconnected_;
   std::shared_ptr<pg::SharedSession> statements_;
-  std::optional<pg::Session> listen_session_;  // with a listen connection string of its own
-  bool listen_down_ = false;                   // its outage has been logged
-  internal::Backoff listen_backoff_{std::chrono::seconds(1), std::chrono::seconds(30)};
-  std::chrono::steady_clock::time_point listen_retry_at_;  // while down: the next try
+  StoreListening listening_;
 };
 
 }  // namespace

@@ -1,0 +1,134 @@
+#include "worker/store_listening.h"
+
+#include <string>
+#include <utility>
+
+#include "absl/status/statusor.h"
+#include "pg/connection.h"
+
+namespace pgflow::internal {
+namespace {
+
+std::chrono::milliseconds until_from_now(Clock::Time until) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(until -
+                                                               std::chrono::steady_clock::now());
+}
+
+}  // namespace
+
+StoreListening::StoreListening(std::shared_ptr<pg::SharedSession> statements,
+                               std::optional<pg::Session> own, std::shared_ptr<bool> reconnected,
+                               const Logger& log)
+    : log_(log),
+      reconnected_(std::move(reconnected)),
+      statements_(std::move(statements)),
+      listen_session_(std::move(own)) {}
+
+void StoreListening::wait_for_work(Clock::Time until, const std::stop_token& stop) {
+  on_listening(stop, [&](pg::Session& listening) {
+    if (listen_backing_off()) {
+      internal::sleep_unless_stopped(until_from_now(until), stop);
+      return;
+    }
+    absl::StatusOr<pg::Connection*> conn = listening.connection();
+    if (!conn.ok()) {
+      // The statement connection: the next claim retries it with backoff. A listen
+      // connection alone: polls until it is back.
+      if (listen_session_) {
+        listen_unreachable(conn.status());
+        internal::sleep_unless_stopped(until_from_now(until), stop);
+      }
+      return;
+    }
+    listen_reachable();
+    // A listen connection of its own was just (re)established, after the claim that found
+    // nothing: work committed in between was not announced, so read once more first. (On the
+    // statement connection the LISTEN precedes the claim: nothing to catch up.)
+    if (listen_session_ && std::exchange(*reconnected_, false)) return;
+    auto woke = (*conn)->wait_notification(until, stop);
+    if (!woke.ok()) {
+      listening.reset();
+      return;
+    }
+    // Coalesce a burst of announcements into one read.
+    while (woke.ok() && woke->has_value())
+      woke = (*conn)->wait_notification(std::chrono::steady_clock::now(), stop);
+  });
+}
+
+bool StoreListening::wait_for_stop_announcements(Clock::Time until, const std::stop_token& stop) {
+  bool announced_any = false;
+  on_listening(stop, [&](pg::Session& listening) {
+    announced_any = wait_for_stop_announcements_on(listening, until, stop);
+  });
+  return announced_any;
+}
+
+void StoreListening::on_listening(const std::stop_token& stop,
+                                  absl::FunctionRef<void(pg::Session&)> wait) {
+  if (listen_session_) return wait(*listen_session_);
+  (void)statements_->run(stop, [&](pg::Session& s) {
+    wait(s);
+    return absl::OkStatus();
+  });
+}
+
+bool StoreListening::wait_for_stop_announcements_on(pg::Session& listening, Clock::Time until,
+                                                    const std::stop_token& stop) {
+  while (!stop.stop_requested() && std::chrono::steady_clock::now() < until) {
+    if (listen_backing_off()) {
+      internal::sleep_unless_stopped(until_from_now(until), stop);
+      return false;
+    }
+    absl::StatusOr<pg::Connection*> conn = listening.connection();
+    if (!conn.ok()) {
+      // Unreachable: wait as before (the heartbeat asks at every beat meanwhile); the
+      // heartbeat's retries log an unreachable database, this a listen connection's outage.
+      if (listen_session_) listen_unreachable(conn.status());
+      internal::sleep_unless_stopped(until_from_now(until), stop);
+      return false;
+    }
+    listen_reachable();
+    if (*reconnected_) {
+      *reconnected_ = false;
+      return true;
+    }
+    auto announced = (*conn)->wait_notification(until, stop);
+    if (!announced.ok()) {
+      listening.reset();
+      continue;
+    }
+    if (!announced->has_value()) return false;  // until, or stop
+    // One check for a burst of announcements.
+    while (announced.ok() && announced->has_value()) {
+      announced = (*conn)->wait_notification(std::chrono::steady_clock::now(), stop);
+    }
+    return true;
+  }
+  return false;
+}
+
+void StoreListening::disconnect() {
+  if (listen_session_) listen_session_->reset();
+}
+
+bool StoreListening::listen_backing_off() const {
+  return listen_session_ && listen_down_ && std::chrono::steady_clock::now() < listen_retry_at_;
+}
+
+void StoreListening::listen_unreachable(const absl::Status& why) {
+  listen_retry_at_ = std::chrono::steady_clock::now() + listen_backoff_.next();
+  if (std::exchange(listen_down_, true)) return;
+  log_.warn(
+      "cannot reach the listen connection (listen_connection_string); polling at "
+      "poll_interval, and checking for stopped tasks at each heartbeat, until it is back",
+      {{"error", std::string(why.message())}});
+}
+
+void StoreListening::listen_reachable() {
+  if (!std::exchange(listen_down_, false)) return;
+  listen_backoff_.reset();
+  log_.info("the listen connection is back");
+}
+
+}  // namespace pgflow::internal
