@@ -374,33 +374,33 @@ begin
     v_run_ended := pgflow._settle_due_runs(v_runs);
     perform pgflow._admit_recorded_flows(true);
     v_ended := v_run_ended;
-  exception when others then
-    get stacked diagnostics v_state = returned_sqlstate;
-    if v_state like '40%' or v_state = '55P03' then
+  exception
+    -- (transaction_rollback is SQLSTATE class 40: deadlocks, serialization failures.)
+    when transaction_rollback or lock_not_available then
       raise;
-    end if;
-    -- Some run raised, and the batch was undone: again, a run at a time.
-    foreach v_run_id in array v_runs loop
-      perform 1 from pgflow.runs r where r.run_id = v_run_id and r.status = 'started'
-      for update skip locked;
-      continue when not found;
-      begin
-        v_run_ended := pgflow._settle_due_runs(array[v_run_id]);
-        perform pgflow._admit_recorded_flows(false);
-        v_ended := v_ended + v_run_ended;
-      exception when others then
-        get stacked diagnostics v_state = returned_sqlstate, v_message = message_text;
-        if v_state like '40%' or v_state = '55P03' then
-          raise;
-        end if;
-        insert into pgflow.timer_retries as x (run_id, retry_at, last_error)
-        values (v_run_id, now() + interval '1 minute', v_state || ' ' || v_message)
-        on conflict (run_id) do update
-          set retry_at = excluded.retry_at, tries = x.tries + 1, last_error = excluded.last_error;
-        raise warning 'pgflow: the wait timers of run % could not end its tasks (% %); trying again in a minute',
-          v_run_id, v_state, v_message;
-      end;
-    end loop;
+    when others then
+      -- Some run raised, and the batch was undone: again, a run at a time.
+      foreach v_run_id in array v_runs loop
+        perform 1 from pgflow.runs r where r.run_id = v_run_id and r.status = 'started'
+        for update skip locked;
+        continue when not found;
+        begin
+          v_run_ended := pgflow._settle_due_runs(array[v_run_id]);
+          perform pgflow._admit_recorded_flows(false);
+          v_ended := v_ended + v_run_ended;
+        exception
+          when transaction_rollback or lock_not_available then
+            raise;
+          when others then
+            get stacked diagnostics v_state = returned_sqlstate, v_message = message_text;
+            insert into pgflow.timer_retries as x (run_id, retry_at, last_error)
+            values (v_run_id, now() + interval '1 minute', v_state || ' ' || v_message)
+            on conflict (run_id) do update
+              set retry_at = excluded.retry_at, tries = x.tries + 1, last_error = excluded.last_error;
+            raise warning 'pgflow: the wait timers of run % could not end its tasks (% %); trying again in a minute',
+              v_run_id, v_state, v_message;
+        end;
+      end loop;
   end;
   return v_ended;
 end;

@@ -52,8 +52,8 @@ class InFlight {
   InFlight& operator=(const InFlight&) = delete;
 
   // Blocks until a slot is free; the number of tasks that may be claimed now, at most `max`,
-  // or 0 once the worker stops or stops claiming. Several finishing handlers may free slots before it wakes, so
-  // claims stay large.
+  // or 0 once the worker stops or stops claiming. Several finishing handlers may free slots
+  // before it wakes, so claims stay large.
   int wait_for_slots(int max) ABSL_LOCKS_EXCLUDED(mu_);
 
   // A claimed task takes a slot. Its stop token fires at `deadline` (unless it returns first),

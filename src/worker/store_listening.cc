@@ -26,21 +26,13 @@ StoreListening::StoreListening(std::shared_ptr<pg::SharedSession> statements,
 
 void StoreListening::wait_for_work(Clock::Time until, const std::stop_token& stop) {
   on_listening(stop, [&](pg::Session& listening) {
-    if (listen_backing_off()) {
-      internal::sleep_unless_stopped(until_from_now(until), stop);
-      return;
-    }
-    absl::StatusOr<pg::Connection*> conn = listening.connection();
+    absl::StatusOr<pg::Connection*> conn = connect(listening);
     if (!conn.ok()) {
       // The statement connection: the next claim retries it with backoff. A listen
       // connection alone: polls until it is back.
-      if (listen_session_) {
-        listen_unreachable(conn.status());
-        internal::sleep_unless_stopped(until_from_now(until), stop);
-      }
+      if (listen_session_) internal::sleep_unless_stopped(until_from_now(until), stop);
       return;
     }
-    listen_reachable();
     // A listen connection of its own was just (re)established, after the claim that found
     // nothing: work committed in between was not announced, so read once more first. (On the
     // statement connection the LISTEN precedes the claim: nothing to catch up.)
@@ -76,19 +68,13 @@ void StoreListening::on_listening(const std::stop_token& stop,
 bool StoreListening::wait_for_stop_announcements_on(pg::Session& listening, Clock::Time until,
                                                     const std::stop_token& stop) {
   while (!stop.stop_requested() && std::chrono::steady_clock::now() < until) {
-    if (listen_backing_off()) {
-      internal::sleep_unless_stopped(until_from_now(until), stop);
-      return false;
-    }
-    absl::StatusOr<pg::Connection*> conn = listening.connection();
+    absl::StatusOr<pg::Connection*> conn = connect(listening);
     if (!conn.ok()) {
       // Unreachable: wait as before (the heartbeat asks at every beat meanwhile); the
-      // heartbeat's retries log an unreachable database, this a listen connection's outage.
-      if (listen_session_) listen_unreachable(conn.status());
+      // heartbeat's retries log an unreachable database, connect() a listen connection's outage.
       internal::sleep_unless_stopped(until_from_now(until), stop);
       return false;
     }
-    listen_reachable();
     if (*reconnected_) {
       *reconnected_ = false;
       return true;
@@ -112,23 +98,25 @@ void StoreListening::disconnect() {
   if (listen_session_) listen_session_->reset();
 }
 
-bool StoreListening::listen_backing_off() const {
-  return listen_session_ && listen_down_ && std::chrono::steady_clock::now() < listen_retry_at_;
-}
-
-void StoreListening::listen_unreachable(const absl::Status& why) {
-  listen_retry_at_ = std::chrono::steady_clock::now() + listen_backoff_.next();
-  if (std::exchange(listen_down_, true)) return;
-  log_.warn(
-      "cannot reach the listen connection (listen_connection_string); polling at "
-      "poll_interval, and checking for stopped tasks at each heartbeat, until it is back",
-      {{"error", std::string(why.message())}});
-}
-
-void StoreListening::listen_reachable() {
-  if (!std::exchange(listen_down_, false)) return;
-  listen_backoff_.reset();
-  log_.info("the listen connection is back");
+absl::StatusOr<pg::Connection*> StoreListening::connect(pg::Session& listening) {
+  if (!listen_session_) return listening.connection();
+  if (listen_down_ && std::chrono::steady_clock::now() < listen_retry_at_) {
+    return absl::UnavailableError("the listen connection is down; tried again after a backoff");
+  }
+  absl::StatusOr<pg::Connection*> conn = listening.connection();
+  if (!conn.ok()) {
+    listen_retry_at_ = std::chrono::steady_clock::now() + listen_backoff_.next();
+    if (!std::exchange(listen_down_, true)) {
+      log_.warn(
+          "cannot reach the listen connection (listen_connection_string); polling at "
+          "poll_interval, and checking for stopped tasks at each heartbeat, until it is back",
+          {{"error", std::string(conn.status().message())}});
+    }
+  } else if (std::exchange(listen_down_, false)) {
+    listen_backoff_.reset();
+    log_.info("the listen connection is back");
+  }
+  return conn;
 }
 
 }  // namespace pgflow::internal

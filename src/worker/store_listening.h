@@ -12,7 +12,7 @@
 #include <stop_token>
 
 #include "absl/functional/function_ref.h"
-#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "internal/backoff.h"
 #include "pg/session.h"
 #include "pg/shared_session.h"
@@ -39,13 +39,12 @@ class StoreListening {
   void on_listening(const std::stop_token& stop, absl::FunctionRef<void(pg::Session&)> wait);
   bool wait_for_stop_announcements_on(pg::Session& listening, Clock::Time until,
                                       const std::stop_token& stop);
-  // A listen connection of its own that cannot connect: said once per outage (the worker polls
-  // meanwhile, and the heartbeat asks which tasks are still wanted), and tried again only after
-  // a backoff (up to 30 s): a host that drops packets makes each try last connect_timeout (10 s
-  // by default), which would otherwise stall every poll and heartbeat wait by that much.
-  bool listen_backing_off() const;
-  void listen_unreachable(const absl::Status& why);
-  void listen_reachable();
+  // The session's connection. A listen connection of its own that cannot connect is said once
+  // per outage (the worker polls meanwhile, and the heartbeat asks which tasks are still wanted)
+  // and tried again only after a backoff (up to 30 s), failing at once until then: a host that
+  // drops packets makes each try last connect_timeout (10 s by default), which would otherwise
+  // stall every poll and heartbeat wait by that much.
+  absl::StatusOr<pg::Connection*> connect(pg::Session& listening);
 
   Logger log_;
   std::shared_ptr<bool> reconnected_;

@@ -76,8 +76,8 @@ class Worker {
   StoreFactory stores_;
   const Clock& clock_;
 
-  std::stop_source
-      stop_;  // stop claiming: requested by a stop (with in_flight_.stop_all()) and a drain
+  // Stop claiming: requested by a stop (with in_flight_.stop_all()) and by a drain.
+  std::stop_source stop_;
   std::stop_source give_up_;  // stop retrying to report (grace period over)
   std::stop_source maintenance_stop_;
 
