@@ -30,7 +30,8 @@ case "$type" in
     # to debug in, configure one with cmake directly.
     flags=()
     if [ "$type" = Debug ]; then flags+=(-DCMAKE_CXX_FLAGS_DEBUG=-g0); fi
-    cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE="$type" -DPGFLOW_WERROR=ON "${flags[@]}" >/dev/null
+    cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE="$type" -DPGFLOW_WERROR=ON \
+      -DPGFLOW_REQUIRE_PROMETHEUS=ON "${flags[@]}" >/dev/null
     cmake --build "$build" -j"$(nproc)"
     cd "$build"
     # The checks of the sources themselves (formatting, thread-safety analysis) do not depend

@@ -38,6 +38,12 @@ class PgStore final : public Store {
     return static_cast<int>(protocol);
   }
 
+  absl::StatusOr<std::string> default_isolation() override {
+    PGFLOW_ASSIGN_OR_RETURN(pg::Result r,
+                            once([](pg::Connection& c) { return c.exec(kDefaultIsolationQuery); }));
+    return std::string(r.scalar());
+  }
+
   // Whether the schema knows concurrency keys (0019); true when it cannot tell.
   bool schema_has_keys() {
     absl::StatusOr<pg::Result> r =

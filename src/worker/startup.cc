@@ -30,6 +30,19 @@ absl::Status check_protocol(Store& store) {
   return absl::OkStatus();
 }
 
+// Another level would break the worker quietly: a commit outside READ COMMITTED admits no held
+// task of a concurrency limit (its snapshot could over-admit), so limited flows would wait
+// forever, and concurrent results of one step would fail serialization checks.
+absl::Status check_isolation(Store& store) {
+  PGFLOW_ASSIGN_OR_RETURN(std::string level, store.default_isolation());
+  if (level == "read committed") return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "pgflow: this worker's transactions would run at ", level,
+      " isolation (default_transaction_isolation of its role or database); pgflow's workers need "
+      "read committed, PostgreSQL's default: ALTER ROLE <the worker's role> SET "
+      "default_transaction_isolation = 'read committed'"));
+}
+
 }  // namespace
 
 Registration registration_of(const FlowDefinition& flow, const WorkerConfig& config,
@@ -45,6 +58,7 @@ absl::Status deploy_and_register(Store& store, const FlowDefinition& flow,
                                  const std::vector<StepRoute>& routes, const WorkerConfig& config,
                                  const WorkerIdentity& self, const Logger& log, int attempt) {
   PGFLOW_RETURN_IF_ERROR(check_protocol(store));
+  PGFLOW_RETURN_IF_ERROR(check_isolation(store));
 
   // The deployment: shape, queue mode and the route this library derived (the database
   // derives the same and refuses a worker whose route differs).

@@ -123,6 +123,8 @@ class Store {
   // ---- startup (tried once) ----
   // The worker protocol the database speaks.
   virtual absl::StatusOr<int> worker_protocol() = 0;
+  // The isolation level the worker's statements run at ("read committed", ...).
+  virtual absl::StatusOr<std::string> default_isolation() = 0;
   // Compiles or verifies the flow and activates an alias without an active version.
   virtual absl::StatusOr<DeployOutcome> deploy(const Deployment& deployment) = 0;
   // Registers the worker. `again`: an earlier attempt may have registered it and lost the reply,

@@ -25,10 +25,13 @@ TEST(Connection, ParametersTravelAsTextNeverAsStatementText) {
   PGFLOW_ASSERT_OK_AND_ASSIGN(Connection conn, Connection::open(db.url()));
   const std::string hostile = "'); drop table x; --";
   PGFLOW_ASSERT_OK_AND_ASSIGN(
-      Result r, conn.exec("select $1::text as s, $2::bigint as n, $3::text is null as nul",
+      Result r, conn.exec("select $1::text as s, $2::bigint as n, $3::text is null as nul, "
+                          "current_query() as q",
                           {hostile, "9223372036854775807", std::nullopt}));
   ASSERT_EQ(r.rows(), 1);
   EXPECT_EQ(r.text(0, r.column("s")), hostile);
+  // The server received the placeholder, not the value spliced into the statement.
+  EXPECT_THAT(r.text(0, r.column("q")), AllOf(HasSubstr("$1::text"), Not(HasSubstr("drop table"))));
   EXPECT_EQ(r.int64(0, r.column("n")).value(), INT64_MAX);
   EXPECT_EQ(r.boolean(0, r.column("nul")).value(), true);
   EXPECT_EQ(r.column("missing"), -1);

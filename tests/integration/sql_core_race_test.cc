@@ -202,12 +202,13 @@ TEST_F(SqlCoreRace, StallRecoveryRacingALateCompletionHasOneOutcome) {
   ASSERT_EQ(sql("select count(*) from pgflow.start_tasks('fan', $1::bigint[], $2::uuid)",
                 {pg_array(all_message_ids("fan")), kWorker}),
             std::to_string(kRounds));
-  // Every task looks stalled (started long ago); each round races recovery and completion.
-  ASSERT_THAT(exec("update pgflow.step_tasks set started_at = now() - interval '1 hour', "
-                   "queued_at = now() - interval '2 hours' where run_id = $1",
-                   {run_id}),
-              IsOk());
+  // Each round makes its own task look stalled (started long ago), only that one, then races
+  // recovery and that task's completion: a recovery never finds another round's task.
   for (int i = 0; i < kRounds; ++i) {
+    ASSERT_THAT(exec("update pgflow.step_tasks set started_at = now() - interval '1 hour', "
+                     "queued_at = now() - interval '2 hours' where run_id = $1 and task_index = $2",
+                     {run_id, std::to_string(i)}),
+                IsOk());
     concurrently(2, [&](int t, pg::Connection& c) -> absl::Status {
       auto r = (t == 0) ? c.exec("select pgflow.requeue_stalled_tasks()")
                         : c.exec("select pgflow.complete_task($1::uuid, 'each', $2::int, '1')",

@@ -320,7 +320,7 @@ TEST(WorkerRestartTest, APostgresRestartMidRunLosesNothing) {
   EXPECT_TRUE(worker.running());
 }
 
-TEST(WorkerRestartTest, StopsWithinTheGracePeriodWhileTheDatabaseIsDown) {
+TEST(WorkerRestartTest, StopsWhileTheDatabaseIsDown) {
   OwnCluster cluster;
   ASSERT_TRUE(cluster.start());
   const std::string url = cluster.url();
@@ -341,20 +341,13 @@ TEST(WorkerRestartTest, StopsWithinTheGracePeriodWhileTheDatabaseIsDown) {
   }
   ASSERT_TRUE(cluster.stop());
   // The worker's calls now fail and are retried against the dead server (the heartbeat runs
-  // every 200 ms); a stop must still finish, within a bound the grace period gives.
+  // every 200 ms); a stop must still finish.
   ASSERT_TRUE(logs.wait_for_text("database call failed; retrying"));
-  const auto stop_started = std::chrono::steady_clock::now();
+  // The server never comes back: wait() returning at all is the property (a stop that waited
+  // for the database would hang until ctest's timeout).
   worker.stop();
   EXPECT_THAT(worker.wait(), IsOk());
-  const auto stop_took = std::chrono::steady_clock::now() - stop_started;
   EXPECT_FALSE(worker.running());
-  // The bound is the property under test, so it is wall-clock by nature: the grace period
-  // (results are reported for at least 1 s of it), plus the 5 s the worker gives its last
-  // heartbeat call (marking itself stopped), plus 10 s of slack for a loaded or instrumented
-  // machine. A stop that waits for the database instead would not end before it comes back.
-  EXPECT_LT(stop_took,
-            std::max<std::chrono::milliseconds>(config.stop_grace_period, std::chrono::seconds(1)) +
-                std::chrono::seconds(5) + std::chrono::seconds(10));
   EXPECT_TRUE(ran.load());
 }
 

@@ -377,6 +377,24 @@ TEST_F(WorkerTest, RefusesADatabaseOlderThanItsProtocol) {
   EXPECT_EQ(*flows, "0") << "nothing was compiled";
 }
 
+// A worker whose transactions would not run at READ COMMITTED would leave the held tasks of
+// concurrency limits held forever (docs/flow-control.md, "Isolation"): it refuses to start.
+TEST_F(WorkerTest, RefusesToRunOutsideReadCommitted) {
+  PGFLOW_ASSERT_OK_AND_ASSIGN(TestDatabase other, TestDatabase::from_template());
+  PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection conn, pg::Connection::open(other.url()));
+  ASSERT_THAT(conn.exec("do $$ begin execute format('alter database %I set "
+                        "default_transaction_isolation = ''repeatable read''', "
+                        "current_database()); end $$"),
+              IsOk());
+  EXPECT_THAT(
+      EdgeWorker::start(wf::sequential, test_worker_config(other.url(), &logs_)),
+      StatusIs(absl::StatusCode::kFailedPrecondition,
+               AllOf(HasSubstr("repeatable read"), HasSubstr("default_transaction_isolation"))));
+  absl::StatusOr<std::string> flows = query_text(conn, "select count(*) from pgflow.flows");
+  ASSERT_THAT(flows, IsOk());
+  EXPECT_EQ(*flows, "0") << "nothing was compiled";
+}
+
 TEST_F(WorkerTest, AMismatchedFlowIsRefusedOutsideLocalDevelopment) {
   // The database knows another definition of wSequential (only step a).
   auto other = Flow<"wSequential", int>().step<"a">([](int x) { return x; });
@@ -604,10 +622,15 @@ TEST_F(WorkerTest, UsesAtMostFourConnections) {
   EXPECT_EQ(run_to_end(run_id)["run"]["output"], json({{"total", 4}}));
   ASSERT_THAT(wait_until(*conn_, "select (" + worker_connections() + ") = 4"),
               IsOk());  // heartbeat too
-  // Another run reuses them.
+  // Another run reuses them: the same four backends, none opened (and closed) in between.
+  const std::string backends_sql =
+      "select array_agg(pid order by pid)::text from pg_stat_activity where datname = "
+      "current_database() and application_name like 'pgflow-worker-%'";
+  const std::string backends = sql(backends_sql);
   PGFLOW_ASSERT_OK_AND_ASSIGN(std::string again, start_run(*conn_, "wConnections", json{3}));
   EXPECT_EQ(run_to_end(again)["run"]["output"], json({{"total", 2}}));
   EXPECT_EQ(sql(worker_connections()), "4");
+  EXPECT_EQ(sql(backends_sql), backends);
   // A stopped worker whose handle is kept holds none (they would hold pooler slots, and LISTEN
   // without reading).
   worker.stop();

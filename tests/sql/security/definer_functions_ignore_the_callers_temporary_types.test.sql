@@ -48,13 +48,19 @@ select pg_get_userbyid(proowner) as owner from pg_proc where proname = 'requeue_
 select dblink_disconnect('setup');
 
 begin;
-select plan(33);
+select plan(34);
 -- The flow has a concurrency limit, so every start and result also runs the admission trigger
 -- (_admit_gated_tasks, SECURITY DEFINER), here at the end of each statement.
 set constraints all immediate;
 \i ../../../sql/contrib/grants.sql
 create role trap_worker_login nologin in role pgflow_worker;
 create role trap_starter_login nologin in role pgflow_starter;
+-- The control: a SECURITY DEFINER function of the same owner pinned to search_path = '' (what
+-- the pin replaced). It must fall into the trap, or the trap proves nothing.
+create function public.trap_control() returns text language plpgsql security definer
+set search_path = '' as $$ declare v text; begin v := 'x'; return v; end $$;
+select format('alter function public.trap_control() owner to %I', :'owner') \gexec
+grant execute on function public.trap_control() to public;
 
 -- The trap, planted by the worker login: it fires only where it runs as the owner on behalf
 -- of another login, i.e. inside a SECURITY DEFINER function.
@@ -70,6 +76,8 @@ select format($trap$
 \set trap_types '{text,jsonb,json,uuid,int4,int8,bool,timestamptz,name,regclass,oid,xid,bytea,varchar}'
 select format('create domain pg_temp.%I as pg_catalog.%I check (pg_temp.fires())', t, t)
 from unnest(:'trap_types'::text[]) t \gexec
+select throws_like($$select public.trap_control()$$, 'TRAP:%',
+          'control: a definer function pinned to search_path = '''' runs the planted type as the owner');
 
 -- The worker API, as a pgflow_worker login.
 select lives_ok(format($$select pgflow.ensure_flow_compiled('trap', %L, 5, 'flow', null, null, '{"concurrencyLimit": 100}')$$, :'shape'),

@@ -10,6 +10,7 @@
 #include <latch>
 #include <memory>
 #include <optional>
+#include <semaphore>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -144,18 +145,28 @@ TEST_F(WorkerUnits, ATaskClaimedAsTheWorkerStopsIsRunAndReported) {
 }
 
 TEST_F(WorkerUnits, ClaimsNeverAskForMoreThanTheFreeSlots) {
-  std::latch release(1);
+  std::atomic<int> running{0};
+  std::counting_semaphore<6> release(0);
   auto worker = start([&](const nlohmann::json&, Context&) -> absl::StatusOr<nlohmann::json> {
-    release.wait();
+    ++running;
+    release.acquire();
+    --running;
     return nullptr;
   });
   for (int i = 0; i < 6; ++i) db_.add_task(absl::StrCat("r", i), "s");
-  // Four handlers block; the poller waits for a slot (back-pressure), not for the database.
-  ASSERT_TRUE(pgflow::testing::wait_for([&] { return db_.claims().size() >= 1; }));
-  release.count_down();
+  // Four handlers block: every slot is taken, and the poller waits for one (back-pressure).
+  ASSERT_TRUE(pgflow::testing::wait_for([&] { return running.load() == 4; }));
+  // Handlers end one at a time: each frees one slot, and the claim after it asks for one task.
+  for (int freed = 0; freed < 2; ++freed) {
+    const std::size_t before = db_.claims().size();
+    release.release();
+    ASSERT_TRUE(pgflow::testing::wait_for(
+        [&] { return db_.claims().size() > before && running.load() == 4; }));
+    EXPECT_EQ(db_.claims()[before].slots, 1) << "the claim after handler " << freed << " ended";
+  }
+  release.release(4);
   ASSERT_TRUE(db_.wait_for_reported(6));
   for (const ClaimRequest& claim : db_.claims()) EXPECT_LE(claim.slots, 4);
-  EXPECT_EQ(db_.claims().front().slots, 4);
 }
 
 TEST_F(WorkerUnits, ADeadlineStopsTheHandlerAndItsFailureIsATimeout) {

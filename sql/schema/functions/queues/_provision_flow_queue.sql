@@ -6,6 +6,11 @@
 -- flows.created_at, i.e. by the compiler or by this function). Anything else holding that
 -- name is a collision: pgflow never adopts a queue it did not create.
 --
+-- Whether another flow's tasks sit in the queue is asked only while the flow does not route to
+-- it yet (creating it; since 0029): step_tasks has no index for the question, so at every
+-- worker start's verification it read the whole task history under the definition lock. A
+-- queue the flow already routes to passed that check when it was created, and since then no
+-- other flow could route to it (their creation checks this flow's steps).
 -- Locks: the caller holds the flow's definition lock and the flow row exists; pgmq.create.
 -- Only flows in queue mode `flow` have this queue.
 -- Called by: _add_step (so add_step and add_wait_step), _create_flow_from_shape,
@@ -23,7 +28,8 @@ declare
 begin
   select * into strict v_flow from pgflow.flows f where f.flow_slug = p_flow_slug;
   if exists (select 1 from pgflow.steps s where s.queue_name = v_queue and s.flow_slug <> p_flow_slug)
-     or exists (select 1 from pgflow.step_tasks t where t.queue_name = v_queue and t.flow_slug <> p_flow_slug) then
+     or not exists (select 1 from pgflow.steps s where s.flow_slug = p_flow_slug and s.queue_name = v_queue)
+        and exists (select 1 from pgflow.step_tasks t where t.queue_name = v_queue and t.flow_slug <> p_flow_slug) then
     raise exception 'Queue "%" of flow "%" is already used by another flow', v_queue, p_flow_slug
       using errcode = 'unique_violation';
   end if;

@@ -1,7 +1,11 @@
 -- Verifies the private queues of an existing step-queued flow: every queue on its persisted
 -- route exists exactly once in pgmq.meta (no case aliases) with both tables, and no other flow
--- routes to it or has tasks in it. An owned queue that has gone missing is an error, never
+-- routes to it. An owned queue that has gone missing is an error, never
 -- recreated: a new queue would restart message ids under existing task snapshots.
+-- Other flows' tasks in its queues are not looked for (since 0029): step_tasks has no index for
+-- that, so every worker start read the whole task history under the definition lock. The flow's
+-- creation checked them (_preflight_step_queues), and since then no other flow could route to
+-- its queues (their creation checks this flow's steps).
 -- Locks: none (reads); the caller holds the flow's definition lock.
 -- Called by: ensure_flow_compiled (verification).
 create or replace function pgflow._verify_step_queues(p_flow_slug text) returns void
@@ -14,9 +18,7 @@ declare
 begin
   for v_route in select s.step_slug, s.queue_name from pgflow.steps s
                  where s.flow_slug = p_flow_slug order by s.step_index loop
-    if exists (select 1 from pgflow.steps s where s.queue_name = v_route.queue_name and s.flow_slug <> p_flow_slug)
-       or exists (select 1 from pgflow.step_tasks t
-                  where t.queue_name = v_route.queue_name and t.flow_slug <> p_flow_slug) then
+    if exists (select 1 from pgflow.steps s where s.queue_name = v_route.queue_name and s.flow_slug <> p_flow_slug) then
       raise exception 'Queue "%" of step "%" of flow "%" is also used by another flow',
         v_route.queue_name, v_route.step_slug, p_flow_slug using errcode = 'unique_violation';
     end if;

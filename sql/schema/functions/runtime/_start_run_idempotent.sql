@@ -10,7 +10,10 @@
 -- committed row; under REPEATABLE READ or SERIALIZABLE a conflict with a row the snapshot cannot
 -- see is a serialization failure (40001), which the caller retries like any other.
 -- Locks: the key's index entry, then those of start_flow_by_slug (the new run's rows; queue rows
--- last). Nothing is locked on a repeat: the key's row is only read. The wait for another
+-- last). A repeat reads the key's row and locks its run FOR KEY SHARE (since 0029): a prune
+-- deleting that run and not yet committed is waited for, and a run it deleted is not returned
+-- (the key is free again: the loop creates a run); the run returned cannot be deleted before
+-- the caller's commit. Before, such a start returned a run that no longer existed. The wait for another
 -- transaction's uncommitted key is bounded only by the caller's lock_timeout; a caller whose
 -- transaction starts several keys, or holds run locks, should take keys in one order.
 -- Called by: start_run_idempotent (after resolving the alias), start_run_idempotent_by_slug.
@@ -42,6 +45,10 @@ begin
     from pgflow.run_idempotency_keys k
     where k.flow_alias = v_alias and k.idempotency_key = p_idempotency_key;
     if found then
+      perform 1 from pgflow.runs r where r.run_id = v_run_id for key share;
+      if not found then
+        continue;  -- deleted (pruned) since the read: its key went with it
+      end if;
       run_id := v_run_id;
       created := false;
       return;
