@@ -14,6 +14,8 @@
 #   states  the same with start_flow_with_states, as Client::start_flow starts a run (it returns
 #           the run's state)
 #   lean    the same with start_run, as Client::start_run starts a run (it returns the run id)
+#   repeat  K repeated idempotent starts (start_run_idempotent with keys that already have runs,
+#           started and committed before the timed block; schema 0017 and later)
 #   single  K runs of a 1-step flow started, then claimed (10 per claim_tasks) and completed as
 #           that version's worker reports them (complete_tasks per claim since 0006, else
 #           complete_task per task)
@@ -60,7 +62,23 @@ workload() {  # TEMPLATE KIND
     states) start_fn=start_flow_with_states ;;
     lean) start_fn=start_run ;;
   esac
-  if [ -n "$start_fn" ]; then
+  if [ "$kind" = repeat ]; then
+    "${psql[@]}" "$db" <<SQL
+select pgflow.create_flow('$flow', timeout => 60);
+select pgflow.add_step('$flow', 'only');
+select count(pgflow.start_run_idempotent('$flow', '{}', 'order-' || i)) from generate_series(1, $runs) i;
+do \$\$
+declare
+  t0 timestamptz := clock_timestamp();
+begin
+  for i in 1..$runs loop
+    perform pgflow.start_run_idempotent('$flow', '{}', 'order-' || i);
+  end loop;
+  raise notice '%', round((extract(epoch from clock_timestamp() - t0) * 1000 / $runs)::numeric, 4);
+end \$\$;
+SQL
+    return
+  elif [ -n "$start_fn" ]; then
     "${psql[@]}" "$db" <<SQL
 select pgflow.create_flow('$flow', timeout => 60);
 select pgflow.add_step('$flow', 'only');

@@ -3,17 +3,18 @@
 --
 -- * _start_run_idempotent: a repeat start read the key's run and returned it. A prune deleting
 --   that run, not yet committed, was not waited for: the start returned a run that was gone a
---   moment later, and created none. A repeat now locks the run FOR KEY SHARE (conflicting only
---   with its deletion): it waits for such a prune, and a run the prune deleted sends it round
---   the loop, where the freed key creates a run. The run it returns cannot be deleted before the
---   caller commits.
+--   moment later, and created none. A repeat now locks the key's row FOR KEY SHARE (key rows
+--   are never updated: only the run's deletion, which deletes its key, conflicts): it waits for
+--   such a prune, and finds no key if that commits, so it creates a run. The run it returns
+--   cannot be deleted before the caller commits. (Not the run's row: every change of a run's
+--   state locks it FOR UPDATE, which a repeat inside a producer's transaction would block.)
 -- * _verify_step_queues and _provision_flow_queue: every worker start's verification asked
 --   whether another flow's tasks sat in the flow's queues, which step_tasks has no index for: it
 --   read the whole task history (kept until pruning) once per queue while holding the flow's
 --   alias and definition locks, so a fleet starting together queued behind it. That question is
---   now asked only where a flow starts to route to a queue (its creation); a queue it already
---   routes to passed it then, and no other flow could route to it since (their creation checks
---   this flow's steps, through an index).
+--   now asked only where a flow does not route to the queue yet (its creation, and a flow
+--   without steps); a queue it already routes to passed it then, and no other flow could route
+--   to it since (their creation checks this flow's steps, through an index).
 --
 -- Data: none. Locks: none beyond replacing three functions. Applied by the pgflow migration
 -- runner in one transaction. Immutable once released.
@@ -134,10 +135,13 @@ $$;
 -- committed row; under REPEATABLE READ or SERIALIZABLE a conflict with a row the snapshot cannot
 -- see is a serialization failure (40001), which the caller retries like any other.
 -- Locks: the key's index entry, then those of start_flow_by_slug (the new run's rows; queue rows
--- last). A repeat reads the key's row and locks its run FOR KEY SHARE (since 0029): a prune
--- deleting that run and not yet committed is waited for, and a run it deleted is not returned
--- (the key is free again: the loop creates a run); the run returned cannot be deleted before
--- the caller's commit. Before, such a start returned a run that no longer existed. The wait for another
+-- last). A repeat locks the key's row FOR KEY SHARE (since 0029; key rows are never updated,
+-- so only the deletion of the run, which deletes its key, conflicts with it): it waits for a
+-- prune deleting that run and not yet committed, and if that commits finds no key and creates
+-- a run; the run it returns cannot be deleted before the caller's commit. Before, it returned
+-- a run being deleted. (Not the run row: every change of a run's state locks it FOR UPDATE,
+-- so a repeat inside a producer's transaction would have waited for, and could deadlock with,
+-- workers reporting results.) The wait for another
 -- transaction's uncommitted key is bounded only by the caller's lock_timeout; a caller whose
 -- transaction starts several keys, or holds run locks, should take keys in one order.
 -- Called by: start_run_idempotent (after resolving the alias), start_run_idempotent_by_slug.
@@ -161,18 +165,15 @@ begin
       using errcode = 'invalid_parameter_value';
   end if;
 
-  -- A repeat finds the key's run by a read. Otherwise the insert decides: if another start
+  -- A repeat finds the key's run by a locking read. Otherwise the insert decides: if another start
   -- with this key commits between the read and the insert, the insert does nothing and the
   -- next read finds that start's run. (A run pruned in between freed the key: try again.)
   for i in 1..3 loop
     select k.run_id into v_run_id
     from pgflow.run_idempotency_keys k
-    where k.flow_alias = v_alias and k.idempotency_key = p_idempotency_key;
+    where k.flow_alias = v_alias and k.idempotency_key = p_idempotency_key
+    for key share;
     if found then
-      perform 1 from pgflow.runs r where r.run_id = v_run_id for key share;
-      if not found then
-        continue;  -- deleted (pruned) since the read: its key went with it
-      end if;
       run_id := v_run_id;
       created := false;
       return;

@@ -7,7 +7,7 @@ select run_id as pruned_run from pgflow.start_run_idempotent('sequential', '{}',
 select run_id as kept_run from pgflow.start_run_idempotent('sequential', '{}', 'prune-2') \gset
 
 begin;
-select plan(6);
+select plan(7);
 select dblink_connect('a', pgflow_tests.dblink_connstr());
 select dblink_connect('p', pgflow_tests.dblink_connstr());
 select pid as a_pid from dblink('a', 'select pg_backend_pid()') as t(pid int) \gset
@@ -36,6 +36,15 @@ select dblink_exec('p', 'rollback');
 select is((select x from dblink_get_result('a', false) as t(x text)), format('(%s,f)', :'kept_run'),
           'a deletion that rolls back leaves the run, which the start returns');
 select * from dblink_get_result('a', false) as t(x text);
+
+-- A repeat in an open transaction holds its key, not its run: what changes a run's state (a
+-- worker's result, a cancellation: the run FOR UPDATE) does not wait for it.
+select dblink_exec('a', 'begin');
+select * from dblink('a', $$select created::text from pgflow.start_run_idempotent('sequential', '{}', 'prune-2')$$) as t(x text);
+select lives_ok(format('select * from dblink(%L, %L) as t(x int)', 'p',
+                       format('select 1 from pgflow.runs where run_id = %L for update nowait', :'kept_run')),
+                'a repeat in an open transaction does not hold its run');
+select dblink_exec('a', 'rollback');
 
 select dblink_disconnect('a');
 select dblink_disconnect('p');

@@ -10,10 +10,13 @@
 -- committed row; under REPEATABLE READ or SERIALIZABLE a conflict with a row the snapshot cannot
 -- see is a serialization failure (40001), which the caller retries like any other.
 -- Locks: the key's index entry, then those of start_flow_by_slug (the new run's rows; queue rows
--- last). A repeat reads the key's row and locks its run FOR KEY SHARE (since 0029): a prune
--- deleting that run and not yet committed is waited for, and a run it deleted is not returned
--- (the key is free again: the loop creates a run); the run returned cannot be deleted before
--- the caller's commit. Before, such a start returned a run that no longer existed. The wait for another
+-- last). A repeat locks the key's row FOR KEY SHARE (since 0029; key rows are never updated,
+-- so only the deletion of the run, which deletes its key, conflicts with it): it waits for a
+-- prune deleting that run and not yet committed, and if that commits finds no key and creates
+-- a run; the run it returns cannot be deleted before the caller's commit. Before, it returned
+-- a run being deleted. (Not the run row: every change of a run's state locks it FOR UPDATE,
+-- so a repeat inside a producer's transaction would have waited for, and could deadlock with,
+-- workers reporting results.) The wait for another
 -- transaction's uncommitted key is bounded only by the caller's lock_timeout; a caller whose
 -- transaction starts several keys, or holds run locks, should take keys in one order.
 -- Called by: start_run_idempotent (after resolving the alias), start_run_idempotent_by_slug.
@@ -37,18 +40,15 @@ begin
       using errcode = 'invalid_parameter_value';
   end if;
 
-  -- A repeat finds the key's run by a read. Otherwise the insert decides: if another start
+  -- A repeat finds the key's run by a locking read. Otherwise the insert decides: if another start
   -- with this key commits between the read and the insert, the insert does nothing and the
   -- next read finds that start's run. (A run pruned in between freed the key: try again.)
   for i in 1..3 loop
     select k.run_id into v_run_id
     from pgflow.run_idempotency_keys k
-    where k.flow_alias = v_alias and k.idempotency_key = p_idempotency_key;
+    where k.flow_alias = v_alias and k.idempotency_key = p_idempotency_key
+    for key share;
     if found then
-      perform 1 from pgflow.runs r where r.run_id = v_run_id for key share;
-      if not found then
-        continue;  -- deleted (pruned) since the read: its key went with it
-      end if;
       run_id := v_run_id;
       created := false;
       return;
