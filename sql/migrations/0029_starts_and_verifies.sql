@@ -3,11 +3,11 @@
 --
 -- * _start_run_idempotent: a repeat start read the key's run and returned it. A prune deleting
 --   that run, not yet committed, was not waited for: the start returned a run that was gone a
---   moment later, and created none. A repeat now locks the key's row FOR KEY SHARE (key rows
---   are never updated: only the run's deletion, which deletes its key, conflicts): it waits for
---   such a prune, and finds no key if that commits, so it creates a run. The run it returns
---   cannot be deleted before the caller commits. (Not the run's row: every change of a run's
---   state locks it FOR UPDATE, which a repeat inside a producer's transaction would block.)
+--   moment later, and created none. A repeat that finds its key row being deleted (its xmax
+--   set; key rows are never updated or locked) now waits for the deleter through the insert of
+--   the key, whose unique check waits for it: if the deletion commits, the freed key is taken
+--   and a run created; if it rolls back, the run is returned. A repeat still takes no lock (a
+--   lock held to the caller's commit would meet prunes and run control in the opposite order).
 -- * _verify_step_queues and _provision_flow_queue: every worker start's verification asked
 --   whether another flow's tasks sat in the flow's queues, which step_tasks has no index for: it
 --   read the whole task history (kept until pruning) once per queue while holding the flow's
@@ -134,16 +134,17 @@ $$;
 -- committed, or creates its own if it rolled back. Under READ COMMITTED that read sees the
 -- committed row; under REPEATABLE READ or SERIALIZABLE a conflict with a row the snapshot cannot
 -- see is a serialization failure (40001), which the caller retries like any other.
+-- A repeat whose key row some transaction is deleting (a prune of its run, not yet committed:
+-- the row's xmax is set) waits for that transaction the same way, through the insert, whose
+-- unique check waits for a deleter in progress: if the deletion commits, the insert takes the
+-- freed key and the run is created; if it rolls back, the next read returns the run. Before
+-- 0029 such a repeat returned the run being deleted. A repeat takes no lock (a row lock on the
+-- key or the run, held to the caller's commit, would meet prunes and run control in the
+-- opposite order).
 -- Locks: the key's index entry, then those of start_flow_by_slug (the new run's rows; queue rows
--- last). A repeat locks the key's row FOR KEY SHARE (since 0029; key rows are never updated,
--- so only the deletion of the run, which deletes its key, conflicts with it): it waits for a
--- prune deleting that run and not yet committed, and if that commits finds no key and creates
--- a run; the run it returns cannot be deleted before the caller's commit. Before, it returned
--- a run being deleted. (Not the run row: every change of a run's state locks it FOR UPDATE,
--- so a repeat inside a producer's transaction would have waited for, and could deadlock with,
--- workers reporting results.) The wait for another
--- transaction's uncommitted key is bounded only by the caller's lock_timeout; a caller whose
--- transaction starts several keys, or holds run locks, should take keys in one order.
+-- last). Nothing on a repeat. The wait for another transaction's uncommitted key is bounded
+-- only by the caller's lock_timeout; a caller whose transaction starts several keys, or holds
+-- run locks, should take keys in one order.
 -- Called by: start_run_idempotent (after resolving the alias), start_run_idempotent_by_slug.
 create or replace function pgflow._start_run_idempotent(p_flow_slug text, p_input jsonb, p_idempotency_key text,
                                                         out run_id uuid, out created boolean)
@@ -154,6 +155,8 @@ as $$
 declare
   v_alias text;
   v_run_id uuid;
+  v_deleter xid;
+  v_waited boolean := false;
 begin
   select f.flow_alias into v_alias from pgflow.flows f where f.flow_slug = p_flow_slug;
   if not found then
@@ -165,15 +168,16 @@ begin
       using errcode = 'invalid_parameter_value';
   end if;
 
-  -- A repeat finds the key's run by a locking read. Otherwise the insert decides: if another start
+  -- A repeat finds the key's run by a read. Otherwise the insert decides: if another start
   -- with this key commits between the read and the insert, the insert does nothing and the
   -- next read finds that start's run. (A run pruned in between freed the key: try again.)
   for i in 1..3 loop
-    select k.run_id into v_run_id
+    select k.run_id, k.xmax into v_run_id, v_deleter
     from pgflow.run_idempotency_keys k
-    where k.flow_alias = v_alias and k.idempotency_key = p_idempotency_key
-    for key share;
-    if found then
+    where k.flow_alias = v_alias and k.idempotency_key = p_idempotency_key;
+    -- (Key rows are never updated or locked: a set xmax is a deletion, in progress or rolled
+    -- back. The insert below waits for it; what the read finds after that wait is the answer.)
+    if found and (v_deleter = '0'::xid or v_waited) then
       run_id := v_run_id;
       created := false;
       return;
@@ -192,6 +196,7 @@ begin
       created := true;
       return;
     end if;
+    v_waited := true;
   end loop;
   -- (The key is not in the message: it is the caller's data, and server logs keep errors.)
   raise exception 'An idempotency key of alias "%" changed hands three times during one start; try again',

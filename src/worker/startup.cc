@@ -38,9 +38,10 @@ absl::Status check_isolation(Store& store) {
   if (level == "read committed") return absl::OkStatus();
   return absl::FailedPreconditionError(absl::StrCat(
       "pgflow: this worker's transactions would run at ", level,
-      " isolation (default_transaction_isolation of its role or database); pgflow's workers need "
-      "read committed, PostgreSQL's default: ALTER ROLE <the worker's role> SET "
-      "default_transaction_isolation = 'read committed'"));
+      " isolation (default_transaction_isolation: of its role or database, or set by the "
+      "connection string's options or PGOPTIONS); pgflow's workers need read committed, "
+      "PostgreSQL's default: ALTER ROLE <the worker's role> SET default_transaction_isolation = "
+      "'read committed', or remove the option"));
 }
 
 }  // namespace

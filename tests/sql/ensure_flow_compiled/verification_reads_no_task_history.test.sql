@@ -3,7 +3,7 @@
 -- history under the flow's locks, once per queue, at every worker start. Creating a flow still
 -- asks (queue_provisioning/rejects_queue_used_by_another_flow).
 begin;
-select plan(4);
+select plan(5);
 
 select pgflow_tests.deploy('plainFlow', null);
 select pgflow.start_flow('plainFlow', '{}');
@@ -15,6 +15,11 @@ select pgflow.start_flow('stepFlow', '{}');
 create function pg_temp.task_reads() returns bigint language sql as $$
   select seq_scan + coalesce(idx_scan, 0) from pg_stat_xact_user_tables
   where relid = 'pgflow.step_tasks'::regclass $$;
+
+-- The control: a read of step_tasks counts.
+select pg_temp.task_reads() as before \gset
+select count(*) from pgflow.step_tasks;
+select cmp_ok(pg_temp.task_reads(), '>', :'before'::bigint, 'control: a read of step_tasks is counted');
 
 select pg_temp.task_reads() as before \gset
 select is(pgflow_tests.deploy('plainFlow', null)->>'status', 'verified', '(the plain flow is verified)');

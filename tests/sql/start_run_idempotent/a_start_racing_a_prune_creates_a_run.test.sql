@@ -7,7 +7,7 @@ select run_id as pruned_run from pgflow.start_run_idempotent('sequential', '{}',
 select run_id as kept_run from pgflow.start_run_idempotent('sequential', '{}', 'prune-2') \gset
 
 begin;
-select plan(7);
+select plan(10);
 select dblink_connect('a', pgflow_tests.dblink_connstr());
 select dblink_connect('p', pgflow_tests.dblink_connstr());
 select pid as a_pid from dblink('a', 'select pg_backend_pid()') as t(pid int) \gset
@@ -37,14 +37,23 @@ select is((select x from dblink_get_result('a', false) as t(x text)), format('(%
           'a deletion that rolls back leaves the run, which the start returns');
 select * from dblink_get_result('a', false) as t(x text);
 
--- A repeat in an open transaction holds its key, not its run: what changes a run's state (a
--- worker's result, a cancellation: the run FOR UPDATE) does not wait for it.
+-- A repeat in an open transaction holds nothing: what changes a run's state (a worker's
+-- result, a cancellation: the run FOR UPDATE) and a prune (the key row deleted with its run)
+-- do not wait for it.
 select dblink_exec('a', 'begin');
-select * from dblink('a', $$select created::text from pgflow.start_run_idempotent('sequential', '{}', 'prune-2')$$) as t(x text);
+select is((select x from dblink('a', $$select created::text from pgflow.start_run_idempotent('sequential', '{}', 'prune-2')$$) as t(x text)),
+          'false', '(a repeat, in an open transaction)');
 select lives_ok(format('select * from dblink(%L, %L) as t(x int)', 'p',
                        format('select 1 from pgflow.runs where run_id = %L for update nowait', :'kept_run')),
                 'a repeat in an open transaction does not hold its run');
+select lives_ok(format('select * from dblink(%L, %L) as t(x int)', 'p',
+                       'select 1 from pgflow.run_idempotency_keys where idempotency_key = ''prune-2'' for update nowait'),
+                'nor its key');
 select dblink_exec('a', 'rollback');
+
+-- A deletion that rolled back leaves its mark on the key row (xmax): repeats still return the run.
+select is((select created from pgflow.start_run_idempotent('sequential', '{}', 'prune-2')), false,
+          'a key row whose deletion rolled back still answers repeats');
 
 select dblink_disconnect('a');
 select dblink_disconnect('p');
