@@ -1,13 +1,15 @@
--- pgflow SQL core, 0029: idempotent starts that never return a pruned run; worker starts that
--- do not read the task history.
+-- pgflow SQL core, 0029: idempotent starts that do not return a run being pruned; worker
+-- starts that do not read the task history.
 --
 -- * _start_run_idempotent: a repeat start read the key's run and returned it. A prune deleting
 --   that run, not yet committed, was not waited for: the start returned a run that was gone a
 --   moment later, and created none. A repeat that finds its key row being deleted (its xmax
---   set; key rows are never updated or locked) now waits for the deleter through the insert of
---   the key, whose unique check waits for it: if the deletion commits, the freed key is taken
---   and a run created; if it rolls back, the run is returned. A repeat still takes no lock (a
---   lock held to the caller's commit would meet prunes and run control in the opposite order).
+--   set) now waits for the deleter through the insert of the key, whose unique check waits for
+--   it: if the deletion commits, the freed key is taken and a run created; if it rolls back,
+--   the run is returned. Under REPEATABLE READ or SERIALIZABLE a deletion committed after the
+--   snapshot is a serialization failure (40001); before, the old run was returned there too.
+--   A repeat still takes no lock (a lock held to the caller's commit would meet prunes and run
+--   control in the opposite order); it does not wait for a deletion that begins after its read.
 -- * _verify_step_queues and _provision_flow_queue: every worker start's verification asked
 --   whether another flow's tasks sat in the flow's queues, which step_tasks has no index for: it
 --   read the whole task history (kept until pruning) once per queue while holding the flow's
@@ -134,17 +136,21 @@ $$;
 -- committed, or creates its own if it rolled back. Under READ COMMITTED that read sees the
 -- committed row; under REPEATABLE READ or SERIALIZABLE a conflict with a row the snapshot cannot
 -- see is a serialization failure (40001), which the caller retries like any other.
--- A repeat whose key row some transaction is deleting (a prune of its run, not yet committed:
--- the row's xmax is set) waits for that transaction the same way, through the insert, whose
+-- A repeat whose key row a transaction is deleting when it reads it (a prune of its run, not
+-- yet committed; since 0029) waits for that transaction the same way, through the insert, whose
 -- unique check waits for a deleter in progress: if the deletion commits, the insert takes the
--- freed key and the run is created; if it rolls back, the next read returns the run. Before
--- 0029 such a repeat returned the run being deleted. A repeat takes no lock (a row lock on the
--- key or the run, held to the caller's commit, would meet prunes and run control in the
--- opposite order).
+-- freed key and the run is created; if it rolls back, the next read returns the run. Before,
+-- such a repeat returned the run being deleted. Under REPEATABLE READ or SERIALIZABLE a
+-- deletion that committed after the snapshot is a serialization failure (40001), as a key
+-- inserted after it is: the snapshot still holds the old row. A deletion that begins after the
+-- read is not waited for: a repeat takes no lock (one held to the caller's commit would meet
+-- prunes and run control in the opposite order).
 -- Locks: the key's index entry, then those of start_flow_by_slug (the new run's rows; queue rows
--- last). Nothing on a repeat. The wait for another transaction's uncommitted key is bounded
--- only by the caller's lock_timeout; a caller whose transaction starts several keys, or holds
--- run locks, should take keys in one order.
+-- last). Nothing on a repeat, which waits only for a deleter of its key row as above (a caller
+-- holding a lock on a run that the same prune deletes can then deadlock with it: 40P01). The
+-- wait for another transaction's uncommitted key is bounded only by the caller's lock_timeout; a
+-- caller whose transaction starts several keys, or holds run locks, should take keys in one
+-- order.
 -- Called by: start_run_idempotent (after resolving the alias), start_run_idempotent_by_slug.
 create or replace function pgflow._start_run_idempotent(p_flow_slug text, p_input jsonb, p_idempotency_key text,
                                                         out run_id uuid, out created boolean)
@@ -155,8 +161,8 @@ as $$
 declare
   v_alias text;
   v_run_id uuid;
-  v_deleter xid;
-  v_waited boolean := false;
+  v_xmax xid;
+  v_tried_insert boolean := false;
 begin
   select f.flow_alias into v_alias from pgflow.flows f where f.flow_slug = p_flow_slug;
   if not found then
@@ -172,12 +178,13 @@ begin
   -- with this key commits between the read and the insert, the insert does nothing and the
   -- next read finds that start's run. (A run pruned in between freed the key: try again.)
   for i in 1..3 loop
-    select k.run_id, k.xmax into v_run_id, v_deleter
+    select k.run_id, k.xmax into v_run_id, v_xmax
     from pgflow.run_idempotency_keys k
     where k.flow_alias = v_alias and k.idempotency_key = p_idempotency_key;
-    -- (Key rows are never updated or locked: a set xmax is a deletion, in progress or rolled
-    -- back. The insert below waits for it; what the read finds after that wait is the answer.)
-    if found and (v_deleter = '0'::xid or v_waited) then
+    -- A set xmax: a deletion (in progress, rolled back, or committed after this snapshot) or a
+    -- row lock (pgflow takes none on key rows). The insert below waits for a deletion in
+    -- progress; after one insert, what the read finds is the answer.
+    if found and (v_xmax = '0'::xid or v_tried_insert) then
       run_id := v_run_id;
       created := false;
       return;
@@ -191,12 +198,18 @@ begin
     values (v_alias, p_idempotency_key, v_run_id)
     on conflict (flow_alias, idempotency_key) do nothing;
     if found then
+      if v_xmax <> '0'::xid and current_setting('transaction_isolation') <> 'read committed' then
+        -- The row read was deleted by a transaction this snapshot cannot see: this snapshot
+        -- would still find it, beside the new key.
+        raise exception 'The run of an idempotency key of alias "%" was deleted after this transaction''s snapshot; try again',
+          v_alias using errcode = 'serialization_failure';
+      end if;
       perform pgflow.start_flow_by_slug(p_flow_slug, p_input, v_run_id);
       run_id := v_run_id;
       created := true;
       return;
     end if;
-    v_waited := true;
+    v_tried_insert := true;
   end loop;
   -- (The key is not in the message: it is the caller's data, and server logs keep errors.)
   raise exception 'An idempotency key of alias "%" changed hands three times during one start; try again',

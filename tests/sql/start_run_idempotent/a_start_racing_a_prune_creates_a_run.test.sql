@@ -1,13 +1,15 @@
--- A repeat start whose key's run is being deleted (a prune, not yet committed) waits for the
--- deletion, and when it commits creates a run of its own: it never returns the deleted run
--- (since 0029; before, it returned a run that was gone a moment later). When the deletion rolls
--- back, it returns the run. (Commits for real: this file runs in its own database.)
+-- A repeat start whose key's run is being deleted when it reads the key (a prune, not yet
+-- committed) waits for the deletion, and when it commits creates a run of its own instead of
+-- returning the deleted run (since 0029; before, it returned a run that was gone a moment
+-- later). When the deletion rolls back, it returns the run. (Commits for real: this file runs
+-- in its own database.)
 select pgflow_tests.setup_flow('sequential');
 select run_id as pruned_run from pgflow.start_run_idempotent('sequential', '{}', 'prune-1') \gset
 select run_id as kept_run from pgflow.start_run_idempotent('sequential', '{}', 'prune-2') \gset
+select run_id as rr_run from pgflow.start_run_idempotent('sequential', '{}', 'prune-3') \gset
 
 begin;
-select plan(10);
+select plan(11);
 select dblink_connect('a', pgflow_tests.dblink_connstr());
 select dblink_connect('p', pgflow_tests.dblink_connstr());
 select pid as a_pid from dblink('a', 'select pg_backend_pid()') as t(pid int) \gset
@@ -51,9 +53,23 @@ select lives_ok(format('select * from dblink(%L, %L) as t(x int)', 'p',
                 'nor its key');
 select dblink_exec('a', 'rollback');
 
--- A deletion that rolled back leaves its mark on the key row (xmax): repeats still return the run.
+-- The key row now carries the lock just taken in its xmax (as a rolled-back deletion leaves
+-- one): a set xmax that is no deletion in progress still answers repeats.
 select is((select created from pgflow.start_run_idempotent('sequential', '{}', 'prune-2')), false,
-          'a key row whose deletion rolled back still answers repeats');
+          'a key row with a set xmax and no deletion in progress still answers repeats');
+
+-- REPEATABLE READ: a deletion committed after the snapshot is a serialization failure (the
+-- snapshot still holds the old key row), never a second key beside it.
+select dblink_exec('a', 'begin isolation level repeatable read');
+select * from dblink('a', 'select 1::text') as t(x text);  -- takes the snapshot
+select dblink_exec('p', pg_temp.delete_run(:'rr_run'));
+select dblink_exec('p', 'commit');
+select dblink_send_query('a', $$select created::text from pgflow.start_run_idempotent('sequential', '{}', 'prune-3')$$);
+select * from dblink_get_result('a', false) as t(x text);
+select ok(dblink_error_message('a') like '%deleted after this transaction''s snapshot%',
+          'under REPEATABLE READ, a deletion committed after the snapshot is a serialization failure');
+select * from dblink_get_result('a', false) as t(x text);
+select dblink_exec('a', 'rollback');
 
 select dblink_disconnect('a');
 select dblink_disconnect('p');
