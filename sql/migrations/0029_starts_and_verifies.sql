@@ -51,10 +51,12 @@ declare
   v_flow pgflow.flows;
   v_meta record;
   v_matches int;
+  v_routed boolean;  -- some step of the flow routes to the queue already
 begin
   select * into strict v_flow from pgflow.flows f where f.flow_slug = p_flow_slug;
+  v_routed := exists (select 1 from pgflow.steps s where s.flow_slug = p_flow_slug and s.queue_name = v_queue);
   if exists (select 1 from pgflow.steps s where s.queue_name = v_queue and s.flow_slug <> p_flow_slug)
-     or not exists (select 1 from pgflow.steps s where s.flow_slug = p_flow_slug and s.queue_name = v_queue)
+     or not v_routed
         and exists (select 1 from pgflow.step_tasks t where t.queue_name = v_queue and t.flow_slug <> p_flow_slug) then
     raise exception 'Queue "%" of flow "%" is already used by another flow', v_queue, p_flow_slug
       using errcode = 'unique_violation';
@@ -64,8 +66,7 @@ begin
   if v_matches > 0 then
     perform pgflow._queue_meta_name(v_queue);  -- exactly one row and both tables, or an error
     select m.* into v_meta from pgmq.meta m where lower(m.queue_name) = v_queue;
-    if exists (select 1 from pgflow.steps s where s.flow_slug = p_flow_slug and s.queue_name = v_queue)
-       or v_meta.created_at = v_flow.created_at then
+    if v_routed or v_meta.created_at = v_flow.created_at then
       return v_queue;
     end if;
     raise exception 'PGMQ queue "%" already exists but flow "%" did not create it; pgflow never adopts an existing queue. Drop or rename that queue, or use another flow slug',
@@ -80,7 +81,7 @@ begin
   end if;
   -- Steps already route to the queue but it is gone: a recreated queue would restart message
   -- ids under the existing task snapshots (queue_name, message_id). Never recreate silently.
-  if exists (select 1 from pgflow.steps s where s.flow_slug = p_flow_slug and s.queue_name = v_queue) then
+  if v_routed then
     raise exception 'PGMQ queue "%" of flow "%" is missing although its steps route to it; pgflow does not recreate it under existing tasks. Restore it deliberately (pgmq.create) or use another flow slug',
       v_queue, p_flow_slug using errcode = 'undefined_object';
   end if;

@@ -31,17 +31,12 @@ class PgStore final : public Store {
         statements_(statements),
         listening_(std::move(statements), std::move(listen), std::move(reconnected), log) {}
 
-  absl::StatusOr<int> worker_protocol() override {
+  absl::StatusOr<Handshake> handshake() override {
     PGFLOW_ASSIGN_OR_RETURN(pg::Result r,
-                            once([](pg::Connection& c) { return c.exec(kWorkerProtocolQuery); }));
+                            once([](pg::Connection& c) { return c.exec(kHandshakeQuery); }));
     PGFLOW_ASSIGN_OR_RETURN(std::int64_t protocol, r.int64(0, 0));
-    return static_cast<int>(protocol);
-  }
-
-  absl::StatusOr<std::string> default_isolation() override {
-    PGFLOW_ASSIGN_OR_RETURN(pg::Result r,
-                            once([](pg::Connection& c) { return c.exec(kDefaultIsolationQuery); }));
-    return std::string(r.scalar());
+    return Handshake{.protocol = static_cast<int>(protocol),
+                     .isolation = std::string(r.text(0, 1))};
   }
 
   // Whether the schema knows concurrency keys (0019); true when it cannot tell.

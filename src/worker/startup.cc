@@ -10,34 +10,29 @@
 namespace pgflow::internal {
 namespace {
 
-absl::Status check_protocol(Store& store) {
-  absl::StatusOr<int> protocol = store.worker_protocol();
-  if (!protocol.ok()) {
-    if (pg::is_missing_function(protocol.status()) || sql_state(protocol.status()) == "3F000") {
+absl::Status check_handshake(Store& store) {
+  absl::StatusOr<Handshake> handshake = store.handshake();
+  if (!handshake.ok()) {
+    if (pg::is_missing_function(handshake.status()) || sql_state(handshake.status()) == "3F000") {
       return absl::FailedPreconditionError(
           "pgflow: the database has no worker protocol (its pgflow schema is older than version "
           "0002, queue identity, or missing): run `pgflow migrate` before starting this worker");
     }
-    return protocol.status();
+    return handshake.status();
   }
-  if (*protocol != kWorkerProtocol) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("pgflow: the database speaks worker protocol ", *protocol,
-                     " and this worker speaks ", kWorkerProtocol, ": ",
-                     *protocol < kWorkerProtocol ? "upgrade the database with `pgflow migrate`"
-                                                 : "upgrade this worker's pgflow library"));
+  if (handshake->protocol != kWorkerProtocol) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "pgflow: the database speaks worker protocol ", handshake->protocol,
+        " and this worker speaks ", kWorkerProtocol, ": ",
+        handshake->protocol < kWorkerProtocol ? "upgrade the database with `pgflow migrate`"
+                                              : "upgrade this worker's pgflow library"));
   }
-  return absl::OkStatus();
-}
-
-// Another level would break the worker quietly: a commit outside READ COMMITTED admits no held
-// task of a concurrency limit (its snapshot could over-admit), so limited flows would wait
-// forever, and concurrent results of one step would fail serialization checks.
-absl::Status check_isolation(Store& store) {
-  PGFLOW_ASSIGN_OR_RETURN(std::string level, store.default_isolation());
-  if (level == "read committed") return absl::OkStatus();
+  // Another level would break the worker quietly: a commit outside READ COMMITTED admits no
+  // held task of a concurrency limit (its snapshot could over-admit), so limited flows would
+  // wait forever, and concurrent results of one step would fail serialization checks.
+  if (handshake->isolation == "read committed") return absl::OkStatus();
   return absl::FailedPreconditionError(absl::StrCat(
-      "pgflow: this worker's transactions would run at ", level,
+      "pgflow: this worker's transactions would run at ", handshake->isolation,
       " isolation (default_transaction_isolation: of its role or database, or set by the "
       "connection string's options or PGOPTIONS); pgflow's workers need read committed, "
       "PostgreSQL's default: ALTER ROLE <the worker's role> SET default_transaction_isolation = "
@@ -58,8 +53,7 @@ Registration registration_of(const FlowDefinition& flow, const WorkerConfig& con
 absl::Status deploy_and_register(Store& store, const FlowDefinition& flow,
                                  const std::vector<StepRoute>& routes, const WorkerConfig& config,
                                  const WorkerIdentity& self, const Logger& log, int attempt) {
-  PGFLOW_RETURN_IF_ERROR(check_protocol(store));
-  PGFLOW_RETURN_IF_ERROR(check_isolation(store));
+  PGFLOW_RETURN_IF_ERROR(check_handshake(store));
 
   // The deployment: shape, queue mode and the route this library derived (the database
   // derives the same and refuses a worker whose route differs).

@@ -5,10 +5,10 @@
 
 namespace pgflow::internal {
 
-inline constexpr char kWorkerProtocolQuery[] = "select pgflow.worker_protocol()";
-// Outside a transaction block: the level the worker's transactions get (its role's or database's
-// default_transaction_isolation).
-inline constexpr char kDefaultIsolationQuery[] = "select current_setting('transaction_isolation')";
+// The isolation level, read outside a transaction block, is the one the worker's transactions
+// get (default_transaction_isolation).
+inline constexpr char kHandshakeQuery[] =
+    "select pgflow.worker_protocol(), current_setting('transaction_isolation')";
 
 // One transaction, under the alias lock then the flow's: membership, compilation, activation of
 // an alias without an active version (seed 004).

@@ -27,6 +27,12 @@
 
 namespace pgflow::internal {
 
+// What the database says at the start of startup.
+struct Handshake {
+  int protocol = 0;       // the worker protocol it speaks (pgflow.worker_protocol())
+  std::string isolation;  // the level the worker's statements run at ("read committed", ...)
+};
+
 // What a worker deploys at startup (ensure_flow_compiled).
 struct Deployment {
   std::string flow_slug = {};
@@ -121,10 +127,8 @@ class Store {
   virtual ~Store() = default;
 
   // ---- startup (tried once) ----
-  // The worker protocol the database speaks.
-  virtual absl::StatusOr<int> worker_protocol() = 0;
-  // The isolation level the worker's statements run at ("read committed", ...).
-  virtual absl::StatusOr<std::string> default_isolation() = 0;
+  // The worker protocol the database speaks and the isolation level the worker gets.
+  virtual absl::StatusOr<Handshake> handshake() = 0;
   // Compiles or verifies the flow and activates an alias without an active version.
   virtual absl::StatusOr<DeployOutcome> deploy(const Deployment& deployment) = 0;
   // Registers the worker. `again`: an earlier attempt may have registered it and lost the reply,

@@ -14,6 +14,14 @@ std::chrono::milliseconds until_from_now(Clock::Time until) {
                                                                std::chrono::steady_clock::now());
 }
 
+// Takes the rest of a burst of announcements already delivered, so that it counts once.
+void drain_burst(pg::Connection& conn, const std::stop_token& stop) {
+  absl::StatusOr<std::optional<pg::Notification>> more;
+  do {
+    more = conn.wait_notification(std::chrono::steady_clock::now(), stop);
+  } while (more.ok() && more->has_value());
+}
+
 }  // namespace
 
 StoreListening::StoreListening(std::shared_ptr<pg::SharedSession> statements,
@@ -42,9 +50,7 @@ void StoreListening::wait_for_work(Clock::Time until, const std::stop_token& sto
       listening.reset();
       return;
     }
-    // Coalesce a burst of announcements into one read.
-    while (woke.ok() && woke->has_value())
-      woke = (*conn)->wait_notification(std::chrono::steady_clock::now(), stop);
+    if (woke->has_value()) drain_burst(**conn, stop);  // one read for a burst
   });
 }
 
@@ -85,10 +91,7 @@ bool StoreListening::wait_for_stop_announcements_on(pg::Session& listening, Cloc
       continue;
     }
     if (!announced->has_value()) return false;  // until, or stop
-    // One check for a burst of announcements.
-    while (announced.ok() && announced->has_value()) {
-      announced = (*conn)->wait_notification(std::chrono::steady_clock::now(), stop);
-    }
+    drain_burst(**conn, stop);                  // one check for a burst
     return true;
   }
   return false;

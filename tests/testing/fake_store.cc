@@ -33,8 +33,10 @@ class FakeStore final : public internal::Store {
  public:
   FakeStore(FakeDatabase& db, internal::StoreRole role) : db_(db), role_(role) {}
 
-  absl::StatusOr<int> worker_protocol() override { return internal::kWorkerProtocol; }
-  absl::StatusOr<std::string> default_isolation() override { return std::string("read committed"); }
+  absl::StatusOr<internal::Handshake> handshake() override {
+    return internal::Handshake{.protocol = internal::kWorkerProtocol,
+                               .isolation = "read committed"};
+  }
   absl::StatusOr<internal::DeployOutcome> deploy(const internal::Deployment& d) override {
     return internal::DeployOutcome{.status = "verified",
                                    .activation = "active",
