@@ -16,9 +16,9 @@
 #   lean    the same with start_run, as Client::start_run starts a run (it returns the run id)
 #   repeat  K repeated idempotent starts (start_run_idempotent with keys that already have runs,
 #           started and committed before the timed block; schema 0017 and later)
-#   single  K runs of a 1-step flow started, then claimed (10 per claim_tasks) and completed as
-#           that version's worker reports them (complete_tasks per claim since 0006, else
-#           complete_task per task)
+#   single  K runs of a 1-step flow started, then claimed (10 per claim_tasks, with a claim id
+#           since 0014) and completed as that version's worker reports them (complete_tasks per
+#           claim since 0006, else complete_task per task)
 #   dag     K/20 runs of fetch -> process (map over 100) -> total -> report (+ count), drained
 #
 # Each workload runs inside one plpgsql block per round (no network, no commits), so it measures
@@ -121,12 +121,15 @@ declare
   c record;
   batched boolean := to_regprocedure('pgflow.complete_tasks(jsonb)') is not null;
   results jsonb;
+  -- Claimed as that version's worker claims: with a claim id of its own per call (0014+).
+  claim text := format('select * from pgflow.claim_tasks(%L, %L, array(select m.msg_id from pgmq.read(%L, 60, 10) m), %L%s) where outcome = ''claimed''',
+    lower('$flow'), '$flow', lower('$flow'), '00000000-0000-0000-0000-0000000000aa',
+    case when to_regprocedure('pgflow.claim_tasks(text, text, bigint[], uuid, text, uuid)') is not null
+         then ', null, gen_random_uuid()' else '' end);
 begin
   loop
     results := '[]';
-    for c in select * from pgflow.claim_tasks(lower('$flow'), '$flow',
-                 array(select m.msg_id from pgmq.read(lower('$flow'), 60, 10) m),
-                 '00000000-0000-0000-0000-0000000000aa') where outcome = 'claimed' loop
+    for c in execute claim loop
       results := results || jsonb_build_object('run_id', c.run_id, 'step_slug', c.step_slug,
         'task_index', c.task_index,
         'output', case when c.step_slug = 'fetch' then (select jsonb_agg(i) from generate_series(1, 100) i)

@@ -31,3 +31,16 @@ create table pgflow.worker_functions (
   pause_reason    text,
   constraint pause_has_reason check ((paused_at is null) = (pause_reason is null))
 );
+
+-- Claims a worker gave back (release_claim, since 0030). A claim whose reply was lost may not
+-- have begun when its worker gives it back: its query can still be on its way to a server
+-- backend, or running there. release_claim records the claim here under the worker's row lock
+-- (FOR UPDATE), and claim_tasks locks that row (FOR KEY SHARE) before it looks here, so a claim
+-- given back before it began claims nothing, and a release waits for a claim in progress. A
+-- release deletes its worker's rows older than a day; deleting the worker deletes its rows.
+create table pgflow.released_claims (
+  worker_id   uuid not null references pgflow.workers (worker_id) on delete cascade,
+  claim_id    uuid not null,
+  released_at timestamptz not null default now(),
+  primary key (worker_id, claim_id)
+);

@@ -105,13 +105,16 @@ class PgStore final : public Store {
   absl::StatusOr<std::vector<ClaimedMessage>> claim(const ClaimRequest& q,
                                                     const std::stop_token& stop) override {
     const pg::Param step = q.step.empty() ? pg::Param() : pg::Param(q.step);
-    const std::string claim_id = random_uuid();
+    std::string claim_id;
     PGFLOW_ASSIGN_OR_RETURN(
         pg::Result rows,
         retry<pg::Result>(
             stop, "claim tasks", [&](pg::Connection& c) -> absl::StatusOr<pg::Result> {
               PGFLOW_RETURN_IF_ERROR(release_unanswered_claim(c, q.worker_id));
-              // Until its reply arrives, this claim may have committed unseen.
+              // A new id for every try: a released id claims nothing (schema 0030), and the
+              // try before may have been released just now. Until its reply arrives, this
+              // claim may commit unseen.
+              claim_id = random_uuid();
               unanswered_claim_ = claim_id;
               absl::StatusOr<pg::Result> claimed = c.exec(
                   kReadAndClaim, {q.queue, q.flow_slug, std::to_string(q.visibility_timeout_s),
@@ -284,9 +287,10 @@ class PgStore final : public Store {
   }
 
  private:
-  // A claim whose connection broke before its reply arrived may have committed: the tasks it
-  // started would wait for stall recovery under a worker that does not know it holds them.
-  // Gives them back (they are queued again and visible at once) before the next claim.
+  // A claim whose connection broke before its reply arrived may have committed, or may still
+  // commit: the tasks it started would wait for stall recovery under a worker that does not
+  // know it holds them. Gives them back (they are queued again and visible at once) before the
+  // next claim; the release waits for a claim still running and stops one not yet begun.
   absl::Status release_unanswered_claim(pg::Connection& c, const std::string& worker_id) {
     if (!unanswered_claim_) return absl::OkStatus();
     PGFLOW_ASSIGN_OR_RETURN(pg::Result r, c.exec(kReleaseClaim, {worker_id, *unanswered_claim_}));

@@ -95,6 +95,33 @@ class FaultsTest : public pgflow::testing::DatabaseTest {
   std::string start(const std::string& flow, const std::string& input_sql) {
     return sql(absl::StrCat("select run_id from pgflow.start_flow('", flow, "', ", input_sql, ")"));
   }
+  // Compiles kLostClaim, then starts `n` runs of it while no worker claims.
+  std::vector<std::string> start_unclaimed_lost_claim_runs(int n) {
+    {
+      auto compiled = EdgeWorker::start(kLostClaim, test_worker_config(db_->url()));
+      EXPECT_THAT(compiled.status(), IsOk());
+    }
+    std::vector<std::string> runs;
+    for (int i = 0; i < n; ++i) runs.push_back(start("fLostClaim", absl::StrCat("'", i, "'")));
+    return runs;
+  }
+  // A proxy to the test server, and a worker config (5 handlers) whose connections go through
+  // it, in plain text: the proxy reads PostgreSQL's framing.
+  std::unique_ptr<TcpProxy> proxy_to_server() {
+    auto proxy = TcpProxy::start(std::stoi(sql("select current_setting('port')")));
+    EXPECT_THAT(proxy.status(), IsOk());
+    return proxy.ok() ? *std::move(proxy) : nullptr;
+  }
+  WorkerConfig through(const TcpProxy& proxy) {
+    const std::string port = sql("select current_setting('port')");
+    WorkerConfig config = test_worker_config(
+        absl::StrReplaceAll(
+            db_->url(), {{absl::StrCat(":", port, "/"), absl::StrCat(":", proxy.port(), "/")}}) +
+            "?sslmode=disable&gssencmode=disable",
+        &logs_);
+    config.max_concurrent = 5;
+    return config;
+  }
   // The task row of a single-task step, as "status attempts requeued error".
   std::string task(const std::string& run_id) {
     return sql(
@@ -107,24 +134,12 @@ class FaultsTest : public pgflow::testing::DatabaseTest {
 };
 
 TEST_F(FaultsTest, AClaimWhoseReplyIsLostIsGivenBackAndRunWithoutStallRecovery) {
-  {  // Compile the flow, then start its runs while no worker claims.
-    PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker w,
-                                EdgeWorker::start(kLostClaim, test_worker_config(db_->url())));
-  }
-  std::vector<std::string> runs;
-  for (int i = 0; i < 3; ++i) runs.push_back(start("fLostClaim", absl::StrCat("'", i, "'")));
-
-  const std::string port = sql("select current_setting('port')");
-  PGFLOW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<TcpProxy> proxy, TcpProxy::start(std::stoi(port)));
+  const std::vector<std::string> runs = start_unclaimed_lost_claim_runs(3);
+  std::unique_ptr<TcpProxy> proxy = proxy_to_server();
+  ASSERT_NE(proxy, nullptr);
   // The claim commits, then the connection ends before the worker reads a byte of the reply.
   proxy->cut_after_commit_of("pgflow.claim_tasks(");
-  WorkerConfig config = test_worker_config(
-      absl::StrReplaceAll(db_->url(),
-                          {{absl::StrCat(":", port, "/"), absl::StrCat(":", proxy->port(), "/")}}) +
-          "?sslmode=disable&gssencmode=disable",
-      &logs_);
-  config.max_concurrent = 5;
-  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(kLostClaim, config));
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(kLostClaim, through(*proxy)));
 
   for (const std::string& run_id : runs) {
     EXPECT_EQ(run_to_end(run_id)["run"]["status"], "completed");
@@ -138,6 +153,44 @@ TEST_F(FaultsTest, AClaimWhoseReplyIsLostIsGivenBackAndRunWithoutStallRecovery) 
   }
   ASSERT_EQ(gave_back.size(), 1u) << "the worker said so, once";
   EXPECT_THAT(gave_back[0], HasSubstr("tasks=3"));
+}
+
+// A connection cut while its claim still runs on the server (here: waiting for a run another
+// session locks). The worker gives the claim back on its next connection; since schema 0030
+// that release waits for the claim to end and then gives back what it started. Before, it found
+// nothing, the claim committed afterwards, and its tasks waited for stall recovery (the soak
+// found it).
+TEST_F(FaultsTest, AClaimCutWhileItRunsIsGivenBackOnceItCommits) {
+  const std::vector<std::string> runs = start_unclaimed_lost_claim_runs(3);
+  PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection holder, pg::Connection::open(db_->url(), "holder"));
+  ASSERT_THAT(holder.exec("begin").status(), IsOk());
+  ASSERT_THAT(holder.exec("select 1 from pgflow.runs where run_id = $1::uuid for update", {runs[1]})
+                  .status(),
+              IsOk());
+
+  std::unique_ptr<TcpProxy> proxy = proxy_to_server();
+  ASSERT_NE(proxy, nullptr);
+  proxy->cut_once_sent("pgflow.claim_tasks(");
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(kLostClaim, through(*proxy)));
+
+  // The cut claim waits for the locked run; the worker's release of it waits for the claim.
+  EXPECT_THAT(wait_until(*conn_,
+                         "select exists (select from pg_stat_activity where wait_event_type = "
+                         "'Lock' and query like '%pgflow.release_claim(%')"),
+              IsOk())
+      << "the release waits for the claim still running";
+  EXPECT_EQ(proxy->cuts_once_sent(), 1);
+  EXPECT_EQ(sql("select count(*) from pgflow.step_tasks t join pgflow.runs r using (run_id) "
+                "where r.flow_slug = 'fLostClaim' and t.status = 'queued'"),
+            "3")
+      << "nothing is claimed meanwhile";
+  ASSERT_THAT(holder.exec("commit").status(), IsOk());
+
+  for (const std::string& run_id : runs) {
+    EXPECT_EQ(run_to_end(run_id)["run"]["status"], "completed");
+    EXPECT_EQ(task(run_id), "completed | 1 | 0") << "one attempt, never requeued by stall recovery";
+  }
+  EXPECT_TRUE(logs_.contains("gave back the tasks of a claim whose reply was lost"));
 }
 
 // A listen host that accepts and never answers (it drops packets) makes each connection try last

@@ -131,11 +131,18 @@ void TcpProxy::accept_loop() {
 }
 
 void TcpProxy::cut_after_commit_of(std::string statement_part) {
-  std::lock_guard<std::mutex> lock(mu_);
-  armed_ = std::move(statement_part);
+  arm(std::move(statement_part), false);
 }
 
-bool TcpProxy::takes_armed_statement(Link& link, const char* data, std::size_t size) {
+void TcpProxy::cut_once_sent(std::string statement_part) { arm(std::move(statement_part), true); }
+
+void TcpProxy::arm(std::string statement_part, bool once_sent) {
+  std::lock_guard<std::mutex> lock(mu_);
+  armed_ = std::move(statement_part);
+  armed_once_sent_ = once_sent;
+}
+
+TcpProxy::Armed TcpProxy::takes_armed_statement(Link& link, const char* data, std::size_t size) {
   std::string window = link.client_tail;
   window.append(data, size);
   std::lock_guard<std::mutex> lock(mu_);
@@ -143,7 +150,8 @@ bool TcpProxy::takes_armed_statement(Link& link, const char* data, std::size_t s
   if (found) armed_.clear();
   const std::size_t keep = std::max<std::size_t>(armed_.size(), 256);
   link.client_tail = window.size() > keep ? window.substr(window.size() - keep) : window;
-  return found;
+  if (!found) return Armed::kNone;
+  return armed_once_sent_ ? Armed::kOnceSent : Armed::kAfterCommit;
 }
 
 void TcpProxy::relay_up(Link& link) {
@@ -170,11 +178,15 @@ void TcpProxy::relay_up(Link& link) {
       at += length;
     }
     // Set before the statement reaches the server, so before any byte of its reply exists.
-    if (link.client_handshake_done &&
-        takes_armed_statement(link, buffer, static_cast<std::size_t>(n))) {
-      link.cut_when_ready = true;
-    }
+    const Armed armed = link.client_handshake_done
+                            ? takes_armed_statement(link, buffer, static_cast<std::size_t>(n))
+                            : Armed::kNone;
+    if (armed == Armed::kAfterCommit) link.cut_when_ready = true;
     if (!write_all(link.server, buffer, n)) break;
+    if (armed == Armed::kOnceSent) {
+      ++cuts_once_sent_;
+      break;
+    }
   }
   end(link);
 }

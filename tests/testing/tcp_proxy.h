@@ -3,8 +3,10 @@
 // once (both ends see the connection end, as when a network path or a pooler drops it). While
 // the server is down, accepted connections are closed at once (the client sees the connection
 // end during its handshake). While silent, accepted connections are held open and never
-// answered (a host that drops packets: the client waits for its connect_timeout). cut_after_commit_of() cuts one connection at an exact point: after
-// the server committed a given statement, before the client has seen any of its reply.
+// answered (a host that drops packets: the client waits for its connect_timeout).
+// cut_after_commit_of() cuts one connection at an exact point: after the server committed a
+// given statement, before the client has seen any of its reply. cut_once_sent() cuts one right
+// after a given statement went to the server, which runs it with nobody to answer.
 //
 // Two relay threads per connection (one per direction) with blocking I/O; finished
 // connections are reaped by the accept thread. Used by the fault soak (tests/soak) and by
@@ -48,6 +50,12 @@ class TcpProxy {
   void cut_after_commit_of(std::string statement_part);
   // How many connections the armed fault has cut so far.
   int cuts_after_commit() const { return cuts_after_commit_.load(); }
+  // Arms a one-shot fault: the first connection that sends a statement containing
+  // `statement_part` (after this call) is cut as soon as that statement went to the server,
+  // which runs it and may commit it after the client saw the connection end. Same framing
+  // needs as cut_after_commit_of().
+  void cut_once_sent(std::string statement_part);
+  int cuts_once_sent() const { return cuts_once_sent_.load(); }
 
  private:
   // PostgreSQL's server-to-client framing: a type byte and a length, except the one-byte
@@ -76,7 +84,9 @@ class TcpProxy {
   void relay_up(Link& link);
   void relay_down(Link& link);
   // Whether a client chunk carries the armed statement (which it then disarms).
-  bool takes_armed_statement(Link& link, const char* data, std::size_t size);
+  enum class Armed { kNone, kAfterCommit, kOnceSent };
+  Armed takes_armed_statement(Link& link, const char* data, std::size_t size);
+  void arm(std::string statement_part, bool once_sent);
   // Follows the server's messages in a chunk; true when one of them is a ReadyForQuery.
   static bool ready_for_query_in(ServerFraming& framing, const char* data, std::size_t size);
   static void end(Link& link);
@@ -89,10 +99,12 @@ class TcpProxy {
   std::atomic<std::int64_t> accepted_{0};
   std::atomic<std::int64_t> refused_{0};
   std::atomic<int> cuts_after_commit_{0};
+  std::atomic<int> cuts_once_sent_{0};
   std::mutex mu_;
   std::list<std::unique_ptr<Link>> links_;  // guarded by mu_
   std::list<int> unanswered_;               // guarded by mu_: clients accepted while silent
   std::string armed_;                       // guarded by mu_; empty: no fault armed
+  bool armed_once_sent_ = false;            // guarded by mu_: which fault armed_ is for
   std::thread acceptor_;
 };
 

@@ -17,17 +17,19 @@
 -- run_id, step_slug, task_index); anything else without a matching task is fatal.
 -- Applications must not send messages to pgflow-owned queues.
 --
--- Steps: 1. the subscription; 1b. a paused worker function claims nothing; 2. classify the
--- batch (_classify_claim_batch); 3a. a fatal batch: reset, pause, report
--- (_refuse_claim_batch); 3b. claim (one UPDATE since 0015), 3c. defer, 3c'. hold, 3d. archive;
--- 4. one row per message.
+-- Steps: 1. the subscription; 1a. a released claim claims nothing; 1b. a paused worker
+-- function claims nothing; 2. classify the batch (_classify_claim_batch); 3a. a fatal batch:
+-- reset, pause, report (_refuse_claim_batch); 3b. claim (one UPDATE since 0015), 3c. defer,
+-- 3c'. hold, 3d. archive; 4. one row per message.
 -- Plans: tasks and runs are reached by row address (ctid) or by index probes per message, never
 -- by joins planned from statistics, which a burst of work makes stale (bench/README.md).
 -- `claim_id` (worker protocol 6, schema 0014) is an id the worker chose for this call: the
 -- claimed tasks record it (step_tasks.last_claim_id), so a worker whose connection broke before
 -- the reply arrived can give them back at once (release_claim) instead of leaving them to stall
--- recovery. The overload without it (protocols 4 and 5, start_tasks) records none.
--- Locks: queue rows (the caller's pgmq.read) -> runs FOR SHARE (run_id order) -> task rows.
+-- recovery. A claim id given back before its claim began claims nothing (since 0030). The
+-- overload without it (protocols 4 and 5, start_tasks) records none.
+-- Locks: queue rows (the caller's pgmq.read) -> the worker's row FOR KEY SHARE (with a claim id
+-- and messages read) -> runs FOR SHARE (run_id order) -> task rows.
 -- The one place a lock is waited for out of order (sql/schema/README.md, "Lock order"): no
 -- holder of a run ever waits for a queue row.
 -- Called by: workers (one round trip with pgmq.read), start_tasks.
@@ -90,6 +92,18 @@ begin
   end if;
   if cardinality(v_ids) = 0 then
     return;
+  end if;
+  -- 1a. A claim its worker gave back (release_claim) claims nothing (since 0030): its reply was
+  -- lost and the worker went on without it. The worker's row lock orders this check against
+  -- release_claim's (FOR KEY SHARE here, FOR UPDATE there; heartbeats do not conflict); an empty
+  -- read above returned before it, so an idle poll still writes nothing.
+  if claim_tasks.claim_id is not null then
+    perform 1 from pgflow.workers w where w.worker_id = claim_tasks.worker_id for key share;
+    if exists (select 1 from pgflow.released_claims r
+               where r.worker_id = claim_tasks.worker_id and r.claim_id = claim_tasks.claim_id) then
+      perform pgflow.set_vt_batch(v_queue, v_ids, array_fill(0, array[cardinality(v_ids)]));
+      return;
+    end if;
   end if;
   -- 1b. A paused worker function (`pgflow workers pause`, or a fatal claim) claims nothing, so
   -- its running workers stop taking work (since 0026): what they read is visible again at once

@@ -1,0 +1,81 @@
+-- A lost claim may not have ended, or even begun, when its worker gives it back (its query
+-- still on its way to a server backend, or running there; since 0030). A release waits for a
+-- claim in progress and then gives back what it started; a claim that begins after its release
+-- claims nothing and leaves its messages visible at once; a new claim id claims them. Before
+-- 0030 the release found nothing and the claim's tasks waited for stall recovery. (Setup is
+-- committed through dblink so every session sees it; the file runs in its own database.)
+begin;
+select plan(14);
+
+select dblink_connect('setup', pgflow_tests.dblink_connstr());
+select dblink_exec('setup', $q$do $d$ begin
+  perform pgflow.ensure_flow_compiled('f', jsonb_build_object('steps', jsonb_build_array(pgflow_tests.step_shape('a'))), pgflow.worker_protocol());
+  perform pgflow.register_worker('11111111-1111-1111-1111-111111111111', 'fn', 'f', 'f', pgflow.worker_protocol());
+  perform pgflow.start_flow('f', '{}');
+  perform pgflow.start_flow('f', '{}');
+end $d$ $q$);
+select array_agg(message_id order by message_id) as msgs from pgflow.step_tasks \gset
+
+select dblink_connect('a', pgflow_tests.dblink_connstr());
+select dblink_connect('b', pgflow_tests.dblink_connstr());
+
+-- 1. The claim is running (its transaction open) when its worker gives it back.
+select dblink_exec('a', 'begin');
+select is((select x from dblink('a', format($$select outcome from pgflow.claim_tasks('f', 'f', array[%s]::bigint[],
+            '11111111-1111-1111-1111-111111111111', null, 'aaaaaaaa-0000-0000-0000-000000000001')$$, (:'msgs'::bigint[])[1]))
+           as t(x text)), 'claimed', 'a claim takes the first task (its transaction stays open)');
+select pid as b_pid from dblink('b', 'select pg_backend_pid()') as t(pid int) \gset
+select dblink_send_query('b', $$select pgflow.release_claim('11111111-1111-1111-1111-111111111111', 'aaaaaaaa-0000-0000-0000-000000000001')$$);
+select ok(pgflow_tests.wait_for_lock(:b_pid), 'its release waits for the claim in progress');
+select dblink_exec('a', 'commit');
+select is((select n from dblink_get_result('b') as t(n int)), 1, 'and then gives back the task the claim started');
+select * from dblink_get_result('b') as t(n int);
+select results_eq(format($$select status, attempts_count, vt <= clock_timestamp()
+                           from pgflow.step_tasks t join pgmq.q_f q on q.msg_id = t.message_id
+                           where t.message_id = %s$$, (:'msgs'::bigint[])[1]),
+                  $$values ('queued'::text, 0, true)$$,
+                  'the task is queued again (attempt taken back), its message visible at once');
+
+-- 2. The claim begins after its release: it claims nothing.
+select is((select n from dblink('a', $$select pgflow.release_claim('11111111-1111-1111-1111-111111111111', 'aaaaaaaa-0000-0000-0000-000000000002')$$)
+           as t(n int)), 0, 'a claim released before it began gives back nothing');
+select is((select n from dblink('a', $$select count(*)::int from pgflow.claim_tasks('f', 'f',
+             array(select m.msg_id from pgmq.read('f', 30, 10) m), '11111111-1111-1111-1111-111111111111', null,
+             'aaaaaaaa-0000-0000-0000-000000000002')$$) as t(n int)), 0,
+          'when it begins, with messages read, it claims nothing');
+select results_eq($$select status, attempts_count from pgflow.step_tasks order by message_id$$,
+                  $$values ('queued'::text, 0), ('queued'::text, 0)$$, 'both tasks are still queued');
+select is((select count(*) from pgmq.q_f where vt > clock_timestamp()), 0::bigint,
+          'and the messages it read are visible again at once');
+select is((select n from dblink('a', $$select count(*)::int from pgflow.claim_tasks('f', 'f',
+             array(select m.msg_id from pgmq.read('f', 30, 10) m), '11111111-1111-1111-1111-111111111111', null,
+             'aaaaaaaa-0000-0000-0000-000000000003') where outcome = 'claimed'$$) as t(n int)), 2,
+          'the worker''s next try, with a new claim id, claims them');
+select is((select n from dblink('a', $$select count(*)::int from pgflow.claim_tasks('f', 'f', '{}',
+             '11111111-1111-1111-1111-111111111111', null, 'aaaaaaaa-0000-0000-0000-000000000002')$$) as t(n int)), 0,
+          'a released claim id with nothing read returns nothing, as any empty read');
+
+-- 3. Released ids: a worker's own, kept a day, gone with the worker.
+select results_eq($$select claim_id from pgflow.released_claims order by claim_id$$,
+                  $$values ('aaaaaaaa-0000-0000-0000-000000000001'::uuid), ('aaaaaaaa-0000-0000-0000-000000000002'::uuid)$$,
+                  'each release records its claim id');
+select dblink_exec('a', $$update pgflow.released_claims set released_at = now() - interval '25 hours'
+                          where claim_id = 'aaaaaaaa-0000-0000-0000-000000000001'$$);
+select * from dblink('a', $$select pgflow.release_claim('11111111-1111-1111-1111-111111111111', 'aaaaaaaa-0000-0000-0000-000000000002')$$) as t(n int);
+select results_eq($$select claim_id from pgflow.released_claims$$,
+                  $$values ('aaaaaaaa-0000-0000-0000-000000000002'::uuid)$$,
+                  'a release deletes its worker''s ids older than a day; releasing an id again keeps one row');
+
+select dblink_exec('b', 'begin isolation level repeatable read');
+select throws_ok($$select * from dblink('b', 'select pgflow.release_claim(''11111111-1111-1111-1111-111111111111'', gen_random_uuid())::text') as t(x text)$$,
+                 '25000', null, 'a release outside READ COMMITTED is refused (its snapshot would miss the claim''s tasks)');
+select dblink_exec('b', 'rollback');
+select is((select n from dblink('a', $$select pgflow.release_claim('99999999-1111-1111-1111-111111111111', gen_random_uuid())$$) as t(n int))
+          || ' ' || (select count(*) from pgflow.released_claims), '0 1',
+          'releasing a claim of an unregistered worker gives back nothing and records nothing');
+
+select dblink_disconnect('a');
+select dblink_disconnect('b');
+select dblink_disconnect('setup');
+select * from finish();
+rollback;
