@@ -114,6 +114,12 @@ SQL
 insert into pgflow.workers (worker_id, queue_name, function_name, protocol)
 values ('00000000-0000-0000-0000-0000000000aa', lower('$flow'), 'bench', pgflow.worker_protocol())
 on conflict (worker_id) do update set queue_name = excluded.queue_name;
+do \$\$ begin  -- the worker's claim fence, as register_worker creates it (0030+)
+  if to_regclass('pgflow.claim_fences') is not null then
+    insert into pgflow.claim_fences (worker_id) values ('00000000-0000-0000-0000-0000000000aa')
+    on conflict do nothing;
+  end if;
+end \$\$;
 do \$\$
 declare
   t0 timestamptz := clock_timestamp();

@@ -46,8 +46,7 @@ worker=00000000-0000-0000-0000-0000000000aa
 select pgflow.create_flow('prof', timeout => 60);
 select pgflow.add_step('prof', 'only');
 select pgmq.create('prof_raw');
-insert into pgflow.workers (worker_id, queue_name, function_name, protocol)
-values ('$worker', 'prof', 'profile', pgflow.worker_protocol());
+select pgflow.register_worker('$worker', 'profile', 'prof', 'prof', pgflow.worker_protocol());
 create sequence prof_batch;
 SQL
 

@@ -32,15 +32,14 @@ create table pgflow.worker_functions (
   constraint pause_has_reason check ((paused_at is null) = (pause_reason is null))
 );
 
--- Claims a worker gave back (release_claim, since 0030). A claim whose reply was lost may not
--- have begun when its worker gives it back: its query can still be on its way to a server
--- backend, or running there. release_claim records the claim here under the worker's row lock
--- (FOR UPDATE), and claim_tasks locks that row (FOR KEY SHARE) before it looks here, so a claim
--- given back before it began claims nothing, and a release waits for a claim in progress. A
--- release deletes its worker's rows older than a day; deleting the worker deletes its rows.
-create table pgflow.released_claims (
-  worker_id   uuid not null references pgflow.workers (worker_id) on delete cascade,
-  claim_id    uuid not null,
-  released_at timestamptz not null default now(),
-  primary key (worker_id, claim_id)
+-- One row per worker (since 0030), created with it: the fence between its claims and its
+-- releases of claims whose reply was lost (release_claim). A claim that read messages locks it
+-- FOR KEY SHARE and claims nothing for an id in released_claim_ids; a release locks it FOR
+-- UPDATE, which waits for a claim still running, and adds the id (the last 100 are kept). A
+-- lost claim may not have ended, or even begun, when its worker gives it back. Nothing else
+-- locks these rows (no foreign key refers to them), so a release holding one is never in a
+-- cycle with the foreign-key checks that lock worker rows.
+create table pgflow.claim_fences (
+  worker_id          uuid primary key references pgflow.workers (worker_id) on delete cascade,
+  released_claim_ids uuid[] not null default '{}'
 );

@@ -6,6 +6,8 @@
 
 #include <chrono>
 #include <stop_token>
+#include <thread>
+#include <utility>
 
 namespace pgflow::internal {
 
@@ -23,6 +25,17 @@ class Clock {
 
   bool sleep_for(std::chrono::milliseconds duration, const std::stop_token& wake) const {
     return sleep_until(now() + duration, wake);
+  }
+
+  // Calls `op` with a stop token requested once `limit` has passed: the bound of a last act,
+  // such as a stopping worker's final database calls.
+  template <typename Op>
+  decltype(auto) within(std::chrono::milliseconds limit, Op&& op) const {
+    std::stop_source passed;
+    std::jthread timer([this, limit, &passed](const std::stop_token& t) {
+      if (sleep_for(limit, t)) passed.request_stop();
+    });
+    return std::forward<Op>(op)(passed.get_token());
   }
 };
 

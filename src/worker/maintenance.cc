@@ -162,12 +162,9 @@ void Maintenance::wake_waiting_tasks(const std::stop_token& stop) {
 
 void Maintenance::mark_stopped() {
   // Last act: tell the database this worker is gone, for at most 5 s.
-  std::stop_source five_seconds_passed;
-  std::jthread timer([this, &five_seconds_passed](std::stop_token t) {
-    if (clock_.sleep_for(std::chrono::seconds(5), t)) five_seconds_passed.request_stop();
+  absl::Status marked = clock_.within(std::chrono::seconds(5), [this](const std::stop_token& t) {
+    return store_.mark_stopped(config_.registration.worker_id, t);
   });
-  absl::Status marked =
-      store_.mark_stopped(config_.registration.worker_id, five_seconds_passed.get_token());
   if (!marked.ok())
     log_.warn("could not mark the worker stopped", {{"error", std::string(marked.message())}});
 }

@@ -14,12 +14,18 @@
 #include "pg/session.h"
 #include "pg/shared_session.h"
 #include "pgflow/status.h"
+#include "worker/clock.h"
 #include "worker/statements.h"
 #include "worker/store_listening.h"
 #include "worker/task_rows.h"
 
 namespace pgflow::internal {
 namespace {
+
+// How long a release of a lost claim waits for the claim if it still runs on the server
+// (lock_timeout): before each claim, and when the poller ends (within its 5 s).
+constexpr char kReleaseWait[] = "1s";
+constexpr char kStopReleaseWait[] = "2s";
 
 class PgStore final : public Store {
  public:
@@ -106,22 +112,21 @@ class PgStore final : public Store {
                                                     const std::stop_token& stop) override {
     const pg::Param step = q.step.empty() ? pg::Param() : pg::Param(q.step);
     std::string claim_id;
-    PGFLOW_ASSIGN_OR_RETURN(
-        pg::Result rows,
-        retry<pg::Result>(
-            stop, "claim tasks", [&](pg::Connection& c) -> absl::StatusOr<pg::Result> {
-              PGFLOW_RETURN_IF_ERROR(release_unanswered_claim(c, q.worker_id));
-              // A new id for every try: a released id claims nothing (schema 0030), and the
-              // try before may have been released just now. Until its reply arrives, this
-              // claim may commit unseen.
-              claim_id = random_uuid();
-              unanswered_claim_ = claim_id;
-              absl::StatusOr<pg::Result> claimed = c.exec(
-                  kReadAndClaim, {q.queue, q.flow_slug, std::to_string(q.visibility_timeout_s),
-                                  std::to_string(q.slots), q.worker_id, step, claim_id});
-              if (claimed.ok() || c.healthy()) unanswered_claim_.reset();  // answered, or refused
-              return claimed;
-            }));
+    absl::StatusOr<pg::Result> claimed = retry<pg::Result>(
+        stop, "claim tasks", [&](pg::Connection& c) -> absl::StatusOr<pg::Result> {
+          PGFLOW_RETURN_IF_ERROR(release_unanswered_claims(c, q.worker_id, kReleaseWait));
+          // A new id for every try: a released id claims nothing (schema 0030), and the try
+          // before may have been released just now. Until its reply arrives, this claim may
+          // commit unseen.
+          claim_id = random_uuid();
+          unanswered_claims_.push_back({.claim_id = claim_id});
+          absl::StatusOr<pg::Result> r =
+              c.exec(kReadAndClaim, {q.queue, q.flow_slug, std::to_string(q.visibility_timeout_s),
+                                     std::to_string(q.slots), q.worker_id, step, claim_id});
+          if (r.ok() || c.healthy()) unanswered_claims_.pop_back();  // answered, or refused
+          return r;
+        });
+    PGFLOW_ASSIGN_OR_RETURN(pg::Result rows, std::move(claimed));
     std::vector<ClaimedMessage> out;
     for (int i = 0; i < rows.rows(); ++i) {
       ClaimedMessage m;
@@ -281,6 +286,26 @@ class PgStore final : public Store {
     return input;
   }
 
+  void release_lost_claims(const std::string& worker_id) override {
+    if (unanswered_claims_.empty()) return;
+    const absl::Status released =
+        system_clock().within(std::chrono::seconds(5), [&](const std::stop_token& five_s) {
+          return retry<pg::Result>(five_s, "give back lost claims",
+                                   [&](pg::Connection& c) -> absl::StatusOr<pg::Result> {
+                                     PGFLOW_RETURN_IF_ERROR(
+                                         release_unanswered_claims(c, worker_id, kStopReleaseWait));
+                                     return pg::Result();
+                                   })
+              .status();
+        });
+    for (const UnansweredClaim& u : unanswered_claims_) {
+      log_.warn("stopping with a claim whose reply was lost; its tasks wait for stall recovery",
+                {{"claim_id", u.claim_id},
+                 {"reason", released.ok() ? "it still runs on the server"
+                                          : std::string(released.message())}});
+    }
+  }
+
   void disconnect() override {
     statements_->disconnect();
     listening_.disconnect();
@@ -290,15 +315,32 @@ class PgStore final : public Store {
   // A claim whose connection broke before its reply arrived may have committed, or may still
   // commit: the tasks it started would wait for stall recovery under a worker that does not
   // know it holds them. Gives them back (they are queued again and visible at once) before the
-  // next claim; the release waits for a claim still running and stops one not yet begun.
-  absl::Status release_unanswered_claim(pg::Connection& c, const std::string& worker_id) {
-    if (!unanswered_claim_) return absl::OkStatus();
-    PGFLOW_ASSIGN_OR_RETURN(pg::Result r, c.exec(kReleaseClaim, {worker_id, *unanswered_claim_}));
-    if (r.scalar() != "0") {
-      log_.warn("gave back the tasks of a claim whose reply was lost; they are queued again",
-                {{"claim_id", *unanswered_claim_}, {"tasks", std::string(r.scalar())}});
+  // next claim. A release waits for a claim still running on the server, at most `wait`
+  // (lock_timeout); one that is still running then stays unanswered, and a later claim gives
+  // it back (new claims do not wait for it). A release stops a claim not yet begun.
+  absl::Status release_unanswered_claims(pg::Connection& c, const std::string& worker_id,
+                                         std::string_view wait) {
+    for (auto it = unanswered_claims_.begin(); it != unanswered_claims_.end();) {
+      absl::StatusOr<pg::Result> r =
+          c.exec(kReleaseClaim, {worker_id, it->claim_id, std::string(wait)});
+      if (!r.ok() && c.healthy() && sql_state(r.status()) == "55P03") {
+        if (!it->still_running) {
+          log_.warn(
+              "a claim whose reply was lost still runs on the server; it is given back "
+              "once it ends",
+              {{"claim_id", it->claim_id}});
+        }
+        it->still_running = true;
+        ++it;
+        continue;
+      }
+      PGFLOW_RETURN_IF_ERROR(r.status());
+      if (r->scalar() != "0") {
+        log_.warn("gave back the tasks of a claim whose reply was lost; they are queued again",
+                  {{"claim_id", it->claim_id}, {"tasks", std::string(r->scalar())}});
+      }
+      it = unanswered_claims_.erase(it);
     }
-    unanswered_claim_.reset();
     return absl::OkStatus();
   }
 
@@ -328,8 +370,13 @@ class PgStore final : public Store {
 
   Logger log_;
   internal::Backoff backoff_;  // between tries of retry
-  // The claim call whose reply never arrived, if any (claims are one at a time: the poller's).
-  std::optional<std::string> unanswered_claim_;
+  // Claim calls whose reply never arrived, oldest first (claims are one at a time: the
+  // poller's; a call still running on the server stays here until it ends).
+  struct UnansweredClaim {
+    std::string claim_id;
+    bool still_running = false;  // a release timed out waiting for it (said once)
+  };
+  std::vector<UnansweredClaim> unanswered_claims_;
   std::shared_ptr<pg::SharedSession> statements_;
   StoreListening listening_;
 };

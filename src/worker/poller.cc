@@ -28,6 +28,13 @@ Poller::Poller(PollerConfig config, const FlowDefinition& flow, Store& store, In
       stop_worker_(std::move(stop_worker)) {}
 
 void Poller::run(const std::stop_token& stop) {
+  claim_until_stopped(stop);
+  // A claim whose reply was lost, and that no later claim gave back, would leave its tasks to
+  // stall recovery while this worker drains or stops.
+  store_.release_lost_claims(config_.claim.worker_id);
+}
+
+void Poller::claim_until_stopped(const std::stop_token& stop) {
   Backoff backoff;
   const std::chrono::milliseconds flowing = std::min(kFlowingPollDelay, config_.poll_interval);
   std::chrono::milliseconds poll_delay = flowing;

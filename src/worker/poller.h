@@ -45,10 +45,11 @@ class Poller {
          TaskRunner& runner, Reporter& reporter, Executor& executor, const Clock& clock,
          const Logger& log, MetricSink metric, std::function<void(absl::Status)> stop_worker);
 
-  // Claims and hands out tasks until `stop`.
+  // Claims and hands out tasks until `stop`, then gives back claims whose reply was lost.
   void run(const std::stop_token& stop);
 
  private:
+  void claim_until_stopped(const std::stop_token& stop);
   // One read-and-claim of up to `slots` messages; the number of messages it read.
   absl::StatusOr<int> claim(int slots, const std::stop_token& stop);
   // Poll-only, after a read that found nothing: whether the queue now holds work, by a look

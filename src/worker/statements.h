@@ -45,8 +45,11 @@ from pgflow.claim_tasks($1, $2,
 // before it claims while its queue is idle; one index probe, where an empty read-and-claim
 // plans the read and checks the subscription.
 inline constexpr char kHasVisibleWork[] = "select pgflow.has_visible_work($1::uuid)";
-// Gives back the tasks a claim started if its reply never arrived (worker protocol 6).
-inline constexpr char kReleaseClaim[] = "select pgflow.release_claim($1::uuid, $2::uuid)";
+// Gives back the tasks a claim started if its reply never arrived (worker protocol 6); waits
+// for a claim still running at most $3 (lock_timeout, for this statement's transaction only).
+inline constexpr char kReleaseClaim[] =
+    "select pgflow.release_claim($1::uuid, $2::uuid) "
+    "from (select set_config('lock_timeout', $3, true) as wait) bounded where wait is not null";
 
 // One call per batch (worker protocol 5). The database locks the batch's runs in run_id order,
 // so concurrent reporters cannot deadlock, and applies each result as complete_task /

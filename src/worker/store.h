@@ -138,6 +138,10 @@ class Store {
   // ---- the poller ----
   virtual absl::StatusOr<std::vector<ClaimedMessage>> claim(const ClaimRequest& request,
                                                             const std::stop_token& stop) = 0;
+  // When the poller ends: gives back the claims whose reply was lost and that no later claim
+  // gave back (their tasks would wait for stall recovery), trying for at most 5 s; logs any it
+  // could not.
+  virtual void release_lost_claims(const std::string& worker_id) = 0;
   // Waits until new work is announced on the worker's queue (a burst counts once), `until`, or
   // `stop`.
   virtual void wait_for_work(Clock::Time until, const std::stop_token& stop) = 0;

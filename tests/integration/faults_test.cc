@@ -159,7 +159,7 @@ TEST_F(FaultsTest, AClaimWhoseReplyIsLostIsGivenBackAndRunWithoutStallRecovery) 
 // session locks). The worker gives the claim back on its next connection; since schema 0030
 // that release waits for the claim to end and then gives back what it started. Before, it found
 // nothing, the claim committed afterwards, and its tasks waited for stall recovery (the soak
-// found it).
+// found it). The proxy lets the worker reconnect only once the claim waits for the run.
 TEST_F(FaultsTest, AClaimCutWhileItRunsIsGivenBackOnceItCommits) {
   const std::vector<std::string> runs = start_unclaimed_lost_claim_runs(3);
   PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection holder, pg::Connection::open(db_->url(), "holder"));
@@ -167,19 +167,23 @@ TEST_F(FaultsTest, AClaimCutWhileItRunsIsGivenBackOnceItCommits) {
   ASSERT_THAT(holder.exec("select 1 from pgflow.runs where run_id = $1::uuid for update", {runs[1]})
                   .status(),
               IsOk());
-
   std::unique_ptr<TcpProxy> proxy = proxy_to_server();
   ASSERT_NE(proxy, nullptr);
   proxy->cut_once_sent("pgflow.claim_tasks(");
   PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(kLostClaim, through(*proxy)));
 
-  // The cut claim waits for the locked run; the worker's release of it waits for the claim.
-  EXPECT_THAT(wait_until(*conn_,
-                         "select exists (select from pg_stat_activity where wait_event_type = "
-                         "'Lock' and query like '%pgflow.release_claim(%')"),
+  ASSERT_THAT(wait_until(*conn_,
+                         "select exists (select from pg_stat_activity where "
+                         "wait_event_type = 'Lock' and query like '%pgflow.claim_tasks(%')"),
               IsOk())
-      << "the release waits for the claim still running";
+      << "the cut claim waits for the locked run";
   EXPECT_EQ(proxy->cuts_once_sent(), 1);
+  proxy->accept_again();
+  EXPECT_THAT(wait_until(*conn_,
+                         "select exists (select from pg_stat_activity where "
+                         "wait_event_type = 'Lock' and query like '%pgflow.release_claim(%')"),
+              IsOk())
+      << "the worker's release of it waits for the claim still running";
   EXPECT_EQ(sql("select count(*) from pgflow.step_tasks t join pgflow.runs r using (run_id) "
                 "where r.flow_slug = 'fLostClaim' and t.status = 'queued'"),
             "3")
@@ -191,6 +195,38 @@ TEST_F(FaultsTest, AClaimCutWhileItRunsIsGivenBackOnceItCommits) {
     EXPECT_EQ(task(run_id), "completed | 1 | 0") << "one attempt, never requeued by stall recovery";
   }
   EXPECT_TRUE(logs_.contains("gave back the tasks of a claim whose reply was lost"));
+}
+
+// A worker asked to stop while it cannot reach the server, holding a claim whose reply was
+// lost, gives the claim back before it ends once the server answers (for at most 5 s), so its
+// tasks do not wait for stall recovery (step timeout + 30 s) after the worker is gone.
+TEST_F(FaultsTest, AWorkerStoppingWithALostClaimGivesItBackBeforeItEnds) {
+  const std::vector<std::string> runs = start_unclaimed_lost_claim_runs(3);
+  std::unique_ptr<TcpProxy> proxy = proxy_to_server();
+  ASSERT_NE(proxy, nullptr);
+  proxy->cut_once_sent("pgflow.claim_tasks(");
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(kLostClaim, through(*proxy)));
+  ASSERT_THAT(wait_until(*conn_,
+                         "select count(*) = 3 from pgflow.step_tasks "
+                         "where flow_slug = 'fLostClaim' and status = 'started'"),
+              IsOk())
+      << "the cut claim committed; the worker cannot reconnect";
+
+  std::jthread stopper([&worker] {
+    worker.stop();
+    EXPECT_THAT(worker.wait(), IsOk());
+  });
+  ASSERT_TRUE(logs_.wait_for_text("give back lost claims"))
+      << "the stopping worker tries to give the claim back (the server is unreachable)";
+  proxy->accept_again();
+  stopper.join();
+
+  EXPECT_EQ(sql("select string_agg(status || ' ' || attempts_count, ', ') from pgflow.step_tasks "
+                "where flow_slug = 'fLostClaim'"),
+            "queued 0, queued 0, queued 0")
+      << "given back before the worker ended";
+  EXPECT_TRUE(logs_.contains("gave back the tasks of a claim whose reply was lost"));
+  EXPECT_FALSE(logs_.contains("stopping with a claim whose reply was lost"));
 }
 
 // A listen host that accepts and never answers (it drops packets) makes each connection try last

@@ -82,6 +82,8 @@ class FakeStore final : public internal::Store {
     return ended;
   }
 
+  void release_lost_claims(const std::string&) override {}  // its claims always answer
+
   absl::StatusOr<bool> has_visible_work(const std::string&, const std::stop_token&) override {
     absl::MutexLock lock(&db_.mu_);
     if (!db_.can_look_) return absl::UnimplementedError("no has_visible_work (schema 0019)");

@@ -112,7 +112,7 @@ void TcpProxy::accept_loop() {
       unanswered_.push_back(client);
       continue;
     }
-    const int server = connect_upstream(upstream_port_);
+    const int server = refusing_ ? -1 : connect_upstream(upstream_port_);
     if (server < 0) {
       ++refused_;
       close(client);
@@ -184,6 +184,7 @@ void TcpProxy::relay_up(Link& link) {
     if (armed == Armed::kAfterCommit) link.cut_when_ready = true;
     if (!write_all(link.server, buffer, n)) break;
     if (armed == Armed::kOnceSent) {
+      refusing_ = true;  // before the client can see the cut
       ++cuts_once_sent_;
       break;
     }

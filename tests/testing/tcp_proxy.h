@@ -6,7 +6,8 @@
 // answered (a host that drops packets: the client waits for its connect_timeout).
 // cut_after_commit_of() cuts one connection at an exact point: after the server committed a
 // given statement, before the client has seen any of its reply. cut_once_sent() cuts one right
-// after a given statement went to the server, which runs it with nobody to answer.
+// after a given statement went to the server, which runs it with nobody to answer, and refuses
+// new connections until accept_again().
 //
 // Two relay threads per connection (one per direction) with blocking I/O; finished
 // connections are reaped by the accept thread. Used by the fault soak (tests/soak) and by
@@ -52,10 +53,13 @@ class TcpProxy {
   int cuts_after_commit() const { return cuts_after_commit_.load(); }
   // Arms a one-shot fault: the first connection that sends a statement containing
   // `statement_part` (after this call) is cut as soon as that statement went to the server,
-  // which runs it and may commit it after the client saw the connection end. Same framing
-  // needs as cut_after_commit_of().
+  // which runs it and may commit it after the client saw the connection end. From the cut on,
+  // connections are accepted and closed at once (as while the server is down) until
+  // accept_again(), so a test decides when the client may reconnect. Same framing needs as
+  // cut_after_commit_of().
   void cut_once_sent(std::string statement_part);
   int cuts_once_sent() const { return cuts_once_sent_.load(); }
+  void accept_again() { refusing_ = false; }
 
  private:
   // PostgreSQL's server-to-client framing: a type byte and a length, except the one-byte
@@ -96,6 +100,7 @@ class TcpProxy {
   const int upstream_port_;
   std::atomic<bool> stopping_{false};
   std::atomic<bool> silent_{false};
+  std::atomic<bool> refusing_{false};  // since a cut_once_sent() cut, until accept_again()
   std::atomic<std::int64_t> accepted_{0};
   std::atomic<std::int64_t> refused_{0};
   std::atomic<int> cuts_after_commit_{0};

@@ -28,8 +28,8 @@
 -- the reply arrived can give them back at once (release_claim) instead of leaving them to stall
 -- recovery. A claim id given back before its claim began claims nothing (since 0030). The
 -- overload without it (protocols 4 and 5, start_tasks) records none.
--- Locks: queue rows (the caller's pgmq.read) -> the worker's row FOR KEY SHARE (with a claim id
--- and messages read) -> runs FOR SHARE (run_id order) -> task rows.
+-- Locks: queue rows (the caller's pgmq.read) -> the worker's claim fence FOR KEY SHARE (with a
+-- claim id and messages read) -> runs FOR SHARE (run_id order) -> task rows.
 -- The one place a lock is waited for out of order (sql/schema/README.md, "Lock order"): no
 -- holder of a run ever waits for a queue row.
 -- Called by: workers (one round trip with pgmq.read), start_tasks.
@@ -53,6 +53,7 @@ declare
   v_held bigint[];
   v_archive bigint[];
   v_visible int;
+  v_released uuid[];
 begin
   -- 1. The subscription, before judging any message.
   select * into v_worker from pgflow.workers w where w.worker_id = claim_tasks.worker_id;
@@ -94,14 +95,16 @@ begin
     return;
   end if;
   -- 1a. A claim its worker gave back (release_claim) claims nothing (since 0030): its reply was
-  -- lost and the worker went on without it. The worker's row lock orders this check against
-  -- release_claim's (FOR KEY SHARE here, FOR UPDATE there; heartbeats do not conflict); an empty
-  -- read above returned before it, so an idle poll still writes nothing.
+  -- lost and the worker went on without it. The worker's fence row orders this check against
+  -- release_claim (FOR KEY SHARE here, FOR UPDATE there; under REPEATABLE READ a release that
+  -- committed while this waited is a serialization failure). An empty read returned above, so
+  -- an idle poll still writes nothing. The messages read are visible again, and announced.
   if claim_tasks.claim_id is not null then
-    perform 1 from pgflow.workers w where w.worker_id = claim_tasks.worker_id for key share;
-    if exists (select 1 from pgflow.released_claims r
-               where r.worker_id = claim_tasks.worker_id and r.claim_id = claim_tasks.claim_id) then
+    select f.released_claim_ids into v_released from pgflow.claim_fences f
+    where f.worker_id = claim_tasks.worker_id for key share;
+    if claim_tasks.claim_id = any(v_released) then
       perform pgflow.set_vt_batch(v_queue, v_ids, array_fill(0, array[cardinality(v_ids)]));
+      perform pgflow._announce_work(v_queue);
       return;
     end if;
   end if;

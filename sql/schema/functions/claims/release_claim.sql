@@ -7,16 +7,16 @@
 -- and calling it again, or for a claim that never committed, returns 0. Returns how many tasks
 -- were given back.
 -- The lost claim may not have ended yet, or not even begun: its query can still be on its way
--- to a server backend, or running there. So the claim id is recorded as released first
--- (pgflow.released_claims, since 0030), under the worker's row lock: a claim still running holds
--- that row FOR KEY SHARE, so this waits for it to commit or roll back and then gives back what
--- it started; a claim that begins later finds its id released and claims nothing. Before 0030 a
--- claim that committed after its release kept its tasks until stall recovery. A worker
--- therefore uses a new claim id for every try of a claim. Needs READ COMMITTED (a snapshot
--- taken before the wait would not see the claim's tasks).
--- Locks: the worker's row FOR UPDATE -> runs FOR UPDATE in run_id order (_lock_runs) -> tasks
--- -> messages, never waited for.
--- Called by: workers (protocol 6), on the first call after a claim whose reply was lost.
+-- to a server backend, or running there. So the claim id is first recorded as released in the
+-- worker's claim fence (pgflow.claim_fences, since 0030) under that row's lock: a claim still
+-- running holds it FOR KEY SHARE, so this waits for it to commit or roll back and then gives
+-- back what it started; a claim that begins later finds its id released and claims nothing.
+-- Before 0030 a claim that committed after its release kept its tasks until stall recovery. A
+-- worker therefore uses a new claim id for every try of a claim, and bounds this wait with
+-- lock_timeout (a claim can run long: 55P03, try again later). Needs READ COMMITTED (a snapshot
+-- taken before the wait would not see the claim's tasks: 25000).
+-- Locks: the worker's claim fence FOR UPDATE -> runs FOR UPDATE in run_id order (_lock_runs)
+-- -> tasks -> messages, never waited for.
 create or replace function pgflow.release_claim(worker_id uuid, claim_id uuid) returns int
 language plpgsql volatile security definer
 set search_path = pg_catalog, pg_temp
@@ -37,15 +37,15 @@ begin
       upper(current_setting('transaction_isolation')) using errcode = 'invalid_transaction_state';
   end if;
   -- The claim's end, then its id released, before its tasks are looked for.
-  perform 1 from pgflow.workers w where w.worker_id = release_claim.worker_id for update;
+  perform 1 from pgflow.claim_fences f where f.worker_id = release_claim.worker_id for update;
   if not found then
-    return 0;  -- no claim of an unregistered worker can begin (claim_tasks refuses it)
+    return 0;  -- an unregistered worker: claim_tasks refuses its claims
   end if;
-  delete from pgflow.released_claims r
-  where r.worker_id = release_claim.worker_id and r.released_at < now() - interval '1 day';
-  insert into pgflow.released_claims (worker_id, claim_id)
-  values (release_claim.worker_id, release_claim.claim_id)
-  on conflict do nothing;
+  update pgflow.claim_fences f
+  set released_claim_ids =  -- the last 100
+    (array_remove(f.released_claim_ids, release_claim.claim_id) || release_claim.claim_id)
+    [greatest(cardinality(array_remove(f.released_claim_ids, release_claim.claim_id)) - 98, 1):]
+  where f.worker_id = release_claim.worker_id;
   select array_agg(distinct t.run_id order by t.run_id) into v_runs
   from pgflow.step_tasks t
   where t.last_worker_id = release_claim.worker_id and t.status = 'started'

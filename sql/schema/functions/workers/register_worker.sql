@@ -61,6 +61,7 @@ begin
   values (register_worker.worker_id, register_worker.queue_name, register_worker.function_name,
           register_worker.worker_protocol)
   returning * into v_worker;
+  insert into pgflow.claim_fences (worker_id) values (register_worker.worker_id);  -- since 0030
   perform set_config('lock_timeout', v_restore, true);
   return v_worker;
 exception when lock_not_available then

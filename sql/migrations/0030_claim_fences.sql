@@ -1,4 +1,4 @@
--- pgflow SQL core, 0030: a claim given back before it began claims nothing.
+-- pgflow SQL core, 0030: a lost claim is given back even when it had not ended.
 --
 -- A worker whose connection broke before a claim's reply arrived gives the claim back at once
 -- (release_claim, since 0014): the tasks it started are queued again rather than left to stall
@@ -7,20 +7,21 @@
 -- there. release_claim then found nothing, and the claim committed afterwards: its tasks
 -- waited for stall recovery (the step's timeout + 30 s) under a worker that was alive and did
 -- not know it held them. The fault soak caught it (a cut of every connection mid-claim).
---   * pgflow.released_claims (worker_id, claim_id, released_at): the claims a worker gave
---     back. release_claim locks the worker's row FOR UPDATE, records the claim here, and only
---     then looks for its tasks; claim_tasks, with a claim id and messages read, locks the
---     worker's row FOR KEY SHARE and claims nothing (its messages visible again at once) for a
---     released id. So a release waits for a claim in progress and then gives back what it
---     started, and a claim that begins after its release claims nothing. Heartbeats (FOR NO
---     KEY UPDATE) do not conflict with claims. Rows older than a day are deleted by the
---     worker's next release; deleting a worker deletes its rows.
+--   * pgflow.claim_fences (worker_id, released_claim_ids): one row per worker, created by
+--     register_worker (and below for the workers registered already). release_claim locks it
+--     FOR UPDATE, adds the claim id (the last 100 are kept), and only then looks for the
+--     claim's tasks; claim_tasks, with a claim id and messages read, locks it FOR KEY SHARE and
+--     claims nothing for a released id (the messages it read are visible again at once, and
+--     announced). So a release waits for a claim in progress and then gives back what it
+--     started, and a claim that begins after its release claims nothing. Nothing else locks
+--     the fence (no foreign key refers to it), so neither heartbeats nor the foreign-key
+--     checks on worker rows wait for claims or releases.
 --   * release_claim refuses to run outside READ COMMITTED (25000): a snapshot taken before its
 --     wait would not see the claim's tasks.
---   * Workers use a new claim id for every try of a claim (a try after a release would
---     otherwise claim nothing, and the worker would wait for its next poll).
+--   * Workers use a new claim id for every try of a claim, and bound the release's wait with
+--     lock_timeout (a claim still running is given back later).
 --
--- Data: a new empty table; no row, queue or message changes.
+-- Data: a new table with one row per existing worker; no task, run, queue or message changes.
 -- Locks: ACCESS EXCLUSIVE on the new table; SHARE ROW EXCLUSIVE on pgflow.workers for the
 -- foreign key, which waits for every open transaction that wrote workers (registrations,
 -- heartbeats) and holds them up until commit. It waits at most 10 s (lock_timeout), after which
@@ -31,14 +32,17 @@
 set local lock_timeout = '10s';
 -- [end migration-only]
 
-create table pgflow.released_claims (
-  worker_id   uuid not null,
-  claim_id    uuid not null,
-  released_at timestamptz not null default now(),
-  constraint released_claims_pkey primary key (worker_id, claim_id),
-  constraint released_claims_worker_id_fkey foreign key (worker_id)
+create table pgflow.claim_fences (
+  worker_id          uuid not null,
+  released_claim_ids uuid[] not null default '{}',
+  constraint claim_fences_pkey primary key (worker_id),
+  constraint claim_fences_worker_id_fkey foreign key (worker_id)
     references pgflow.workers (worker_id) on delete cascade
 );
+
+-- [migration-only: the fences of the workers registered before 0030]
+insert into pgflow.claim_fences (worker_id) select w.worker_id from pgflow.workers w;
+-- [end migration-only]
 
 set local check_function_bodies = off;
 
@@ -73,8 +77,8 @@ set local check_function_bodies = off;
 -- the reply arrived can give them back at once (release_claim) instead of leaving them to stall
 -- recovery. A claim id given back before its claim began claims nothing (since 0030). The
 -- overload without it (protocols 4 and 5, start_tasks) records none.
--- Locks: queue rows (the caller's pgmq.read) -> the worker's row FOR KEY SHARE (with a claim id
--- and messages read) -> runs FOR SHARE (run_id order) -> task rows.
+-- Locks: queue rows (the caller's pgmq.read) -> the worker's claim fence FOR KEY SHARE (with a
+-- claim id and messages read) -> runs FOR SHARE (run_id order) -> task rows.
 -- The one place a lock is waited for out of order (sql/schema/README.md, "Lock order"): no
 -- holder of a run ever waits for a queue row.
 -- Called by: workers (one round trip with pgmq.read), start_tasks.
@@ -98,6 +102,7 @@ declare
   v_held bigint[];
   v_archive bigint[];
   v_visible int;
+  v_released uuid[];
 begin
   -- 1. The subscription, before judging any message.
   select * into v_worker from pgflow.workers w where w.worker_id = claim_tasks.worker_id;
@@ -139,14 +144,16 @@ begin
     return;
   end if;
   -- 1a. A claim its worker gave back (release_claim) claims nothing (since 0030): its reply was
-  -- lost and the worker went on without it. The worker's row lock orders this check against
-  -- release_claim's (FOR KEY SHARE here, FOR UPDATE there; heartbeats do not conflict); an empty
-  -- read above returned before it, so an idle poll still writes nothing.
+  -- lost and the worker went on without it. The worker's fence row orders this check against
+  -- release_claim (FOR KEY SHARE here, FOR UPDATE there; under REPEATABLE READ a release that
+  -- committed while this waited is a serialization failure). An empty read returned above, so
+  -- an idle poll still writes nothing. The messages read are visible again, and announced.
   if claim_tasks.claim_id is not null then
-    perform 1 from pgflow.workers w where w.worker_id = claim_tasks.worker_id for key share;
-    if exists (select 1 from pgflow.released_claims r
-               where r.worker_id = claim_tasks.worker_id and r.claim_id = claim_tasks.claim_id) then
+    select f.released_claim_ids into v_released from pgflow.claim_fences f
+    where f.worker_id = claim_tasks.worker_id for key share;
+    if claim_tasks.claim_id = any(v_released) then
       perform pgflow.set_vt_batch(v_queue, v_ids, array_fill(0, array[cardinality(v_ids)]));
+      perform pgflow._announce_work(v_queue);
       return;
     end if;
   end if;
@@ -288,16 +295,16 @@ revoke execute on function pgflow.claim_tasks(text, text, bigint[], uuid, text) 
 -- and calling it again, or for a claim that never committed, returns 0. Returns how many tasks
 -- were given back.
 -- The lost claim may not have ended yet, or not even begun: its query can still be on its way
--- to a server backend, or running there. So the claim id is recorded as released first
--- (pgflow.released_claims, since 0030), under the worker's row lock: a claim still running holds
--- that row FOR KEY SHARE, so this waits for it to commit or roll back and then gives back what
--- it started; a claim that begins later finds its id released and claims nothing. Before 0030 a
--- claim that committed after its release kept its tasks until stall recovery. A worker
--- therefore uses a new claim id for every try of a claim. Needs READ COMMITTED (a snapshot
--- taken before the wait would not see the claim's tasks).
--- Locks: the worker's row FOR UPDATE -> runs FOR UPDATE in run_id order (_lock_runs) -> tasks
--- -> messages, never waited for.
--- Called by: workers (protocol 6), on the first call after a claim whose reply was lost.
+-- to a server backend, or running there. So the claim id is first recorded as released in the
+-- worker's claim fence (pgflow.claim_fences, since 0030) under that row's lock: a claim still
+-- running holds it FOR KEY SHARE, so this waits for it to commit or roll back and then gives
+-- back what it started; a claim that begins later finds its id released and claims nothing.
+-- Before 0030 a claim that committed after its release kept its tasks until stall recovery. A
+-- worker therefore uses a new claim id for every try of a claim, and bounds this wait with
+-- lock_timeout (a claim can run long: 55P03, try again later). Needs READ COMMITTED (a snapshot
+-- taken before the wait would not see the claim's tasks: 25000).
+-- Locks: the worker's claim fence FOR UPDATE -> runs FOR UPDATE in run_id order (_lock_runs)
+-- -> tasks -> messages, never waited for.
 create or replace function pgflow.release_claim(worker_id uuid, claim_id uuid) returns int
 language plpgsql volatile security definer
 set search_path = pg_catalog, pg_temp
@@ -318,15 +325,15 @@ begin
       upper(current_setting('transaction_isolation')) using errcode = 'invalid_transaction_state';
   end if;
   -- The claim's end, then its id released, before its tasks are looked for.
-  perform 1 from pgflow.workers w where w.worker_id = release_claim.worker_id for update;
+  perform 1 from pgflow.claim_fences f where f.worker_id = release_claim.worker_id for update;
   if not found then
-    return 0;  -- no claim of an unregistered worker can begin (claim_tasks refuses it)
+    return 0;  -- an unregistered worker: claim_tasks refuses its claims
   end if;
-  delete from pgflow.released_claims r
-  where r.worker_id = release_claim.worker_id and r.released_at < now() - interval '1 day';
-  insert into pgflow.released_claims (worker_id, claim_id)
-  values (release_claim.worker_id, release_claim.claim_id)
-  on conflict do nothing;
+  update pgflow.claim_fences f
+  set released_claim_ids =  -- the last 100
+    (array_remove(f.released_claim_ids, release_claim.claim_id) || release_claim.claim_id)
+    [greatest(cardinality(array_remove(f.released_claim_ids, release_claim.claim_id)) - 98, 1):]
+  where f.worker_id = release_claim.worker_id;
   select array_agg(distinct t.run_id order by t.run_id) into v_runs
   from pgflow.step_tasks t
   where t.last_worker_id = release_claim.worker_id and t.status = 'started'
@@ -354,3 +361,82 @@ $$;
 -- (docs/security.md); nobody calls it unless granted (sql/contrib/grants.sql grants it to
 -- pgflow_worker).
 revoke execute on function pgflow.release_claim(uuid, uuid) from public;
+
+-- ---- sql/schema/functions/workers/register_worker.sql
+-- Registers a worker of this database's protocol for one flow on one queue, after
+-- compilation: the flow's queue in queue mode `flow`, one step's private queue in mode `step`
+-- (the worker row records that queue; its claims name the step). Refuses a worker function
+-- paused by a fatal claim (see resume_worker_function) and a queue that is not on the flow's
+-- route, and a function name outside 1..256 bytes (22023).
+-- Locks: the worker_functions row (upsert); the wait is bounded (_bound_lock_waits) and a
+-- timeout names the holder.
+-- Called by: EdgeWorker startup.
+create or replace function pgflow.register_worker(worker_id uuid, function_name text, flow_slug text,
+                                       queue_name text, worker_protocol int)
+returns pgflow.workers
+language plpgsql volatile security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+  v_since timestamptz := clock_timestamp();
+  v_restore text := pgflow._bound_lock_waits();
+  v_error text;
+  v_flow pgflow.flows;
+  v_route text[];
+  v_function pgflow.worker_functions;
+  v_worker pgflow.workers;
+begin
+  perform pgflow._require_worker_protocol(worker_protocol);
+  -- (Bounded: a name is a primary key, and a btree entry must fit in a third of a page.)
+  if coalesce(octet_length(register_worker.function_name), 0) not between 1 and 256 then
+    raise exception 'Worker function name must be 1 to 256 bytes long, not %',
+      coalesce(octet_length(register_worker.function_name), 0)
+      using errcode = 'invalid_parameter_value';
+  end if;
+  select * into v_flow from pgflow.flows f where f.flow_slug = register_worker.flow_slug;
+  if not found then
+    raise exception 'Flow "%" does not exist; compile it first (ensure_flow_compiled)',
+      register_worker.flow_slug using errcode = 'no_data_found';
+  end if;
+  v_route := case when v_flow.queue_mode = 'flow' then array[lower(v_flow.flow_slug)]
+                  else array(select s.queue_name from pgflow.steps s
+                             where s.flow_slug = v_flow.flow_slug order by s.step_index) end;
+  if register_worker.queue_name is null or not register_worker.queue_name = any(v_route) then
+    raise exception 'Queue "%" is not on the route of flow "%" (%)',
+      register_worker.queue_name, register_worker.flow_slug,
+      case when v_flow.queue_mode = 'flow' then format('its queue is "%s"', v_route[1])
+           else 'its step queues are ' || array_to_string(v_route, ', ') end
+      using errcode = 'invalid_parameter_value';
+  end if;
+
+  insert into pgflow.worker_functions (function_name, updated_at)
+  values (register_worker.function_name, clock_timestamp())
+  on conflict (function_name) do update set updated_at = clock_timestamp()
+  returning * into v_function;
+  if v_function.paused_at is not null then
+    -- (The command is quoted for pasting: a function name may hold a quote.)
+    raise exception 'Worker function "%" is paused since % (%); fix the cause, then run: select pgflow.resume_worker_function(%);',
+      v_function.function_name, v_function.paused_at, v_function.pause_reason,
+      quote_literal(v_function.function_name)
+      using errcode = 'object_not_in_prerequisite_state';
+  end if;
+
+  insert into pgflow.workers (worker_id, queue_name, function_name, protocol)
+  values (register_worker.worker_id, register_worker.queue_name, register_worker.function_name,
+          register_worker.worker_protocol)
+  returning * into v_worker;
+  insert into pgflow.claim_fences (worker_id) values (register_worker.worker_id);  -- since 0030
+  perform set_config('lock_timeout', v_restore, true);
+  return v_worker;
+exception when lock_not_available then
+  get stacked diagnostics v_error = message_text;
+  perform pgflow._raise_lock_timeout(format('the row of worker function "%s"', register_worker.function_name),
+                                     null, 'pgflow.worker_functions', v_since, v_error);
+end;
+$$;
+
+-- SECURITY DEFINER (since schema 0012): the worker role writes tasks, runs and worker rows only
+-- through the worker API, which derives every queue it touches (docs/security.md); nobody calls
+-- it unless granted (sql/contrib/grants.sql grants it to pgflow_worker).
+revoke execute on function pgflow.register_worker(uuid, text, text, text, int) from public;
