@@ -32,6 +32,13 @@ declare
   v_cutoff timestamptz := now() - retention_interval;
   v_batch record;
 begin
+  -- A worker's claim fence (schema 0030) before its row, in a claim's order (fence, then the
+  -- worker row its tasks' foreign key locks): the cascade would take them the other way round.
+  if to_regclass('pgflow.claim_fences') is not null then
+    execute $q$delete from pgflow.claim_fences f using pgflow.workers w
+               where f.worker_id = w.worker_id and w.last_heartbeat_at < $1
+                 and w.last_heartbeat_at < now() - interval '30 seconds'$q$ using v_cutoff;
+  end if;
   delete from pgflow.workers w
   where w.last_heartbeat_at < v_cutoff and w.last_heartbeat_at < now() - interval '30 seconds';
 

@@ -13,11 +13,16 @@
 --     claim's tasks; claim_tasks, with a claim id and messages read, locks it FOR KEY SHARE and
 --     claims nothing for a released id (the messages it read are visible again at once, and
 --     announced). So a release waits for a claim in progress and then gives back what it
---     started, and a claim that begins after its release claims nothing. Nothing else locks
---     the fence (no foreign key refers to it), so neither heartbeats nor the foreign-key
---     checks on worker rows wait for claims or releases.
+--     started, and a claim that begins after its release claims nothing. Only the worker's
+--     claims and releases lock its fence (no foreign key refers to it; deleting the worker
+--     deletes it: prune_data_older_than deletes fences first), so neither heartbeats nor the
+--     foreign-key checks on worker rows wait for claims or releases. A worker that registered
+--     while this migrated gets its fence from its first release.
 --   * release_claim refuses to run outside READ COMMITTED (25000): a snapshot taken before its
 --     wait would not see the claim's tasks.
+--   * sql/contrib/prune_data_older_than.sql deletes the fences of the workers it deletes
+--     before their rows, in a claim's order (run that file again: deleting the row first, the
+--     fence by its cascade, deadlocked with a claim of that worker).
 --   * Workers use a new claim id for every try of a claim, and bound the release's wait with
 --     lock_timeout (a claim still running is given back later).
 --
@@ -324,7 +329,11 @@ begin
     raise exception 'release_claim() needs READ COMMITTED, not %: a snapshot taken before it waits for the claim would not see the claim''s tasks',
       upper(current_setting('transaction_isolation')) using errcode = 'invalid_transaction_state';
   end if;
-  -- The claim's end, then its id released, before its tasks are looked for.
+  -- The claim's end, then its id released, before its tasks are looked for. (A worker that
+  -- registered while 0030 was migrating has no fence: it gets one here.)
+  insert into pgflow.claim_fences (worker_id)
+  select w.worker_id from pgflow.workers w where w.worker_id = release_claim.worker_id
+  on conflict do nothing;
   perform 1 from pgflow.claim_fences f where f.worker_id = release_claim.worker_id for update;
   if not found then
     return 0;  -- an unregistered worker: claim_tasks refuses its claims

@@ -36,9 +36,10 @@ create table pgflow.worker_functions (
 -- releases of claims whose reply was lost (release_claim). A claim that read messages locks it
 -- FOR KEY SHARE and claims nothing for an id in released_claim_ids; a release locks it FOR
 -- UPDATE, which waits for a claim still running, and adds the id (the last 100 are kept). A
--- lost claim may not have ended, or even begun, when its worker gives it back. Nothing else
--- locks these rows (no foreign key refers to them), so a release holding one is never in a
--- cycle with the foreign-key checks that lock worker rows.
+-- lost claim may not have ended, or even begun, when its worker gives it back. Only the
+-- worker's claims and releases lock its fence (no foreign key refers to it; pruning deletes it
+-- before the worker's row), so a release holding one is never in a cycle with the foreign-key
+-- checks that lock worker rows.
 create table pgflow.claim_fences (
   worker_id          uuid primary key references pgflow.workers (worker_id) on delete cascade,
   released_claim_ids uuid[] not null default '{}'

@@ -22,10 +22,14 @@
 namespace pgflow::internal {
 namespace {
 
-// How long a release of a lost claim waits for the claim if it still runs on the server
-// (lock_timeout): before each claim, and when the poller ends (within its 5 s).
+// How long a release of a lost claim waits for the claim if it still runs on the server (or
+// for its runs: lock_timeout): the first time before a claim, and at the poller's end (whose
+// tries stop after 5 s); a claim already found running is tried again before each later claim
+// for a moment only, so that claiming goes on meanwhile.
 constexpr char kReleaseWait[] = "1s";
-constexpr char kStopReleaseWait[] = "2s";
+constexpr char kOwedReleaseWait[] = "50ms";
+// Lost claims owed at once, at most (each broken claim adds one; the oldest is given up).
+constexpr std::size_t kMaxUnansweredClaims = 10;
 
 class PgStore final : public Store {
  public:
@@ -119,7 +123,7 @@ class PgStore final : public Store {
           // before may have been released just now. Until its reply arrives, this claim may
           // commit unseen.
           claim_id = random_uuid();
-          unanswered_claims_.push_back({.claim_id = claim_id});
+          owe(claim_id);
           absl::StatusOr<pg::Result> r =
               c.exec(kReadAndClaim, {q.queue, q.flow_slug, std::to_string(q.visibility_timeout_s),
                                      std::to_string(q.slots), q.worker_id, step, claim_id});
@@ -288,20 +292,22 @@ class PgStore final : public Store {
 
   void release_lost_claims(const std::string& worker_id) override {
     if (unanswered_claims_.empty()) return;
+    Backoff backoff(std::chrono::milliseconds(100), std::chrono::seconds(1));  // not an outage's
     const absl::Status released =
         system_clock().within(std::chrono::seconds(5), [&](const std::stop_token& five_s) {
-          return retry<pg::Result>(five_s, "give back lost claims",
-                                   [&](pg::Connection& c) -> absl::StatusOr<pg::Result> {
-                                     PGFLOW_RETURN_IF_ERROR(
-                                         release_unanswered_claims(c, worker_id, kStopReleaseWait));
-                                     return pg::Result();
-                                   })
+          return statements_
+              ->retry<pg::Result>(five_s, "give back lost claims", backoff, log_,
+                                  [&](pg::Connection& c) -> absl::StatusOr<pg::Result> {
+                                    PGFLOW_RETURN_IF_ERROR(release_unanswered_claims(
+                                        c, worker_id, kReleaseWait, five_s));
+                                    return pg::Result();
+                                  })
               .status();
         });
     for (const UnansweredClaim& u : unanswered_claims_) {
       log_.warn("stopping with a claim whose reply was lost; its tasks wait for stall recovery",
                 {{"claim_id", u.claim_id},
-                 {"reason", released.ok() ? "it still runs on the server"
+                 {"reason", released.ok() ? "it still runs on the server, or its runs are locked"
                                           : std::string(released.message())}});
     }
   }
@@ -315,19 +321,22 @@ class PgStore final : public Store {
   // A claim whose connection broke before its reply arrived may have committed, or may still
   // commit: the tasks it started would wait for stall recovery under a worker that does not
   // know it holds them. Gives them back (they are queued again and visible at once) before the
-  // next claim. A release waits for a claim still running on the server, at most `wait`
-  // (lock_timeout); one that is still running then stays unanswered, and a later claim gives
-  // it back (new claims do not wait for it). A release stops a claim not yet begun.
+  // next claim. A release waits for a claim still running on the server, at most `wait` the
+  // first time and kOwedReleaseWait after (lock_timeout); one that still runs stays owed and a
+  // later claim tries again. A release also stops a claim not yet begun. Stops between
+  // releases once `stop` is requested.
   absl::Status release_unanswered_claims(pg::Connection& c, const std::string& worker_id,
-                                         std::string_view wait) {
-    for (auto it = unanswered_claims_.begin(); it != unanswered_claims_.end();) {
-      absl::StatusOr<pg::Result> r =
-          c.exec(kReleaseClaim, {worker_id, it->claim_id, std::string(wait)});
+                                         std::string_view wait, const std::stop_token& stop = {}) {
+    for (auto it = unanswered_claims_.begin();
+         it != unanswered_claims_.end() && !stop.stop_requested();) {
+      absl::StatusOr<pg::Result> r = c.exec(
+          kReleaseClaim,
+          {worker_id, it->claim_id, std::string(it->still_running ? kOwedReleaseWait : wait)});
       if (!r.ok() && c.healthy() && sql_state(r.status()) == "55P03") {
         if (!it->still_running) {
           log_.warn(
-              "a claim whose reply was lost still runs on the server; it is given back "
-              "once it ends",
+              "a claim whose reply was lost could not be given back yet (it still runs on the "
+              "server, or its runs are locked); trying again before later claims",
               {{"claim_id", it->claim_id}});
         }
         it->still_running = true;
@@ -342,6 +351,19 @@ class PgStore final : public Store {
       it = unanswered_claims_.erase(it);
     }
     return absl::OkStatus();
+  }
+
+  // Owes one more lost claim; past kMaxUnansweredClaims the oldest is given up to stall
+  // recovery (said), so that the claims owed cannot slow every claim without end.
+  void owe(std::string claim_id) {
+    if (unanswered_claims_.size() >= kMaxUnansweredClaims) {
+      log_.warn(
+          "gave up giving back a claim whose reply was lost; its tasks wait for stall "
+          "recovery",
+          {{"claim_id", unanswered_claims_.front().claim_id}});
+      unanswered_claims_.erase(unanswered_claims_.begin());
+    }
+    unanswered_claims_.push_back({.claim_id = std::move(claim_id)});
   }
 
   // Runs `op` once on the connection (startup calls: their caller retries); a broken

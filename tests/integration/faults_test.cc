@@ -159,7 +159,8 @@ TEST_F(FaultsTest, AClaimWhoseReplyIsLostIsGivenBackAndRunWithoutStallRecovery) 
 // session locks). The worker gives the claim back on its next connection; since schema 0030
 // that release waits for the claim to end and then gives back what it started. Before, it found
 // nothing, the claim committed afterwards, and its tasks waited for stall recovery (the soak
-// found it). The proxy lets the worker reconnect only once the claim waits for the run.
+// found it). The proxy lets the worker reconnect only once the claim waits for the run. The
+// worker waits for it 1 s, then owes the release and claims other work meanwhile.
 TEST_F(FaultsTest, AClaimCutWhileItRunsIsGivenBackOnceItCommits) {
   const std::vector<std::string> runs = start_unclaimed_lost_claim_runs(3);
   PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection holder, pg::Connection::open(db_->url(), "holder"));
@@ -188,6 +189,10 @@ TEST_F(FaultsTest, AClaimCutWhileItRunsIsGivenBackOnceItCommits) {
                 "where r.flow_slug = 'fLostClaim' and t.status = 'queued'"),
             "3")
       << "nothing is claimed meanwhile";
+  // After 1 s the worker stops waiting, owes the release, and goes on claiming.
+  ASSERT_TRUE(logs_.wait_for_text("could not be given back yet"));
+  const std::string later = start("fLostClaim", "'7'");
+  EXPECT_EQ(run_to_end(later)["run"]["status"], "completed") << "a later run, while it is owed";
   ASSERT_THAT(holder.exec("commit").status(), IsOk());
 
   for (const std::string& run_id : runs) {

@@ -182,9 +182,14 @@ void TcpProxy::relay_up(Link& link) {
                             ? takes_armed_statement(link, buffer, static_cast<std::size_t>(n))
                             : Armed::kNone;
     if (armed == Armed::kAfterCommit) link.cut_when_ready = true;
+    if (armed == Armed::kOnceSent) {
+      // Before the statement leaves: no byte of its reply may reach the client, and the
+      // client may not reconnect before it sees the cut.
+      link.withhold = true;
+      refusing_ = true;
+    }
     if (!write_all(link.server, buffer, n)) break;
     if (armed == Armed::kOnceSent) {
-      refusing_ = true;  // before the client can see the cut
       ++cuts_once_sent_;
       break;
     }
@@ -198,6 +203,7 @@ void TcpProxy::relay_down(Link& link) {
     const ssize_t n = read(link.server, buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
+    if (link.withhold) continue;  // the cut of cut_once_sent() is on its way
     const bool ready = ready_for_query_in(link.framing, buffer, static_cast<std::size_t>(n));
     if (link.cut_when_ready) {
       // The armed statement's reply is withheld; at its ReadyForQuery (sent after the commit)

@@ -77,6 +77,7 @@ class TcpProxy {
     std::thread down;  // server -> client
     std::atomic<int> finished{0};
     std::atomic<bool> cut_when_ready{false};  // the armed statement was sent on this link
+    std::atomic<bool> withhold{false};        // cut_once_sent(): nothing more reaches the client
     ServerFraming framing;
     bool client_handshake_done = false;  // the client's StartupMessage went through
     std::string client_tail;  // the end of the last client chunk, for statements split in two

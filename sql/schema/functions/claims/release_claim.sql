@@ -36,7 +36,11 @@ begin
     raise exception 'release_claim() needs READ COMMITTED, not %: a snapshot taken before it waits for the claim would not see the claim''s tasks',
       upper(current_setting('transaction_isolation')) using errcode = 'invalid_transaction_state';
   end if;
-  -- The claim's end, then its id released, before its tasks are looked for.
+  -- The claim's end, then its id released, before its tasks are looked for. (A worker that
+  -- registered while 0030 was migrating has no fence: it gets one here.)
+  insert into pgflow.claim_fences (worker_id)
+  select w.worker_id from pgflow.workers w where w.worker_id = release_claim.worker_id
+  on conflict do nothing;
   perform 1 from pgflow.claim_fences f where f.worker_id = release_claim.worker_id for update;
   if not found then
     return 0;  -- an unregistered worker: claim_tasks refuses its claims
