@@ -15,21 +15,13 @@
 #include "pg/shared_session.h"
 #include "pgflow/status.h"
 #include "worker/clock.h"
+#include "worker/lost_claims.h"
 #include "worker/statements.h"
 #include "worker/store_listening.h"
 #include "worker/task_rows.h"
 
 namespace pgflow::internal {
 namespace {
-
-// How long a release of a lost claim waits for the claim if it still runs on the server (or
-// for its runs: lock_timeout): the first time before a claim, and at the poller's end (whose
-// tries stop after 5 s); a claim already found running is tried again before each later claim
-// for a moment only, so that claiming goes on meanwhile.
-constexpr char kReleaseWait[] = "1s";
-constexpr char kOwedReleaseWait[] = "50ms";
-// Lost claims owed at once, at most (each broken claim adds one; the oldest is given up).
-constexpr std::size_t kMaxUnansweredClaims = 10;
 
 class PgStore final : public Store {
  public:
@@ -38,6 +30,7 @@ class PgStore final : public Store {
   PgStore(std::shared_ptr<pg::SharedSession> statements, std::optional<pg::Session> listen,
           std::shared_ptr<bool> reconnected, const Logger& log)
       : log_(log),
+        lost_claims_(log),
         statements_(statements),
         listening_(std::move(statements), std::move(listen), std::move(reconnected), log) {}
 
@@ -118,16 +111,16 @@ class PgStore final : public Store {
     std::string claim_id;
     absl::StatusOr<pg::Result> claimed = retry<pg::Result>(
         stop, "claim tasks", [&](pg::Connection& c) -> absl::StatusOr<pg::Result> {
-          PGFLOW_RETURN_IF_ERROR(release_unanswered_claims(c, q.worker_id, kReleaseWait));
+          PGFLOW_RETURN_IF_ERROR(lost_claims_.release(c, q.worker_id));
           // A new id for every try: a released id claims nothing (schema 0030), and the try
           // before may have been released just now. Until its reply arrives, this claim may
           // commit unseen.
           claim_id = random_uuid();
-          owe(claim_id);
+          lost_claims_.sent(claim_id);
           absl::StatusOr<pg::Result> r =
               c.exec(kReadAndClaim, {q.queue, q.flow_slug, std::to_string(q.visibility_timeout_s),
                                      std::to_string(q.slots), q.worker_id, step, claim_id});
-          if (r.ok() || c.healthy()) unanswered_claims_.pop_back();  // answered, or refused
+          if (r.ok() || c.healthy()) lost_claims_.answered();  // answered, or refused
           return r;
         });
     PGFLOW_ASSIGN_OR_RETURN(pg::Result rows, std::move(claimed));
@@ -291,25 +284,21 @@ class PgStore final : public Store {
   }
 
   void release_lost_claims(const std::string& worker_id) override {
-    if (unanswered_claims_.empty()) return;
+    if (lost_claims_.empty()) return;
     Backoff backoff(std::chrono::milliseconds(100), std::chrono::seconds(1));  // not an outage's
     const absl::Status released =
         system_clock().within(std::chrono::seconds(5), [&](const std::stop_token& five_s) {
           return statements_
-              ->retry<pg::Result>(five_s, "give back lost claims", backoff, log_,
-                                  [&](pg::Connection& c) -> absl::StatusOr<pg::Result> {
-                                    PGFLOW_RETURN_IF_ERROR(release_unanswered_claims(
-                                        c, worker_id, kReleaseWait, five_s));
-                                    return pg::Result();
-                                  })
+              ->retry<pg::Result>(
+                  five_s, "give back lost claims", backoff, log_,
+                  [&](pg::Connection& c) -> absl::StatusOr<pg::Result> {
+                    PGFLOW_RETURN_IF_ERROR(lost_claims_.release(c, worker_id, five_s));
+                    return pg::Result();
+                  })
               .status();
         });
-    for (const UnansweredClaim& u : unanswered_claims_) {
-      log_.warn("stopping with a claim whose reply was lost; its tasks wait for stall recovery",
-                {{"claim_id", u.claim_id},
-                 {"reason", released.ok() ? "it still runs on the server, or its runs are locked"
-                                          : std::string(released.message())}});
-    }
+    lost_claims_.give_up(released.ok() ? "it still runs on the server, or its runs are locked"
+                                       : std::string(released.message()));
   }
 
   void disconnect() override {
@@ -318,54 +307,6 @@ class PgStore final : public Store {
   }
 
  private:
-  // A claim whose connection broke before its reply arrived may have committed, or may still
-  // commit: the tasks it started would wait for stall recovery under a worker that does not
-  // know it holds them. Gives them back (they are queued again and visible at once) before the
-  // next claim. A release waits for a claim still running on the server, at most `wait` the
-  // first time and kOwedReleaseWait after (lock_timeout); one that still runs stays owed and a
-  // later claim tries again. A release also stops a claim not yet begun. Stops between
-  // releases once `stop` is requested.
-  absl::Status release_unanswered_claims(pg::Connection& c, const std::string& worker_id,
-                                         std::string_view wait, const std::stop_token& stop = {}) {
-    for (auto it = unanswered_claims_.begin();
-         it != unanswered_claims_.end() && !stop.stop_requested();) {
-      absl::StatusOr<pg::Result> r = c.exec(
-          kReleaseClaim,
-          {worker_id, it->claim_id, std::string(it->still_running ? kOwedReleaseWait : wait)});
-      if (!r.ok() && c.healthy() && sql_state(r.status()) == "55P03") {
-        if (!it->still_running) {
-          log_.warn(
-              "a claim whose reply was lost could not be given back yet (it still runs on the "
-              "server, or its runs are locked); trying again before later claims",
-              {{"claim_id", it->claim_id}});
-        }
-        it->still_running = true;
-        ++it;
-        continue;
-      }
-      PGFLOW_RETURN_IF_ERROR(r.status());
-      if (r->scalar() != "0") {
-        log_.warn("gave back the tasks of a claim whose reply was lost; they are queued again",
-                  {{"claim_id", it->claim_id}, {"tasks", std::string(r->scalar())}});
-      }
-      it = unanswered_claims_.erase(it);
-    }
-    return absl::OkStatus();
-  }
-
-  // Owes one more lost claim; past kMaxUnansweredClaims the oldest is given up to stall
-  // recovery (said), so that the claims owed cannot slow every claim without end.
-  void owe(std::string claim_id) {
-    if (unanswered_claims_.size() >= kMaxUnansweredClaims) {
-      log_.warn(
-          "gave up giving back a claim whose reply was lost; its tasks wait for stall "
-          "recovery",
-          {{"claim_id", unanswered_claims_.front().claim_id}});
-      unanswered_claims_.erase(unanswered_claims_.begin());
-    }
-    unanswered_claims_.push_back({.claim_id = std::move(claim_id)});
-  }
-
   // Runs `op` once on the connection (startup calls: their caller retries); a broken
   // connection is dropped, so the next call reconnects.
   absl::StatusOr<pg::Result> once(
@@ -392,13 +333,7 @@ class PgStore final : public Store {
 
   Logger log_;
   internal::Backoff backoff_;  // between tries of retry
-  // Claim calls whose reply never arrived, oldest first (claims are one at a time: the
-  // poller's; a call still running on the server stays here until it ends).
-  struct UnansweredClaim {
-    std::string claim_id;
-    bool still_running = false;  // a release timed out waiting for it (said once)
-  };
-  std::vector<UnansweredClaim> unanswered_claims_;
+  LostClaims lost_claims_;     // the poller's claims whose reply never arrived
   std::shared_ptr<pg::SharedSession> statements_;
   StoreListening listening_;
 };

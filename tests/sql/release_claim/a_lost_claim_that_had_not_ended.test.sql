@@ -91,8 +91,9 @@ select * from dblink('a', $$select count(pgflow.release_claim('11111111-1111-111
 select is((select cardinality(released_claim_ids) || ' ' || ('aaaaaaaa-0000-0000-0000-000000000004'::uuid = any(released_claim_ids))::text
            from pgflow.claim_fences), '100 false', 'the fence keeps the last 100 released ids');
 select dblink_exec('b', 'begin isolation level repeatable read');
-select throws_ok($$select * from dblink('b', 'select pgflow.release_claim(''11111111-1111-1111-1111-111111111111'', gen_random_uuid())::text') as t(x text)$$,
-                 '25000', null, 'a release outside READ COMMITTED is refused (its snapshot would miss the claim''s tasks)');
+select pgflow_tests.throws_like($$select * from dblink('b', 'select pgflow.release_claim(''11111111-1111-1111-1111-111111111111'', gen_random_uuid())::text') as t(x text)$$,
+                 '25000', '%release_claim() needs READ COMMITTED, not REPEATABLE READ%',
+                 'a release outside READ COMMITTED is refused, naming the level (its snapshot would miss the claim''s tasks)');
 select dblink_exec('b', 'rollback');
 select is((select n from dblink('a', $$select pgflow.release_claim('99999999-1111-1111-1111-111111111111', gen_random_uuid())$$) as t(n int))
           || ' ' || (select count(*) from pgflow.claim_fences), '0 1',
