@@ -33,7 +33,8 @@ class LostClaims {
   // Gives back each owed claim on `c` (its tasks are queued again, visible at once), stopping
   // between releases once `stop` is requested. A release waits for a claim still running at
   // most 1 s the first time and 50 ms after (lock_timeout), so that claiming goes on
-  // meanwhile: one that still runs stays owed. Fails only as `c` does.
+  // meanwhile: one that still runs stays owed. Any other error of a release is returned, its
+  // claim still owed; a stop between releases leaves the rest owed too.
   absl::Status release(pg::Connection& c, const std::string& worker_id,
                        const std::stop_token& stop = {});
   // Logs each claim still owed as left to stall recovery, saying `why`.

@@ -1,8 +1,9 @@
 // The worker's startup protocol, in order: the handshake (an older or newer schema, and
-// transactions outside READ COMMITTED, are refused with a clear message), deployment (compile or verify the flow, its queue mode and
-// route, and activate an alias without an active version; a mismatch stops startup with the
-// differences listed), registration; then one banner line. Each step is safe to repeat, so
-// the worker retries the whole of it while the database is unreachable.
+// transactions outside READ COMMITTED, are refused with a clear message), deployment (compile
+// or verify the flow, its queue mode and route, and activate an alias without an active
+// version; a mismatch stops startup with the differences listed), registration; then one
+// banner line. Each step is safe to repeat, so the worker retries the whole of it while the
+// database is unreachable.
 #ifndef PGFLOW_WORKER_STARTUP_H_
 #define PGFLOW_WORKER_STARTUP_H_
 
