@@ -59,10 +59,12 @@ absl::Status LostClaims::release(pg::Connection& c, const std::string& worker_id
   return absl::OkStatus();
 }
 
-void LostClaims::give_up(std::string_view why) const {
+void LostClaims::give_up(std::string_view why_untried) const {
   for (const Owed& o : owed_) {
     log_.warn("stopping with a claim whose reply was lost; its tasks wait for stall recovery",
-              {{"claim_id", o.claim_id}, {"reason", std::string(why)}});
+              {{"claim_id", o.claim_id},
+               {"reason", o.still_running ? "it still runs on the server, or its runs are locked"
+                                          : std::string(why_untried)}});
   }
 }
 

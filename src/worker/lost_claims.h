@@ -37,8 +37,9 @@ class LostClaims {
   // claim still owed; a stop between releases leaves the rest owed too.
   absl::Status release(pg::Connection& c, const std::string& worker_id,
                        const std::stop_token& stop = {});
-  // Logs each claim still owed as left to stall recovery, saying `why`.
-  void give_up(std::string_view why) const;
+  // Logs each claim still owed as left to stall recovery, saying why: it still ran on the
+  // server at its last try, or else `why_untried` (the last error, or that time ran out).
+  void give_up(std::string_view why_untried) const;
 
  private:
   struct Owed {

@@ -57,8 +57,8 @@ void Maintenance::run(const std::stop_token& stop) {
 }
 
 void Maintenance::heartbeat(const std::stop_token& stop) {
-  absl::StatusOr<bool> deprecated = store_.heartbeat(config_.registration.worker_id, stop);
-  if (deprecated.status().code() == absl::StatusCode::kNotFound && !stop.stop_requested()) {
+  absl::StatusOr<Heartbeat> beat = store_.heartbeat(config_.registration.worker_id, stop);
+  if (beat.status().code() == absl::StatusCode::kNotFound && !stop.stop_requested()) {
     // Without its row the worker's claims are refused ("not registered"): register again.
     absl::Status registered = store_.register_worker(config_.registration, /*again=*/true);
     if (registered.ok()) {
@@ -71,12 +71,32 @@ void Maintenance::heartbeat(const std::stop_token& stop) {
     }
     return;
   }
-  if (deprecated.ok() && *deprecated && !stop.stop_requested() && !draining_) {
+  if (!beat.ok()) return;
+  note_pause(beat->pause_reason);
+  if (beat->deprecated && !stop.stop_requested() && !draining_) {
     // Heartbeats go on while it drains: it stays live (pgflow workers; pruning keeps it).
     draining_ = true;
     deprecated_();
     log_.info("worker deprecated by an operator: no new claims, draining");
   }
+}
+
+// A paused function's claims claim nothing and say nothing (the queue looks empty), so the log
+// is where an operator learns why a worker idles: once when a pause begins (or its reason
+// changes), once when it ends. This is also how a worker hears of a pause its own fatal claim
+// made when the claim's reply was lost.
+void Maintenance::note_pause(const std::optional<std::string>& pause_reason) {
+  if (pause_reason == pause_reason_) return;
+  const std::string& function = config_.registration.function_name;
+  if (pause_reason) {
+    log_.warn("this worker's function is paused: it claims nothing until an operator resumes it",
+              {{"function", function},
+               {"reason", *pause_reason},
+               {"resume", resume_function_statement(function)}});
+  } else {
+    log_.info("this worker's function was resumed: claiming again", {{"function", function}});
+  }
+  pause_reason_ = pause_reason;
 }
 
 // An offer runs a pass unless one (any worker's) completed within half the interval: a fleet

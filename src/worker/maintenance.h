@@ -1,5 +1,6 @@
 // The worker's upkeep, on its own thread and connection: heartbeats (an operator's deprecation
-// drains the worker), stall recovery (one pass at a time across the cluster; a lock held
+// drains the worker; a pause of its worker function, which makes its claims claim nothing, is
+// logged when it begins and when it ends), stall recovery (one pass at a time across the cluster; a lock held
 // elsewhere for several intervals is reported), and the stop announcements of the database
 // (tasks this worker runs that it no longer wants are stopped; asked again at every heartbeat,
 // in case an announcement was lost), or, poll-only, the same question asked at an interval;
@@ -53,6 +54,7 @@ class Maintenance {
 
  private:
   void heartbeat(const std::stop_token& stop);
+  void note_pause(const std::optional<std::string>& pause_reason);
   void recover_stalled_tasks(const std::stop_token& stop);
   void stop_unwanted_tasks(const std::stop_token& stop);
   void wake_waiting_tasks(const std::stop_token& stop);
@@ -66,6 +68,7 @@ class Maintenance {
   std::function<void()> deprecated_;
   std::optional<Clock::Time> recovery_skipped_since_ = {};  // passes skipped in a row since then
   bool draining_ = false;                                   // deprecated_ was called
+  std::optional<std::string> pause_reason_ = {};            // the pause the log last told of
   bool timers_unavailable_ = false;  // the database has no wait timers (logged once)
 };
 

@@ -182,8 +182,8 @@ class PgStore final : public Store {
     return report(kFailBatch, "fail tasks", task_rows(results, false), stop);
   }
 
-  absl::StatusOr<bool> heartbeat(const std::string& worker_id,
-                                 const std::stop_token& stop) override {
+  absl::StatusOr<Heartbeat> heartbeat(const std::string& worker_id,
+                                      const std::stop_token& stop) override {
     PGFLOW_ASSIGN_OR_RETURN(pg::Result r,
                             retry<pg::Result>(stop, "heartbeat", [&](pg::Connection& c) {
                               return c.exec(kHeartbeat, {worker_id});
@@ -192,7 +192,9 @@ class PgStore final : public Store {
       return absl::NotFoundError(
           absl::StrCat("worker ", worker_id, " has no row in pgflow.workers"));
     }
-    return r.scalar() == "t";
+    Heartbeat beat{.deprecated = r.scalar() == "t"};
+    if (!r.is_null(0, 1)) beat.pause_reason = std::string(r.text(0, 1));
+    return beat;
   }
 
   absl::StatusOr<std::optional<int>> recover_stalled_tasks(std::chrono::milliseconds unless_within,
@@ -297,7 +299,7 @@ class PgStore final : public Store {
                   })
               .status();
         });
-    lost_claims_.give_up(released.ok() ? "it still runs on the server, or its runs are locked"
+    lost_claims_.give_up(released.ok() ? "not given back within 5 s"
                                        : std::string(released.message()));
   }
 

@@ -6,7 +6,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_replace.h"
 #include "internal/backoff.h"
 #include "pgflow/status.h"
 
@@ -132,8 +131,8 @@ absl::StatusOr<int> Poller::claim(int slots, const std::stop_token& stop) {
         absl::StrJoin(fatal, ", "),
         "; nothing was claimed or archived, the messages are visible again, and worker function \"",
         config_.function_name,
-        "\" is paused. Fix the queue, then run: select pgflow.resume_worker_function('",
-        absl::StrReplaceAll(config_.function_name, {{"'", "''"}}), "');");
+        "\" is paused. Fix the queue, then run: ", resume_function_statement(config_.function_name),
+        ";");
     log_.error(message);
     stop_worker_(absl::FailedPreconditionError(message));
   }

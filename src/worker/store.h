@@ -17,6 +17,7 @@
 #include <optional>
 #include <stop_token>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -56,6 +57,13 @@ struct DeployOutcome {
   std::optional<std::string> active_flow_slug = {};
 };
 
+// The statement an operator runs to resume worker function `function_name`, for log lines.
+inline std::string resume_function_statement(std::string_view function_name) {
+  std::string literal;  // as an SQL string literal's contents
+  for (char c : function_name) literal.append(c == '\'' ? 2 : 1, c);
+  return "select pgflow.resume_worker_function('" + literal + "')";
+}
+
 // Who registers, on which queue.
 struct Registration {
   std::string worker_id = {};
@@ -63,6 +71,14 @@ struct Registration {
   std::string flow_slug = {};
   std::string queue = {};
   int protocol = 0;
+};
+
+// What a heartbeat learns about its worker.
+struct Heartbeat {
+  bool deprecated = false;  // an operator deprecated the worker: drain
+  // Why its worker function is paused (pgflow.worker_functions.pause_reason; a fatal claim's
+  // names the queue and messages); nullopt when it is not. A paused function claims nothing.
+  std::optional<std::string> pause_reason = std::nullopt;
 };
 
 // One read-and-claim: up to `slots` messages of `queue`, for this worker (and its step).
@@ -158,10 +174,10 @@ class Store {
       const std::vector<TaskResult>& results, const std::stop_token& stop) = 0;
 
   // ---- maintenance ----
-  // Records a heartbeat; true when an operator deprecated the worker; kNotFound when the worker
-  // has no row (it was deleted).
-  virtual absl::StatusOr<bool> heartbeat(const std::string& worker_id,
-                                         const std::stop_token& stop) = 0;
+  // Records a heartbeat and reads what operators decided about the worker; kNotFound when the
+  // worker has no row (it was deleted).
+  virtual absl::StatusOr<Heartbeat> heartbeat(const std::string& worker_id,
+                                              const std::stop_token& stop) = 0;
   // One stall recovery pass: the number of tasks requeued, or nullopt when another session's
   // pass holds the lock (skipped); 0 without a pass when one completed within `unless_within`.
   virtual absl::StatusOr<std::optional<int>> recover_stalled_tasks(

@@ -234,6 +234,36 @@ TEST_F(FaultsTest, AWorkerStoppingWithALostClaimGivesItBackBeforeItEnds) {
   EXPECT_FALSE(logs_.contains("stopping with a claim whose reply was lost"));
 }
 
+// A fatal claim whose reply is lost: the claim paused the worker's function and committed, but
+// the worker never saw its outcome, so it does not stop as after a fatal claim it sees. Like
+// every running worker of a paused function it claims nothing, and its next heartbeat logs the
+// pause, with the reason (the queue and the unsupported message) and how to lift it. Before,
+// it polled on in silence: only pause_reason in the database said why nothing ran.
+TEST_F(FaultsTest, AFatalClaimWhoseReplyIsLostIsLoggedAtTheNextHeartbeat) {
+  const std::vector<std::string> runs = start_unclaimed_lost_claim_runs(1);
+  const std::string bogus =
+      sql("select pgmq.send('flostclaim', jsonb_build_object('flow_slug', 'fLostClaim', 'run_id', "
+          "gen_random_uuid(), 'step_slug', 'inc', 'task_index', 0))::text");
+  std::unique_ptr<TcpProxy> proxy = proxy_to_server();
+  ASSERT_NE(proxy, nullptr);
+  proxy->cut_after_commit_of("pgflow.claim_tasks(");
+  PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(kLostClaim, through(*proxy)));
+
+  ASSERT_TRUE(logs_.wait_for_text("this worker's function is paused"));
+  EXPECT_EQ(proxy->cuts_after_commit(), 1) << "the fatal claim was cut after its commit";
+  EXPECT_TRUE(logs_.wait_for_text(absl::StrCat("unsupported message(s) ", bogus)));
+  EXPECT_TRUE(logs_.wait_for_text("select pgflow.resume_worker_function('fLostClaim-worker')"));
+  EXPECT_EQ(task(runs[0]), "queued | 0 | 0") << "nothing was claimed";
+
+  ASSERT_EQ(sql("select pgmq.delete('flostclaim', $1::bigint)::text", {bogus}), "true");
+  sql("select pgflow.resume_worker_function('fLostClaim-worker')");
+  ASSERT_TRUE(logs_.wait_for_text("this worker's function was resumed"));
+  EXPECT_EQ(run_to_end(runs[0])["run"]["status"], "completed") << "the same worker runs it";
+  EXPECT_EQ(task(runs[0]), "completed | 1 | 0");
+  worker.stop();
+  EXPECT_THAT(worker.wait(), IsOk());
+}
+
 // A listen host that accepts and never answers (it drops packets) makes each connection try last
 // connect_timeout. The worker polls meanwhile, and tries that host again only after a backoff:
 // before, every poll and every heartbeat wait tried it, so the worker claimed once per

@@ -112,11 +112,12 @@ class FakeStore final : public internal::Store {
     return report(results, stop);
   }
 
-  absl::StatusOr<bool> heartbeat(const std::string&, const std::stop_token&) override {
+  absl::StatusOr<internal::Heartbeat> heartbeat(const std::string&,
+                                                const std::stop_token&) override {
     absl::MutexLock lock(&db_.mu_);
     ++db_.heartbeats_;
     if (!db_.registered_) return absl::NotFoundError("no row in pgflow.workers");
-    return db_.deprecated_;
+    return internal::Heartbeat{.deprecated = db_.deprecated_, .pause_reason = db_.pause_reason_};
   }
   absl::StatusOr<std::optional<int>> recover_stalled_tasks(std::chrono::milliseconds unless_within,
                                                            const std::stop_token&) override {
@@ -268,6 +269,11 @@ int FakeDatabase::registrations() const {
 void FakeDatabase::set_deprecated(bool deprecated) {
   absl::MutexLock lock(&mu_);
   deprecated_ = deprecated;
+}
+
+void FakeDatabase::set_pause_reason(std::optional<std::string> reason) {
+  absl::MutexLock lock(&mu_);
+  pause_reason_ = std::move(reason);
 }
 
 void FakeDatabase::set_stall_recovery(std::optional<int> requeued, std::string holders) {

@@ -428,6 +428,37 @@ TEST_F(WorkerUnits, ADeprecatedWorkerStopsAtItsNextHeartbeat) {
   EXPECT_TRUE(logs_.contains("worker deprecated by an operator"));
 }
 
+// A paused worker function's claims claim nothing and say nothing, so the heartbeat tells the
+// log: once when the pause begins (with its reason and the statement that lifts it), again
+// only when its reason changes, and once when it ends. The worker keeps running.
+TEST_F(WorkerUnits, APauseOfItsFunctionIsLoggedWhenItBeginsAndWhenItEnds) {
+  auto worker = start(
+      [](const nlohmann::json&, Context&) -> absl::StatusOr<nlohmann::json> { return nullptr; });
+  auto pauses = [&] {
+    int n = 0;
+    for (const auto& e : logs_.entries())
+      n += e.message.starts_with("this worker's function is paused");
+    return n;
+  };
+  db_.set_pause_reason("fatal claim on queue \"q\": unsupported message(s) 7");
+  for (int beat = 1; beat <= 2; ++beat) {
+    ASSERT_TRUE(clock_.wait_for_sleepers(3));
+    clock_.advance(seconds(5));
+    ASSERT_TRUE(db_.wait_for_heartbeats(beat));
+  }
+  ASSERT_TRUE(logs_.wait_for_text("unsupported message(s) 7"));
+  EXPECT_TRUE(logs_.wait_for_text("select pgflow.resume_worker_function('units-worker')"));
+  EXPECT_EQ(pauses(), 1) << "a pause that goes on is not logged again";
+
+  db_.set_pause_reason(std::nullopt);
+  ASSERT_TRUE(clock_.wait_for_sleepers(3));
+  clock_.advance(seconds(5));
+  ASSERT_TRUE(logs_.wait_for_text("this worker's function was resumed"));
+  EXPECT_EQ(pauses(), 1);
+  worker->request_stop(absl::OkStatus());
+  EXPECT_THAT(worker->wait(), IsOk());
+}
+
 // A worker whose row was deleted (pruned while it could not beat) registers again at its next
 // heartbeat: its claims would be refused without it.
 TEST_F(WorkerUnits, AWorkerWhoseRegistrationVanishedRegistersAgain) {
