@@ -33,7 +33,8 @@
 //   pgflow::unless(pattern)        run only if it does not contain pattern  (upstream `ifNot`)
 //   pgflow::when_unmet_{fail,skip,skip_cascade}       condition false  (default skip)
 //   pgflow::when_exhausted_{fail,skip,skip_cascade}   retries exhausted (default fail)
-//   {.max_attempts = …, .base_delay = …, .timeout = …, .start_delay = …}  (flow_options.h)
+//   {.max_attempts = …, .base_delay = …, .timeout = …, .start_delay = …}  (flow_options.h;
+//                                  braced, last before the handler; a StepOptions anywhere)
 // A condition is tested (PostgreSQL `@>` containment) against the run input for root steps
 // and against {dep_slug: output} of the completed dependencies otherwise. Patterns must be
 // JSON objects (checked by pgflow::validate()).
@@ -244,9 +245,12 @@ class Flow : public detail::StepMethods<Flow<Slug, Input, Steps...>> {
         using StrippedCall = detail::HandlerCall<H, typename detail::StripOptionals<ArgList>::type>;
         constexpr bool has_optional_args =
             !std::is_same_v<ArgList, typename detail::StripOptionals<ArgList>::type>;
-        constexpr bool handler_ok = detail::check_handler < Call, StrippedCall, has_optional_args,
-                       Deps::size != 0 && Kind != detail::StepKind::kMap &&
-                           detail::takes_optional_for_value<H, ArgList>() > ();
+        constexpr bool takes_optional_for_value = Deps::size != 0 &&
+                                                  Kind != detail::StepKind::kMap &&
+                                                  detail::takes_optional_for_value<H, ArgList>();
+        constexpr bool handler_ok =
+            detail::check_handler<Call, StrippedCall, has_optional_args, takes_optional_for_value,
+                                  detail::params_change_values<H, ArgList>()>();
         if constexpr (!handler_ok) {
           return detail::InvalidFlow{};
         } else {

@@ -40,6 +40,7 @@
 #define PGFLOW_FLOW_OPTIONS_H_
 
 #include <chrono>
+#include <concepts>
 #include <limits>
 #include <optional>
 #include <string>
@@ -169,6 +170,16 @@ class CheckedOption {
       pgflow_option_value_out_of_range(
           "pgflow: time options are whole seconds (the SQL core's unit): use std::chrono::seconds "
           "or a coarser duration, or an int");
+    }
+  }
+
+  // A fraction (`.start_delay = 0.5`) would be truncated to an int: refused instead.
+  template <std::floating_point F>
+  consteval CheckedOption(F value) {  // NOLINT: implicit
+    if (value == value || value != value) {
+      pgflow_option_value_out_of_range(
+          "pgflow: options are whole numbers (attempts, or whole seconds): a fraction would be "
+          "truncated; write an int, or a std::chrono::seconds (or coarser) duration");
     }
   }
 

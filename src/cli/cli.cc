@@ -1,16 +1,19 @@
 #include "cli/cli.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "cli/output.h"
 #include "cli/statements.h"
 #include "internal/status_macros.h"
 #include "internal/text_checks.h"
+#include "pgflow/detail/slug.h"
 
 namespace pgflow::cli {
 
@@ -54,9 +57,51 @@ const Action* CommandSet::chosen() const {
 CLI::Validator duration_check(const std::string& examples) {
   return CLI::Validator(
       [examples](std::string& v) -> std::string {
-        return parse_duration(v) ? "" : "not a duration (" + examples + "): " + v;
+        return parse_duration(v) ? ""
+                                 : "not a duration from 1 microsecond to 100 years (" + examples +
+                                       "): " + internal::printable(v);
       },
       "DURATION");
+}
+
+CLI::Validator json_check() {
+  return CLI::Validator(
+      [](std::string& v) -> std::string {
+        try {
+          const nlohmann::json parsed = nlohmann::json::parse(v);
+          return parsed.is_discarded() ? "not valid JSON" : "";
+        } catch (const nlohmann::json::parse_error& e) {
+          // (Not e.what(): it quotes the text it stopped at.)
+          return absl::StrCat("not valid JSON (at byte ", e.byte, "): ", internal::printable(v));
+        } catch (const nlohmann::json::exception&) {
+          return "not JSON this program can read (a number beyond the range of a double?): " +
+                 internal::printable(v);
+        }
+      },
+      "JSON");
+}
+
+CLI::Validator slug_check() {
+  return CLI::Validator(
+      [](std::string& v) -> std::string {
+        const char* rule = detail::slug_error(v);
+        return rule ? absl::StrCat("not a slug: ", internal::printable(v), ": ", rule) : "";
+      },
+      "SLUG");
+}
+
+CLI::Validator key_check() {
+  return CLI::Validator(
+      [](std::string& v) -> std::string {
+        // Characters as PostgreSQL counts them in UTF-8: the bytes that begin one.
+        const auto characters = std::count_if(v.begin(), v.end(), [](char c) {
+          return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+        });
+        return characters >= 1 && characters <= 255
+                   ? ""
+                   : absl::StrCat("must be 1 to 255 characters, not ", characters);
+      },
+      "TEXT");
 }
 
 int fail(const absl::Status& status) {
@@ -90,7 +135,13 @@ absl::StatusOr<nlohmann::json> query_json(pg::Connection& conn, std::string_view
   PGFLOW_ASSIGN_OR_RETURN(pg::Result rows, conn.exec(sql, params));
   if (rows.rows() != 1 || rows.is_null(0, 0))
     return absl::InternalError("the query returned no JSON");
-  return nlohmann::json::parse(rows.scalar());
+  nlohmann::json j = nlohmann::json::parse(rows.scalar(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) {
+    return absl::InternalError(
+        "the database holds JSON this program cannot read (a number beyond the range of a "
+        "double, or text that is not UTF-8); read it with psql");
+  }
+  return j;
 }
 
 void print_json(const nlohmann::json& value) {

@@ -67,9 +67,17 @@ void add_run_commands(CommandSet& commands);     // runs, run show|cancel|retry|
 void add_worker_commands(CommandSet& commands);  // workers [pause|resume|deprecate]
 void add_prune_command(CommandSet& commands);    // prune
 
-// A CLI11 check that the value is a duration (parse_duration, cli/output.h); the message
-// names the option and shows `examples`.
+// CLI11 checks, so that bad arguments are exit 2 before anything is sent to the database. Their
+// messages name the option and show a refused value only escaped and bounded
+// (internal::printable): an argument can be a message body.
+// A duration (parse_duration, cli/output.h); the message shows `examples`.
 CLI::Validator duration_check(const std::string& examples);
+// JSON text (an --input or a --payload).
+CLI::Validator json_check();
+// A slug or alias (the rules of pgflow/detail/slug.h): no flow or step has any other name.
+CLI::Validator slug_check();
+// Text of 1 to 255 characters (an idempotency key, a signal id), as the database requires.
+CLI::Validator key_check();
 
 // Prints the error (without the library's "pgflow: " prefix, which this adds) and returns kFailed.
 int fail(const absl::Status& status);

@@ -57,9 +57,9 @@ std::string step_details(const nlohmann::json& s, const nlohmann::json& flow_opt
     }
   }
   if (!s["required_input_pattern"].is_null())
-    parts.push_back("if input contains " + s["required_input_pattern"].dump());
+    parts.push_back("if input contains " + json_text(s["required_input_pattern"]));
   if (!s["forbidden_input_pattern"].is_null()) {
-    parts.push_back("unless input contains " + s["forbidden_input_pattern"].dump());
+    parts.push_back("unless input contains " + json_text(s["forbidden_input_pattern"]));
   }
   if (!s["required_input_pattern"].is_null() || !s["forbidden_input_pattern"].is_null()) {
     parts.push_back("when unmet: " + display_text(s["when_unmet"]));
@@ -190,7 +190,9 @@ void add_flow_commands(CommandSet& commands) {
   CLI::App* show = commands.add(
       flow, "show", "a flow's steps as a tree: dependencies, options, conditions, queues",
       [slug](const Globals& g) { return show_flow(g, *slug); });
-  show->add_option("SLUG", *slug, "flow slug, or an alias (shows its active version)")->required();
+  show->add_option("SLUG", *slug, "flow slug, or an alias (shows its active version)")
+      ->required()
+      ->check(slug_check());
 
   commands.add(&app, "aliases",
                "each alias: its active version (what start starts) and its versions", list_aliases);
@@ -202,15 +204,18 @@ void add_flow_commands(CommandSet& commands) {
                    "(compare-and-swap: "
                    "on a conflict nothing changes and the actual version is named)",
                    [o](const Globals& g) { return activate(g, *o); });
-  activate_command->add_option("ALIAS", o->alias, "the alias")->required();
-  activate_command->add_option("SLUG", o->slug, "the version (flow slug) to activate")->required();
+  activate_command->add_option("ALIAS", o->alias, "the alias")->required()->check(slug_check());
+  activate_command->add_option("SLUG", o->slug, "the version (flow slug) to activate")
+      ->required()
+      ->check(slug_check());
   CLI::Option* expected = activate_command->add_option("--expected", o->expected,
                                                        "the version the alias points to now");
   CLI::Option* none = activate_command->add_flag("--expected-none", o->expected_none,
                                                  "the alias has no active version yet");
   expected->excludes(none);
-  activate_command->callback([expected, none] {
-    if (expected->count() == 0 && none->count() == 0) {
+  activate_command->callback([o] {
+    // The values, not the counts: `--expected-none=false` is given, and says nothing.
+    if (!o->expected && !o->expected_none) {
       throw CLI::ValidationError(
           "--expected",
           "activate needs --expected CURRENT (the version the alias points to now) or "

@@ -10,6 +10,7 @@
 
 #include "CLI/CLI.hpp"
 #include "cli/cli.h"
+#include "internal/text_checks.h"
 #include "pg/connection.h"
 
 namespace {
@@ -28,7 +29,14 @@ int usage_error(CLI::App& app, const CLI::ParseError& e) {
     leaf = leaf->get_subcommands().front();
     command += " " + leaf->get_name();
   }
-  std::string message = e.what();
+  // Arguments can be message bodies (an --input's JSON, or one given without its option): what
+  // CLI11 quotes of them is shown escaped and bounded.
+  std::string message = pgflow::internal::escaped(e.what());
+  const std::vector<std::string> extras = app.remaining(/*recurse=*/true);
+  if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr && !extras.empty()) {
+    message = "The following arguments were not expected:";
+    for (const std::string& a : extras) message += " " + pgflow::internal::printable(a, 32);
+  }
   // CLI11 says only "A subcommand is required" for `pgflow frobnicate`: name what was given.
   const std::vector<std::string> given = leaf->remaining();
   auto extra = std::find_if(given.begin(), given.end(),
@@ -38,8 +46,8 @@ int usage_error(CLI::App& app, const CLI::ParseError& e) {
     for (const CLI::App* sub : leaf->get_subcommands([](CLI::App*) { return true; })) {
       known += (known.empty() ? "" : ", ") + sub->get_name();
     }
-    message =
-        "unknown command \"" + *extra + "\" for pgflow" + command + " (one of: " + known + ")";
+    message = "unknown command " + pgflow::internal::printable(*extra, 32) + " for pgflow" +
+              command + " (one of: " + known + ")";
   }
   std::fprintf(stderr, "pgflow: %s\nRun `pgflow%s --help` for usage.\n", message.c_str(),
                command.c_str());
@@ -81,7 +89,15 @@ int main(int argc, char** argv) {
     return pgflow::cli::kUsage;
   }
   globals.database = *database;
-  const int code = (*commands.chosen())(globals);
+  int code = pgflow::cli::kFailed;
+  try {
+    code = (*commands.chosen())(globals);
+  } catch (const std::exception& e) {
+    // A bug, but an exit with a message rather than an abort (what() escaped and bounded: it
+    // can quote a value).
+    std::fprintf(stderr, "pgflow: unexpected error: %s\n",
+                 pgflow::internal::printable(e.what(), 200).c_str());
+  }
   // Output that could not be written (a full disk, a closed pipe) is a failure: a script's
   // `pgflow ... > file.tmp && mv file.tmp file` must not install a truncated file.
   if (std::fflush(stdout) != 0 || std::ferror(stdout)) {

@@ -122,8 +122,9 @@ std::optional<absl::Duration> parse_duration(std::string_view text) {
     text.remove_prefix(unit->name.size());
     total += number * unit->size;
   }
-  // Below a microsecond, PostgreSQL's resolution, a duration would mean nothing.
-  if (total < absl::Microseconds(1)) return std::nullopt;
+  // Below a microsecond, PostgreSQL's resolution, a duration would mean nothing; beyond 100
+  // years, "that long ago" can leave the range of a timestamp (4713 BC).
+  if (total < absl::Microseconds(1) || total > absl::Hours(24 * 36525)) return std::nullopt;
   return total;
 }
 
@@ -134,7 +135,11 @@ std::string to_interval(absl::Duration d) {
 std::string display_text(const nlohmann::json& value) {
   if (value.is_null()) return "-";
   if (value.is_string()) return internal::escaped(value.get<std::string>());
-  return value.dump();
+  return json_text(value);
+}
+
+std::string json_text(const nlohmann::json& value) {
+  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 bool is_terminal(int fd) { return isatty(fd) == 1; }

@@ -43,7 +43,7 @@ std::string span_text(const nlohmann::json& from, const nlohmann::json& to);
 std::string progress_bar(long long done, long long total, int width = 20);
 
 // "90s", "15m", "2h30m", "14d", "1w", "500ms": whole or decimal numbers, each with a unit
-// (ms, s, m, h, d, w). nullopt for anything else, and below a microsecond.
+// (ms, s, m, h, d, w). nullopt for anything else, below a microsecond and beyond 100 years.
 std::optional<absl::Duration> parse_duration(std::string_view text);
 
 // The duration as a PostgreSQL interval literal, to its microsecond ("500 microseconds").
@@ -51,8 +51,12 @@ std::string to_interval(absl::Duration d);
 
 // JSON value as display text: strings bare (control characters and bytes that are not UTF-8
 // escaped, as in log lines: a value from the database cannot drive the operator's terminal),
-// null as "-", numbers and the rest as JSON.
+// null as "-", numbers and the rest as JSON (json_text).
 std::string display_text(const nlohmann::json& value);
+
+// JSON value as compact JSON text; a string that is not UTF-8 (a SQL_ASCII database) has its
+// bad bytes replaced instead of throwing.
+std::string json_text(const nlohmann::json& value);
 
 // True when file descriptor `fd` is a terminal (progress output goes only there).
 bool is_terminal(int fd);

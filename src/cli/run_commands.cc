@@ -27,7 +27,9 @@ std::string display_status(const nlohmann::json& run) {
 // A run id as PostgreSQL's uuid type reads it (the rule the library checks with, too).
 const CLI::Validator kUuid(
     [](std::string& v) -> std::string {
-      return internal::is_uuid(v) ? "" : "not a run id (a UUID such as 8c5e...-...): " + v;
+      return internal::is_uuid(v)
+                 ? ""
+                 : "not a run id (a UUID such as 8c5e...-...): " + internal::printable(v);
     },
     "UUID");
 
@@ -131,7 +133,7 @@ void print_run(const nlohmann::json& run) {
                    timestamp_text(s["started_at"]), span_text(s["started_at"], end), detail});
   }
   table.print();
-  if (!run["output"].is_null()) std::printf("\noutput: %s\n", run["output"].dump().c_str());
+  if (!run["output"].is_null()) std::printf("\noutput: %s\n", json_text(run["output"]).c_str());
 }
 
 int show_run(const Globals& g, const std::string& run_id) {
@@ -260,6 +262,13 @@ std::string progress_line(const RunState& run) {
   return absl::StrCat("run ", run.run_id, ": ", done, "/", run.steps.size(), " steps done", maps);
 }
 
+// An error while following a run: the run was started, so the message names it.
+absl::Status waiting_error(const std::string& run_id, const absl::Status& error) {
+  return absl::Status(
+      error.code(),
+      absl::StrCat("run ", run_id, " was started, but waiting for it failed: ", error.message()));
+}
+
 int start(const Globals& g, const StartOptions& o) {
   absl::StatusOr<Client> client = connect_client(g);
   if (!client.ok()) return fail(client.status());
@@ -294,13 +303,16 @@ int start(const Globals& g, const StartOptions& o) {
                  run->run_id.c_str(), std::string(to_string(run->status)).c_str(),
                  o.priority ? " (its priority is unchanged: pgflow run priority sets it)" : "");
   }
+  // What --json prints of a run that has not ended (or whose steps cannot be read).
+  auto run_summary = [&] {
+    nlohmann::json out = {
+        {"run_id", run->run_id}, {"flow_slug", run->flow_slug}, {"status", to_string(run->status)}};
+    if (o.idempotency_key) out["created"] = created;
+    return out;
+  };
   if (!o.wait) {
     if (g.json) {
-      nlohmann::json out = {{"run_id", run->run_id},
-                            {"flow_slug", run->flow_slug},
-                            {"status", to_string(run->status)}};
-      if (o.idempotency_key) out["created"] = created;
-      print_json(out);
+      print_json(run_summary());
     } else if (created) {
       std::printf("run %s started (flow %s)\n", run->run_id.c_str(), run->flow_slug.c_str());
     } else {
@@ -324,7 +336,7 @@ int start(const Globals& g, const StartOptions& o) {
       absl::SleepFor(std::min(left, absl::FromChrono(reread)));
       reread = internal::next_reread(reread);
       absl::StatusOr<RunState> now = client->get_run(run->run_id);
-      if (!now.ok()) return fail(now.status());
+      if (!now.ok()) return fail(waiting_error(run->run_id, now.status()));
       run = std::move(now);
       continue;
     }
@@ -335,7 +347,7 @@ int start(const Globals& g, const StartOptions& o) {
     if (next.ok()) {
       run = std::move(next);
     } else if (next.status().code() != absl::StatusCode::kDeadlineExceeded) {
-      return fail(next.status());
+      return fail(waiting_error(run->run_id, next.status()));
     } else if (live) {
       absl::StatusOr<RunState> now = client->get_run(run->run_id);
       if (now.ok()) run = std::move(now);
@@ -345,12 +357,17 @@ int start(const Globals& g, const StartOptions& o) {
   if (run->status == RunStatus::kStarted) {
     std::fprintf(stderr, "pgflow: run %s is still running after %s (pgflow run show %s)\n",
                  run->run_id.c_str(), o.timeout->c_str(), run->run_id.c_str());
+    if (g.json) print_json(run_summary());
     return kStillRunning;
   }
   absl::StatusOr<nlohmann::json> shown = read_run(g, run->run_id);
-  if (shown.status().code() == absl::StatusCode::kPermissionDenied) {
-    // Only pgflow_starter's rights: no step table (it reads pgflow's tables), the run's outcome
-    // from what the starter may read.
+  if (!shown.ok()) {
+    // The run ended: its outcome (and the exit status) is known without the step table, which
+    // needs more than pgflow_starter's rights (or a read that failed).
+    const std::string why =
+        shown.status().code() == absl::StatusCode::kPermissionDenied
+            ? "the step table needs read access to pgflow's tables"
+            : absl::StrCat("the step table could not be read: ", shown.status().message());
     shown = nlohmann::json{{"run_id", run->run_id},
                            {"flow_slug", run->flow_slug},
                            {"status", to_string(run->status)},
@@ -360,12 +377,10 @@ int start(const Globals& g, const StartOptions& o) {
       std::printf("run %s  flow %s  %s%s\n", run->run_id.c_str(), run->flow_slug.c_str(),
                   std::string(to_string(run->status)).c_str(),
                   run->cancelled() ? " (cancelled)" : "");
-      if (run->output) std::printf("output: %s\n", run->output->dump().c_str());
-      std::printf("(the step table needs read access to pgflow's tables: pgflow run show %s)\n",
+      if (run->output) std::printf("output: %s\n", json_text(*run->output).c_str());
+      std::printf("(%s: pgflow run show %s)\n", internal::escaped(why).c_str(),
                   run->run_id.c_str());
     }
-  } else if (!shown.ok()) {
-    return fail(shown.status());
   } else if (!g.json) {
     print_run(*shown);
   }
@@ -386,7 +401,8 @@ void add_run_commands(CommandSet& commands) {
       commands.add(&app, "runs", "recent runs, newest first",
                    [runs_options](const Globals& g) { return list_runs(g, *runs_options); });
   runs->add_option("--flow", runs_options->flow,
-                   "only runs of this flow (a slug, or an alias: all its versions)");
+                   "only runs of this flow (a slug, or an alias: all its versions)")
+      ->check(slug_check());
   runs->add_option("--status", runs_options->status,
                    "only runs in this state (failed includes cancelled)")
       ->check(CLI::IsMember({"started", "completed", "failed", "cancelled"}));
@@ -395,9 +411,9 @@ void add_run_commands(CommandSet& commands) {
                    "3339 time")
       ->check(CLI::Validator(
           [](std::string& v) -> std::string {
-            return since_time(v)
-                       ? ""
-                       : "not a duration (90s, 15m, 2h, 7d, 1w) or an RFC 3339 time: " + v;
+            return since_time(v) ? ""
+                                 : "not a duration (90s, 15m, 2h, 7d, 1w) or an RFC 3339 time: " +
+                                       internal::printable(v);
           },
           "DURATION|TIME"));
   runs->add_option("--limit", runs_options->limit, "at most this many runs (default 50)")
@@ -460,33 +476,32 @@ void add_run_commands(CommandSet& commands) {
       "output; a resend with the same SIGNAL_ID changes nothing",
       [signal_options](const Globals& g) { return signal_step(g, *signal_options); });
   signal_command->add_option("RUN_ID", signal_options->run_id, "the run")->required()->check(kUuid);
-  signal_command->add_option("STEP", signal_options->step, "the wait step's slug")->required();
+  signal_command->add_option("STEP", signal_options->step, "the wait step's slug")
+      ->required()
+      ->check(slug_check());
   signal_command
       ->add_option("SIGNAL_ID", signal_options->signal_id,
-                   "your id for this signal (e.g. a webhook delivery id): a resend is a duplicate")
-      ->required();
+                   "your id for this signal (1 to 255 characters, e.g. a webhook delivery id): a "
+                   "resend is a duplicate")
+      ->required()
+      ->check(key_check());
   signal_command
       ->add_option("--payload", signal_options->payload, "the payload, JSON (default null)")
-      ->check(CLI::Validator(
-          [](std::string& v) -> std::string {
-            return nlohmann::json::accept(v) ? "" : "not valid JSON: " + v;
-          },
-          "JSON"));
-  signal_command->add_option("--task-index", signal_options->task_index,
-                             "the task of a map wait step (default 0)");
+      ->check(json_check());
+  signal_command
+      ->add_option("--task-index", signal_options->task_index,
+                   "the task of a map wait step (default 0)")
+      ->check(CLI::NonNegativeNumber);
 
   auto start_options = std::make_shared<StartOptions>();
   CLI::App* start_command = commands.add(
       &app, "start", "start a run of FLOW's active version; --wait follows it to the end",
       [start_options](const Globals& g) { return start(g, *start_options); });
   start_command->add_option("FLOW", start_options->flow, "the flow alias (a plain flow's slug)")
-      ->required();
+      ->required()
+      ->check(slug_check());
   start_command->add_option("--input", start_options->input, "the run's input, JSON (default {})")
-      ->check(CLI::Validator(
-          [](std::string& v) -> std::string {
-            return nlohmann::json::accept(v) ? "" : "not valid JSON: " + v;
-          },
-          "JSON"));
+      ->check(json_check());
   start_command
       ->add_option("--run-id", start_options->run_id,
                    "the new run's id (makes the start safe to repeat)")
@@ -495,6 +510,7 @@ void add_run_commands(CommandSet& commands) {
       ->add_option("--idempotency-key", start_options->idempotency_key,
                    "start at most one run of FLOW's alias for KEY (1 to 255 characters): a "
                    "repeat finds that run, says so on stderr and does not start another")
+      ->check(key_check())
       ->excludes("--run-id");
   start_command->add_option("--priority", start_options->priority,
                             "the run's priority (default 0, higher first), set in the start's "

@@ -100,7 +100,12 @@ std::string pointer_to(const Json& root, const Json* target) {
 [[noreturn]] void throw_at(const Json& root, const Json* node, std::string_view reason) {
   const std::string path = pointer_to(root, node);
   if (path.empty()) throw ConversionError(std::string(reason));
-  throw ConversionError(absl::StrCat("at ", path, ": ", internal::absl_view(reason)));
+  // The path holds the input's object keys (a map's keys can be emails or tokens): escaped, and
+  // at most 96 bytes of it.
+  constexpr std::size_t kShown = 96;
+  throw ConversionError(absl::StrCat("at ", internal::escaped(path.substr(0, kShown)),
+                                     path.size() > kShown ? "..." : "", ": ",
+                                     internal::absl_view(reason)));
 }
 
 // A number or boolean of the original that did not survive, and why.

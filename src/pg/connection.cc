@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <string_view>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -30,7 +31,10 @@ absl::Status status_from_result(const PGresult* result, PGconn* conn) {
   const char* sqlstate = PQresultErrorField(result, PG_DIAG_SQLSTATE);
   std::string message = trimmed(PQresultErrorField(result, PG_DIAG_MESSAGE_PRIMARY));
   if (message.empty()) message = trimmed(PQresultErrorMessage(result));
-  if (const char* detail = PQresultErrorField(result, PG_DIAG_MESSAGE_DETAIL)) {
+  // An integrity violation's DETAIL quotes row data ("Failing row contains (...)", "Key
+  // (...)=(...)"): inputs and outputs, which statuses never carry (they are logged).
+  const char* detail = PQresultErrorField(result, PG_DIAG_MESSAGE_DETAIL);
+  if (detail != nullptr && !(sqlstate != nullptr && std::string_view(sqlstate).starts_with("23"))) {
     absl::StrAppend(&message, " (", trimmed(detail), ")");
   }
   if (const char* hint = PQresultErrorField(result, PG_DIAG_MESSAGE_HINT)) {

@@ -2,7 +2,9 @@
 // The same harness and flags compile a valid flow (every argument kind and handler shape), so
 // a broken harness (wrong include path, wrong flags) cannot make the failure cases pass.
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "pgflow/flow.h"
@@ -32,6 +34,15 @@ const auto flow =
                           return static_cast<int>(ids.size()) + gift.value_or(0);
                         });
 
+// Conversions that change no value stay allowed: a std::string as a std::string_view, a
+// vector as a span; and a generic handler takes each value as it is.
+const auto views =
+    pgflow::Flow<"views", std::string>()
+        .step<"length">([](std::string_view s) { return s.size(); })
+        .array<"words">([](const std::string&) { return std::vector<int>{1}; })
+        .step<"sum">(pgflow::after<"words">, [](std::span<const int> w) { return w.size(); })
+        .step<"echo">(pgflow::after<"sum">, [](auto n) { return n; });
+
 static_assert(std::is_same_v<pgflow::StepOutput<decltype(flow), "report">, int>);
 
-int main() { return pgflow::shape_of(flow).empty() ? 1 : 0; }
+int main() { return pgflow::shape_of(flow).empty() || pgflow::shape_of(views).empty() ? 1 : 0; }

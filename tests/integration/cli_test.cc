@@ -33,6 +33,7 @@ using pgflow::testing::test_worker_config;
 using pgflow::testing::wait_for;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 class CliTest : public pgflow::testing::DatabaseTest {
  protected:
@@ -170,7 +171,10 @@ TEST_F(CliTest, ActivateChecksItsArguments) {
        {Case{"activate greet", "SLUG is required"},
         Case{"activate greet greetV2", "activate needs --expected CURRENT"},
         Case{"activate greet greetV2 extra --expected x", "extra"},
-        Case{"activate greet greetV2 --expected greetV1 --expected-none", "--expected-none"}}) {
+        Case{"activate greet greetV2 --expected greetV1 --expected-none", "--expected-none"},
+        // Given, but false: it says nothing, so neither is given (before, it meant "expect none").
+        Case{"activate greet greetV2 --expected-none=false", "activate needs --expected CURRENT"},
+        Case{"activate greet-v2 greetV2 --expected-none", "ALIAS"}}) {
     EXPECT_THAT(expect_usage_error(c.args, c.names).err,
                 HasSubstr("Run `pgflow activate --help` for usage."))
         << c.args;
@@ -214,7 +218,13 @@ TEST_F(CliTest, RunChecksItsArguments) {
         Case{"run stop 00000000-0000-0000-0000-000000000001", "stop"},
         Case{"run retry 00000000-0000-0000-0000-000000000001 --reason x", "--reason"},
         Case{"run cancel 00000000-0000-0000-0000-000000000001 --new-run-id x", "--new-run-id"},
-        Case{"run cancel 42", "RUN_ID"}}) {
+        Case{"run cancel 42", "RUN_ID"},
+        Case{"run signal 00000000-0000-0000-0000-000000000001 approve s --task-index -1",
+             "--task-index"},
+        Case{"run signal 00000000-0000-0000-0000-000000000001 approve ''", "SIGNAL_ID"},
+        Case{"run signal 00000000-0000-0000-0000-000000000001 no-slug s", "STEP"},
+        Case{"run signal 00000000-0000-0000-0000-000000000001 approve s --payload '{'",
+             "--payload"}}) {
     expect_usage_error(c.args, c.names);
   }
   CommandResult unknown = pgflow("run cancel 00000000-0000-0000-0000-000000000001");
@@ -308,19 +318,33 @@ TEST_F(CliTest, BadArgumentsExitTwoNamingTheArgument) {
     const char* args;
     const char* names;
   };
+  const std::string long_key =
+      absl::StrCat("start cliSum --idempotency-key ", std::string(256, 'k'));
   for (const Case& c :
-       {Case{"frobnicate", "frobnicate"}, Case{"migrate --to 0", "--to"},
-        Case{"migrate --databse x", "--databse"}, Case{"flow show", "SLUG is required"},
-        Case{"runs --status sleeping", "--status"}, Case{"runs --since yesterday", "--since"},
-        Case{"runs --limit 0", "--limit"}, Case{"run show not-a-uuid", "RUN_ID"},
-        Case{"start", "FLOW is required"}, Case{"start cliSum --input '[1,'", "--input"},
+       {Case{"frobnicate", "frobnicate"},
+        Case{"migrate --to 0", "--to"},
+        Case{"migrate --databse x", "--databse"},
+        Case{"flow show", "SLUG is required"},
+        Case{"runs --status sleeping", "--status"},
+        Case{"runs --since yesterday", "--since"},
+        Case{"runs --limit 0", "--limit"},
+        Case{"run show not-a-uuid", "RUN_ID"},
+        Case{"start", "FLOW is required"},
+        Case{"start cliSum --input '[1,'", "--input"},
         Case{"start cliSum --timeout 5s", "--timeout"},
         Case{"start cliSum --wait --timeout soon", "--timeout"},
         Case{"workers pause", "FUNCTION is required"},
-        Case{"workers deprecate", "TARGET is required"}, Case{"prune", "--older-than is required"},
+        Case{"workers deprecate", "TARGET is required"},
+        Case{"prune", "--older-than is required"},
         Case{"prune --older-than 14", "--older-than"},
         Case{"prune --older-than -1d", "--older-than"},
-        Case{"prune --older-than 0.0001ms", "--older-than"}}) {
+        Case{"prune --older-than 0.0001ms", "--older-than"},
+        Case{"prune --older-than 5300w", "--older-than"},
+        Case{"runs --since 400000w", "--since"},
+        Case{"start my-flow", "FLOW"},
+        Case{"flow show 'a b'", "SLUG"},
+        Case{"runs --flow 'x;y'", "--flow"},
+        Case{long_key.c_str(), "--idempotency-key: must be 1 to 255 characters, not 256"}}) {
     expect_usage_error(c.args, c.names);
   }
   CommandResult nothing =
@@ -603,9 +627,8 @@ TEST_F(CliTest, StartWithAnIdempotencyKeyStartsOnce) {
       pgflow("start cliSum --idempotency-key k --run-id 0b0e0c6e-9c4b-4f5e-8d2a-111111111111");
   EXPECT_NE(both.exit_code, 0);
   EXPECT_THAT(both.err, HasSubstr("excludes"));
-  CommandResult empty = pgflow("start cliSum --idempotency-key ''");
-  EXPECT_EQ(empty.exit_code, 1);
-  EXPECT_THAT(empty.err, HasSubstr("Idempotency key must be 1 to 255 characters"));
+  // Refused before anything is sent (exit 2); the database refuses the same.
+  expect_usage_error("start cliSum --idempotency-key ''", "must be 1 to 255 characters, not 0");
 }
 
 // --priority sets the run's priority in the start's transaction (a key's earlier run keeps its
@@ -701,6 +724,43 @@ TEST_F(CliTest, StartWaitEndsOnCancelAndOnItsTimeout) {
   EXPECT_EQ(cancelled.exit_code, 4) << cancelled.err;
   EXPECT_THAT(cancelled.out, HasSubstr("cancelled: enough"));
   EXPECT_EQ(pgflow("run cancel " + run_id).exit_code, 0);
+}
+
+// With --json a wait that runs out still prints the run on stdout (exit 5), so a script learns
+// the id of the run it started; before, stdout was empty.
+TEST_F(CliTest, StartWaitJsonPrintsTheRunWhenTheWaitRunsOut) {
+  deploy("greet", "greet");  // no worker: the run cannot end
+  CommandResult waited = pgflow("start greet --wait --timeout 10ms --json");
+  EXPECT_EQ(waited.exit_code, 5) << waited.err;
+  const nlohmann::json still = nlohmann::json::parse(waited.out, nullptr, false);
+  ASSERT_TRUE(still.is_object()) << waited.out;
+  EXPECT_EQ(still.value("status", ""), "started");
+  EXPECT_EQ(still.value("flow_slug", ""), "greet");
+  EXPECT_EQ(sql("select count(*) from pgflow.runs where run_id = $1::uuid",
+                {still.value("run_id", "00000000-0000-0000-0000-000000000000")}),
+            "1");
+}
+
+// JSON the program cannot represent (a number beyond a double's range, which jsonb stores) is
+// an error naming the problem, not an abort; and an argument that is a message body is shown
+// escaped and bounded, never whole.
+TEST_F(CliTest, ValuesItCannotReadOrMustNotShowAreHandled) {
+  deploy("greet", "greet");
+  const std::string run = sql("select pgflow.start_run('greet', '[1, 1e400]')::text");
+  CommandResult shown = pgflow("run show " + run);
+  EXPECT_EQ(shown.exit_code, 1) << shown.err;
+  EXPECT_THAT(shown.err, HasSubstr("JSON this program cannot read"));
+  EXPECT_THAT(shown.err, Not(HasSubstr("1e400")));
+
+  const std::string body = R"({"card": ")" + std::string(64, 'x') + R"(SECRET-TAIL", )";
+  CommandResult bad_input = pgflow("start greet --input '" + body + "'");
+  EXPECT_EQ(bad_input.exit_code, 2);
+  EXPECT_THAT(bad_input.err, HasSubstr("--input: not valid JSON (at byte"));
+  EXPECT_THAT(bad_input.err, Not(HasSubstr("SECRET-TAIL")));
+  CommandResult stray = pgflow("start greet '" + body + "'");
+  EXPECT_EQ(stray.exit_code, 2);
+  EXPECT_THAT(stray.err, HasSubstr("not expected"));
+  EXPECT_THAT(stray.err, Not(HasSubstr("SECRET-TAIL")));
 }
 
 TEST_F(CliTest, RunsListsNewestFirstWithFilters) {

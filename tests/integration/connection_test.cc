@@ -49,6 +49,27 @@ TEST(Connection, ErrorsCarrySqlStateAndCanonicalCode) {
   EXPECT_THAT(conn.exec("select 1"), IsOk());
 }
 
+// An integrity violation's DETAIL quotes the row ("Failing row contains (...)") or the key:
+// inputs and outputs, which a status (logged by workers) must not carry. The message still
+// names the constraint; other errors keep their DETAIL.
+TEST(Connection, IntegrityViolationsCarryNoRowData) {
+  PGFLOW_ASSERT_OK_AND_ASSIGN(TestDatabase db, TestDatabase::empty());
+  PGFLOW_ASSERT_OK_AND_ASSIGN(Connection conn, Connection::open(db.url()));
+  ASSERT_THAT(conn.exec("create table t (id text primary key, body jsonb, "
+                        "constraint small check (length(body::text) < 5))")
+                  .status(),
+              IsOk());
+  auto checked = conn.exec("insert into t values ('k', '{\"card\": \"SECRET-1\"}')");
+  EXPECT_EQ(sql_state(checked.status()), "23514");
+  EXPECT_THAT(checked.status().message(), AllOf(HasSubstr("\"small\""), Not(HasSubstr("SECRET"))));
+  ASSERT_THAT(conn.exec("insert into t values ('SECRET-2', '1')").status(), IsOk());
+  auto duplicate = conn.exec("insert into t values ('SECRET-2', '2')");
+  EXPECT_EQ(sql_state(duplicate.status()), "23505");
+  EXPECT_THAT(duplicate.status().message(), Not(HasSubstr("SECRET")));
+  auto other = conn.exec("do $$ begin raise exception 'boom' using detail = 'the detail'; end $$");
+  EXPECT_THAT(other.status().message(), HasSubstr("the detail"));
+}
+
 TEST(Connection, RefusedConnectionNeverShowsPassword) {
   auto conn = Connection::open("postgresql://someone:sekret-pw@127.0.0.1:1/db");
   EXPECT_THAT(conn, StatusIs(absl::StatusCode::kUnavailable, Not(HasSubstr("sekret-pw"))));

@@ -25,7 +25,9 @@ using pgflow::testing::IsOkAndHolds;
 using pgflow::testing::StatusIs;
 using pgflow::testing::test_worker_config;
 using pgflow::testing::wait_for;
+using ::testing::AllOf;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using namespace std::chrono_literals;
 
 struct Approval {
@@ -209,7 +211,8 @@ TEST_F(WaitStepsTest, RefusedSignalsNameWhatIsWrong) {
       << "draft has not run (no worker): the signal waits for the step";
   EXPECT_THAT(client_->send_signal(run_id, "approve", "second", Approval{false, "bob"}),
               StatusIs(absl::StatusCode::kFailedPrecondition,
-                       HasSubstr("already has buffered signal \"early\"")));
+                       AllOf(HasSubstr("already has a buffered signal"), Not(HasSubstr("early")),
+                             Not(HasSubstr("second")))));
 }
 
 TEST_F(WaitStepsTest, AStepQueuedFlowNeedsNoWorkerForItsWaitStep) {

@@ -214,6 +214,24 @@ TEST(ExactJson, AFieldThatWouldChangeIsNamedByItsJsonPointer) {
            "at /qty: a JSON boolean does not convert to a number");
 }
 
+// A map's keys are input data (emails, tokens): the pointer in the message shows at most 96
+// bytes of the path, escaped, so a huge or hostile key is neither copied whole nor able to
+// drive a terminal.
+TEST(ExactJson, APointerThroughALongKeyIsEscapedAndBounded) {
+  const std::string key = "\x1b[2J" + std::string(10000, 'k');
+  nlohmann::json input = {{key, 1.5}};
+  try {
+    exact_get<std::map<std::string, int>>(input);
+    ADD_FAILURE() << "converted";
+  } catch (const ConversionError& e) {
+    const std::string message = e.what();
+    EXPECT_THAT(message, ::testing::StartsWith("at /\\x1b[2Jkkk"));
+    EXPECT_THAT(message, HasSubstr("kkk...: a JSON number with a fraction"));
+    EXPECT_LT(message.size(), 300u);
+    EXPECT_EQ(message.find('\x1b'), std::string::npos);
+  }
+}
+
 TEST(ExactJson, AStructThatFitsConvertsWithItsValues) {
   const exact_test::Order o = exact_get<exact_test::Order>(parse(
       R"({"id": "o-1", "qty": 3.0, "price": 0.1, "gift": true, "counts": [-32768, 32767], "bins": {"x": 255}})"));

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -243,6 +244,27 @@ TEST(FlowShape, WaitStepsHaveAWaitKeyLastAndNoOtherStepHasOne) {
   EXPECT_FALSE(flow.definition().steps[1].handler) << "a wait step has no handler";
   EXPECT_EQ(shape_of(flows::onboarding).dump().find("wait"), std::string::npos)
       << "flows without waits keep upstream's shape";
+}
+
+// A timed-out wait completes with its value as the step's output type, unchanged. For a
+// nlohmann::json output, braces made any value a one-element array ([false]), and for a vector
+// of json a nested one.
+TEST(FlowShape, ATimeoutValueIsStoredAsItIs) {
+  using namespace std::chrono_literals;
+  const nlohmann::json refusal = {{"approved", false}};
+  const auto flow =
+      Flow<"jsonWaits", int>()
+          .step<"draft">([](int x) { return x; })
+          .signal<"object", nlohmann::json>(after<"draft">, signal_timeout(1h, refusal))
+          .signal<"flag", nlohmann::json>(after<"draft">, signal_timeout(1h, false))
+          .signal<"list", std::vector<nlohmann::json>>(
+              after<"draft">, signal_timeout(1h, std::vector<nlohmann::json>{1, "a"}))
+          .signal<"count", long>(after<"draft">, signal_timeout(1h, 7));
+  const nlohmann::ordered_json shape = shape_of(flow);
+  EXPECT_EQ(shape["steps"][1]["wait"]["timeoutOutput"].dump(), R"({"approved":false})");
+  EXPECT_EQ(shape["steps"][2]["wait"]["timeoutOutput"].dump(), "false");
+  EXPECT_EQ(shape["steps"][3]["wait"]["timeoutOutput"].dump(), R"([1,"a"])");
+  EXPECT_EQ(shape["steps"][4]["wait"]["timeoutOutput"].dump(), "7");
 }
 
 }  // namespace

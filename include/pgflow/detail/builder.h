@@ -151,7 +151,7 @@ void apply_wait_arg(StepDefinition& step, A&& arg) {
   if constexpr (is_signal_timeout_v<std::remove_cvref_t<A>>) {
     step.wait->timeout = arg.timeout;
     if constexpr (!std::is_void_v<typename ArgKind<std::remove_cvref_t<A>>::output>) {
-      step.wait->timeout_output = nlohmann::json(Output{arg.output});
+      step.wait->timeout_output = nlohmann::json(timeout_value<Output>(arg.output));
     }
   } else {
     apply_step_arg(step, std::forward<A>(arg));

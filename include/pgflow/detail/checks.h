@@ -128,7 +128,7 @@ constexpr bool timeout_output_fits() {
     if constexpr (std::is_void_v<Given>) {
       return true;
     } else {
-      return requires(Given given) { Output{given}; };
+      return TimeoutValueFits<Output, Given>;
     }
   } else {
     return true;
@@ -198,7 +198,8 @@ constexpr bool check_source() {
 }
 
 // Call: HandlerCall<H, Args>; StrippedCall: the same with skip-mode optionals unwrapped.
-template <typename Call, typename StrippedCall, bool HasOptionalArgs, bool TakesOptionalForValue>
+template <typename Call, typename StrippedCall, bool HasOptionalArgs, bool TakesOptionalForValue,
+          bool ParamsChangeValues>
 constexpr bool check_handler() {
   constexpr bool callable = Call::callable;
   constexpr bool needs_optional = !callable && HasOptionalArgs && StrippedCall::callable;
@@ -220,7 +221,13 @@ constexpr bool check_handler() {
       !callable || !TakesOptionalForValue,
       "pgflow: the handler takes std::optional<T> for a dependency that always has a value (it is "
       "not skippable, or skips with skip-cascade, which skips this step too); take it as T");
-  return callable && !TakesOptionalForValue;
+  static_assert(
+      !callable || !ParamsChangeValues,
+      "pgflow: the handler takes a value as another type than the step gives it (a number as "
+      "another number type, or nlohmann::json as a typed value): C++ would convert it without "
+      "pgflow's exact checks, and could change it (2.5 to 2, -1 to 4294967295); take the flow "
+      "input, dependency output or element as its own type");
+  return callable && !TakesOptionalForValue && !ParamsChangeValues;
 }
 
 // Output: the stored result type; Returned: what the handler returns (e.g. absl::StatusOr<Output>),

@@ -241,6 +241,49 @@ constexpr bool takes_optional_for_value() {
   }
 }
 
+// True when passing an argument of type Arg (what pgflow read, exactly, for the handler: the
+// flow input, a dependency's output, an element) to a parameter of type P would convert it
+// behind the exact reader's back (pgflow/detail/exact_json.h): one number or bool type to
+// another (2.5 to 2, -1 to 4294967295), or nlohmann::json to anything else (its implicit
+// conversions are lenient, and their errors would not name the step). Other conversions of
+// classes (std::string to std::string_view, a vector to a span) change no value.
+template <typename P, typename Arg>
+constexpr bool param_changes_value() {
+  using Param = typename StripOptional<std::remove_cvref_t<P>>::type;
+  using Given = typename StripOptional<Arg>::type;
+  if constexpr (std::is_same_v<Param, Given>) {
+    return false;
+  } else if constexpr (std::is_same_v<Given, nlohmann::json>) {
+    return true;
+  } else {
+    return std::is_arithmetic_v<Param> && std::is_arithmetic_v<Given>;
+  }
+}
+
+template <typename ParamList, typename ArgList>
+struct ParamsChangeValues {
+  static constexpr bool value = false;
+};
+template <typename... P, typename... A>
+requires(sizeof...(P) >= sizeof...(A)) struct ParamsChangeValues<TypeList<P...>, TypeList<A...>> {
+  template <std::size_t... I>
+  static constexpr bool check(std::index_sequence<I...>) {
+    return (param_changes_value<std::tuple_element_t<I, std::tuple<P...>>, A>() || ...);
+  }
+  static constexpr bool value = check(std::index_sequence_for<A...>{});
+};
+
+// True when H visibly declares a parameter that would convert its argument (above). A generic
+// handler (auto parameters) takes each argument as it is.
+template <typename H, typename ArgList>
+constexpr bool params_change_values() {
+  if constexpr (Params<H>::known) {
+    return ParamsChangeValues<typename Params<H>::list, ArgList>::value;
+  } else {
+    return false;
+  }
+}
+
 // What a handler's return type means.
 enum class ResultKind { kVoid, kStatus, kStatusOr, kValue };
 template <typename R>

@@ -209,6 +209,26 @@ template <typename T>
 constexpr bool is_signal_timeout_v = requires {
   requires ArgKind<T>::is_signal_timeout;
 };
+
+// A timed-out signal wait's value `given` as the step's output type: a copy when it has that
+// type already, nlohmann::json's value constructor for a JSON output (braces would make any
+// value a one-element array), and otherwise braces, which refuse narrowing (0 is no bool, 2.5
+// no int). TimeoutValueFits says whether that compiles.
+template <typename Output, typename Given>
+Output timeout_value(const Given& given) {
+  if constexpr (std::is_same_v<Output, Given> || std::is_same_v<Output, nlohmann::json>) {
+    return Output(given);
+  } else {
+    return Output{given};
+  }
+}
+template <typename Output, typename Given>
+concept TimeoutValueFits =
+    std::is_same_v<Output, Given> ||
+    (std::is_same_v<Output, nlohmann::json>&& std::is_constructible_v<Output, const Given&>) ||
+    requires(const Given& given) {
+  Output{given};
+};
 template <typename T>
 constexpr bool is_sleep_for_v = requires {
   requires ArgKind<T>::is_sleep_for;

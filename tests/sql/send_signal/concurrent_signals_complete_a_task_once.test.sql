@@ -25,7 +25,7 @@ select 'one id', * from pgflow_tests.race(
 
 select is((select a_result from race_result where name = 'different ids'), 'delivered', 'the first signal is delivered');
 select ok((select b_error from race_result where name = 'different ids')
-          like '%Step "approve" of run "b0000000-0000-0000-0000-000000000001" is completed: signal "from-b" refused%',
+          like '%Step "approve" of run "b0000000-0000-0000-0000-000000000001" is completed: the signal is refused%',
           'the second, blocked behind it, is refused');
 select is((select output from pgflow.step_states where run_id = 'b0000000-0000-0000-0000-000000000001' and step_slug = 'approve'),
           '"A"'::jsonb, 'the step''s output is the first payload');

@@ -36,16 +36,16 @@ select is((select status from pgflow.runs where run_id = :'fan_run'), 'started',
 
 select is(pgflow.send_signal(:'run', 'approve', 'first', '"yes"'), 'buffered', '(a buffered signal)');
 select throws_ok(format($$select pgflow.send_signal(%L, 'approve', 'second', '"no"')$$, :'run'), '55000',
-                 format('Step "approve" of run "%s" already has buffered signal "first": signal "second" refused', :'run'),
-                 'a second buffered signal for one task');
+                 format('Step "approve" of run "%s" already has a buffered signal: this one is refused', :'run'),
+                 'a second buffered signal for one task (no signal id is named: they are the senders'' data)');
 
 select pgflow_tests.complete_step_task(:'run', 'draft', 0, '"d"');
 select throws_ok(format($$select pgflow.send_signal(%L, 'approve', 'second', '"no"')$$, :'run'), '55000',
-                 format('Step "approve" of run "%s" is completed: signal "second" refused', :'run'),
+                 format('Step "approve" of run "%s" is completed: the signal is refused', :'run'),
                  'a signal for a step that completed');
 select pgflow_tests.complete_step_task(:'run', 'publish', 0, '"p"');
 select throws_ok(format($$select pgflow.send_signal(%L, 'approve', 'late', '"no"')$$, :'run'), '55000',
-                 format('Run "%s" is completed: signal "late" for step "approve" of run "%s" refused', :'run', :'run'),
+                 format('Run "%s" is completed: the signal for step "approve" of run "%s" is refused', :'run', :'run'),
                  'a signal for a run that completed');
 
 select is(array(select signal_id from pgflow.signals order by signal_id), array['first'],
@@ -58,7 +58,7 @@ select pgflow.add_wait_step('many', 'each', '{"kind": "signal"}', array['list'],
 select run_id as many_run from pgflow.start_flow('many', '{}') \gset
 select count(pgflow.send_signal(:'many_run', 'each', 'sig', to_jsonb(i), i)) from generate_series(0, 999) i;
 select throws_ok(format($$select pgflow.send_signal(%L, 'each', 'sig', '1', 1000)$$, :'many_run'), '55000',
-                 format('Run "%s" has 1000 buffered signals, the most it keeps: signal "sig" for step "each" task 1000 of run "%s" refused',
+                 format('Run "%s" has 1000 buffered signals, the most it keeps: the signal for step "each" task 1000 of run "%s" is refused',
                         :'many_run', :'many_run'),
                  'the 1,001st buffered signal of a run');
 select is((select count(*)::int from pgflow.signals where run_id = :'many_run'), 1000, 'the first 1,000 are kept');

@@ -21,7 +21,7 @@ select * from pgflow_tests.race(
   $$select pgflow.send_signal('b0000000-0000-0000-0000-000000000001', 'approve', 'late', '"yes"')$$);
 select is((select a_result from race_result), '1', 'the timer fires first (one run per call: max_runs 1)');
 select ok((select b_error from race_result)
-          like '%Run "b0000000-0000-0000-0000-000000000001" is failed: signal "late" for step "approve" of run "b0000000-0000-0000-0000-000000000001" refused%',
+          like '%Run "b0000000-0000-0000-0000-000000000001" is failed: the signal for step "approve" of run "b0000000-0000-0000-0000-000000000001" is refused%',
           'the signal blocked behind it is refused: the run failed');
 
 -- Run 2: a signal holds the run (its transaction open) while the timers run.

@@ -2,7 +2,7 @@
 -- after it starts (0: at once), or at the timestamp `until` finds in the step's input (in the
 -- past: at once). A sleep whose `until` finds no ISO 8601 timestamp fails, naming the path.
 begin;
-select plan(9);
+select plan(10);
 
 select pgflow_tests.setup_wait_flow('cool_off', '{"kind": "sleep", "seconds": 3600}');
 select run_id as run from pgflow.start_flow('cool_off', '{}') \gset
@@ -36,10 +36,12 @@ select pgflow_tests.complete_step_task(:'past', 'quote', 0, '{"ship_at": "2001-0
 select is((select output from pgflow.step_states where run_id = :'past' and step_slug = 'ship_day'),
           '{"until": "2001-01-01T00:00:00+00:00"}'::jsonb, 'a timestamp in the past completes it at once');
 select run_id as bad from pgflow.start_flow('ship', '{}') \gset
-select pgflow_tests.complete_step_task(:'bad', 'quote', 0, '{"ship_at": "tomorrow"}');
+select pgflow_tests.complete_step_task(:'bad', 'quote', 0, '{"ship_at": "tomorrow-SECRET"}');
 select is((select status || ': ' || error_message from pgflow.step_states where run_id = :'bad' and step_slug = 'ship_day'),
-          'failed: Sleep step "ship_day" found no ISO 8601 timestamp at quote.ship_at of its input (found "tomorrow")',
-          'a value that is not an ISO 8601 timestamp fails the step, naming the path and the value');
+          'failed: Sleep step "ship_day" found no ISO 8601 timestamp at quote.ship_at of its input (found a JSON string)',
+          'a value that is not an ISO 8601 timestamp fails the step, naming the path and the value''s JSON type, never the value (since 0031)');
+select is((select count(*)::int from pgflow.step_tasks where run_id = :'bad' and error_message like '%SECRET%'), 0,
+          'the value is in no task''s error either');
 select is((select status from pgflow.runs where run_id = :'bad'), 'failed', 'and the run');
 
 select * from finish();

@@ -47,7 +47,8 @@ begin
       error_message := format(
         'Sleep step "%s" found no ISO 8601 timestamp at %s of its input (found %s)', p_step_slug,
         array_to_string(array(select jsonb_array_elements_text(p_wait->'until')), '.'),
-        coalesce(left(v_value::text, 100), 'nothing'));
+        -- Its JSON type, never the value: the text is stored, shown and broadcast (since 0031).
+        coalesce('a JSON ' || jsonb_typeof(v_value), 'nothing'));
       wake_at := clock_timestamp();
     end;
   end if;

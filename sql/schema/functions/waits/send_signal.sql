@@ -10,7 +10,9 @@
 -- for a signal, a task index outside the step (22023), a payload a waiting map's size cannot
 -- come from (a non-array to a single step that feeds a map: 22023); a run that is not started, a
 -- step or task that already ended, a second buffered signal for one task, a run's 1,001st
--- (55000). Sent in the caller's transaction: it takes effect when that commits.
+-- (55000). Sent in the caller's transaction: it takes effect when that commits. Refusals name
+-- the run, step and task, never a signal id (since 0031): ids are the senders' data (a
+-- webhook delivery's), and server logs keep errors.
 -- Locks: run FOR UPDATE (bounded wait, _lock_run_for_control) -> step state -> task -> signals.
 -- SECURITY DEFINER: only granted roles may call it (sql/contrib/grants.sql: pgflow_starter).
 -- Called by: Client::send_signal, Transaction::send_signal, `pgflow run signal`; SQL users.
@@ -29,7 +31,6 @@ declare
   v_payload jsonb := coalesce(send_signal.payload, 'null'::jsonb);
   v_address text;
   v_child text;
-  v_buffered text;
 begin
   if send_signal.run_id is null or send_signal.step_slug is null or send_signal.signal_id is null
      or send_signal.task_index is null then
@@ -69,14 +70,14 @@ begin
     return 'duplicate';
   end if;
   if v_run.status <> 'started' then
-    raise exception 'Run "%" is %: signal "%" for step % refused', v_run.run_id, v_run.status,
-      send_signal.signal_id, v_address using errcode = 'object_not_in_prerequisite_state';
+    raise exception 'Run "%" is %: the signal for step % is refused', v_run.run_id, v_run.status,
+      v_address using errcode = 'object_not_in_prerequisite_state';
   end if;
   select * into v_state from pgflow.step_states ss
   where ss.run_id = v_run.run_id and ss.step_slug = v_step.step_slug for update;
   if v_state.status in ('completed', 'failed', 'skipped') then
-    raise exception 'Step "%" of run "%" is %: signal "%" refused', v_step.step_slug, v_run.run_id,
-      v_state.status, send_signal.signal_id using errcode = 'object_not_in_prerequisite_state';
+    raise exception 'Step "%" of run "%" is %: the signal is refused', v_step.step_slug, v_run.run_id,
+      v_state.status using errcode = 'object_not_in_prerequisite_state';
   end if;
 
   -- A single step that feeds a map of unknown size must produce an array: refuse the signal
@@ -94,18 +95,17 @@ begin
   end if;
 
   if v_state.status = 'created' then
-    select g.signal_id into v_buffered from pgflow.signals g
-    where g.run_id = v_run.run_id and g.step_slug = v_step.step_slug
-      and g.task_index = send_signal.task_index and g.consumed_at is null;
-    if found then
-      raise exception 'Step % already has buffered signal "%": signal "%" refused', v_address, v_buffered,
-        send_signal.signal_id using errcode = 'object_not_in_prerequisite_state',
+    if exists (select 1 from pgflow.signals g
+               where g.run_id = v_run.run_id and g.step_slug = v_step.step_slug
+                 and g.task_index = send_signal.task_index and g.consumed_at is null) then
+      raise exception 'Step % already has a buffered signal: this one is refused', v_address
+        using errcode = 'object_not_in_prerequisite_state',
         hint = 'A task takes one signal; send this one after the step starts waiting, or resend the buffered one.';
     end if;
     if (select count(*) from pgflow.signals g
         where g.run_id = v_run.run_id and g.consumed_at is null) >= 1000 then
-      raise exception 'Run "%" has 1000 buffered signals, the most it keeps: signal "%" for step % refused',
-        v_run.run_id, send_signal.signal_id, v_address using errcode = 'object_not_in_prerequisite_state';
+      raise exception 'Run "%" has 1000 buffered signals, the most it keeps: the signal for step % is refused',
+        v_run.run_id, v_address using errcode = 'object_not_in_prerequisite_state';
     end if;
     insert into pgflow.signals (run_id, step_slug, task_index, signal_id, payload)
     values (v_run.run_id, v_step.step_slug, send_signal.task_index, send_signal.signal_id, v_payload);
@@ -121,12 +121,8 @@ begin
       using errcode = 'invalid_parameter_value';
   end if;
   if v_task.status <> 'waiting' then
-    raise exception 'Step % is % (by signal "%"): signal "%" refused', v_address, v_task.status,
-      (select g.signal_id from pgflow.signals g
-       where g.run_id = v_run.run_id and g.step_slug = v_step.step_slug
-         and g.task_index = send_signal.task_index and g.consumed_at is not null
-       order by g.consumed_at desc limit 1),
-      send_signal.signal_id using errcode = 'object_not_in_prerequisite_state';
+    raise exception 'Step % is %: the signal is refused', v_address, v_task.status
+      using errcode = 'object_not_in_prerequisite_state';
   end if;
   insert into pgflow.signals (run_id, step_slug, task_index, signal_id, payload, consumed_at)
   values (v_run.run_id, v_step.step_slug, send_signal.task_index, send_signal.signal_id, v_payload, now());
