@@ -71,6 +71,9 @@ constexpr int saturated_seconds(std::chrono::seconds value) {
 
 // Wraps a value read at run time, e.g. `{.timeout = pgflow::runtime(cfg.timeout)}`.
 constexpr RuntimeValue runtime(int value) { return RuntimeValue{value}; }
+// Options are whole numbers: a fraction would be truncated (convert it yourself, saying how).
+template <std::floating_point F>
+RuntimeValue runtime(F value) = delete;
 // The same for a time option given as a duration in whole seconds.
 constexpr RuntimeValue runtime(std::chrono::seconds value) {
   return RuntimeValue{detail::saturated_seconds(value)};

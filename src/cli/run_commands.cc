@@ -364,15 +364,19 @@ int start(const Globals& g, const StartOptions& o) {
   if (!shown.ok()) {
     // The run ended: its outcome (and the exit status) is known without the step table, which
     // needs more than pgflow_starter's rights (or a read that failed).
+    const bool denied = shown.status().code() == absl::StatusCode::kPermissionDenied;
     const std::string why =
-        shown.status().code() == absl::StatusCode::kPermissionDenied
-            ? "the step table needs read access to pgflow's tables"
-            : absl::StrCat("the step table could not be read: ", shown.status().message());
+        denied ? "the step table needs read access to pgflow's tables"
+               : absl::StrCat("the step table could not be read: ", shown.status().message());
     shown = nlohmann::json{{"run_id", run->run_id},
                            {"flow_slug", run->flow_slug},
                            {"status", to_string(run->status)},
                            {"cancelled", run->cancelled()},
-                           {"output", run->output.value_or(nullptr)}};
+                           {"output", run->output.value_or(nullptr)},
+                           {"steps_unavailable", why}};
+    if (g.json && !denied) {
+      std::fprintf(stderr, "pgflow: %s\n", internal::escaped(why).c_str());
+    }
     if (!g.json) {
       std::printf("run %s  flow %s  %s%s\n", run->run_id.c_str(), run->flow_slug.c_str(),
                   std::string(to_string(run->status)).c_str(),

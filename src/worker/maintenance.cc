@@ -57,8 +57,8 @@ void Maintenance::run(const std::stop_token& stop) {
 }
 
 void Maintenance::heartbeat(const std::stop_token& stop) {
-  absl::StatusOr<Heartbeat> beat = store_.heartbeat(config_.registration.worker_id, stop);
-  if (beat.status().code() == absl::StatusCode::kNotFound && !stop.stop_requested()) {
+  absl::StatusOr<bool> deprecated = store_.heartbeat(config_.registration.worker_id, stop);
+  if (deprecated.status().code() == absl::StatusCode::kNotFound && !stop.stop_requested()) {
     // Without its row the worker's claims are refused ("not registered"): register again.
     absl::Status registered = store_.register_worker(config_.registration, /*again=*/true);
     if (registered.ok()) {
@@ -71,9 +71,9 @@ void Maintenance::heartbeat(const std::stop_token& stop) {
     }
     return;
   }
-  if (!beat.ok()) return;
-  note_pause(beat->pause_reason);
-  if (beat->deprecated && !stop.stop_requested() && !draining_) {
+  if (!deprecated.ok()) return;
+  note_pause(stop);
+  if (*deprecated && !stop.stop_requested() && !draining_) {
     // Heartbeats go on while it drains: it stays live (pgflow workers; pruning keeps it).
     draining_ = true;
     deprecated_();
@@ -85,18 +85,29 @@ void Maintenance::heartbeat(const std::stop_token& stop) {
 // is where an operator learns why a worker idles: once when a pause begins (or its reason
 // changes), once when it ends. This is also how a worker hears of a pause its own fatal claim
 // made when the claim's reply was lost.
-void Maintenance::note_pause(const std::optional<std::string>& pause_reason) {
-  if (pause_reason == pause_reason_) return;
+void Maintenance::note_pause(const std::stop_token& stop) {
   const std::string& function = config_.registration.function_name;
-  if (pause_reason) {
+  absl::StatusOr<std::optional<std::string>> pause_reason =
+      store_.pause_reason(config_.registration.worker_id, stop);
+  if (!pause_reason.ok()) {
+    // (E.g. a role without SELECT on pgflow.worker_functions: sql/contrib/grants.sql gives it.)
+    if (!pause_unreadable_ && pause_reason.status().code() != absl::StatusCode::kCancelled) {
+      log_.warn("cannot read whether this worker's function is paused; its pauses go unlogged",
+                {{"function", function}, {"error", std::string(pause_reason.status().message())}});
+      pause_unreadable_ = true;
+    }
+    return;
+  }
+  if (*pause_reason == pause_reason_) return;
+  if (*pause_reason) {
     log_.warn("this worker's function is paused: it claims nothing until an operator resumes it",
               {{"function", function},
-               {"reason", *pause_reason},
+               {"reason", **pause_reason},
                {"resume", resume_function_statement(function)}});
   } else {
     log_.info("this worker's function was resumed: claiming again", {{"function", function}});
   }
-  pause_reason_ = pause_reason;
+  pause_reason_ = *std::move(pause_reason);
 }
 
 // An offer runs a pass unless one (any worker's) completed within half the interval: a fleet

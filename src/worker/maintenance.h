@@ -54,7 +54,7 @@ class Maintenance {
 
  private:
   void heartbeat(const std::stop_token& stop);
-  void note_pause(const std::optional<std::string>& pause_reason);
+  void note_pause(const std::stop_token& stop);
   void recover_stalled_tasks(const std::stop_token& stop);
   void stop_unwanted_tasks(const std::stop_token& stop);
   void wake_waiting_tasks(const std::stop_token& stop);
@@ -69,6 +69,7 @@ class Maintenance {
   std::optional<Clock::Time> recovery_skipped_since_ = {};  // passes skipped in a row since then
   bool draining_ = false;                                   // deprecated_ was called
   std::optional<std::string> pause_reason_ = {};            // the pause the log last told of
+  bool pause_unreadable_ = false;    // the pause could not be read (logged once)
   bool timers_unavailable_ = false;  // the database has no wait timers (logged once)
 };
 

@@ -182,8 +182,8 @@ class PgStore final : public Store {
     return report(kFailBatch, "fail tasks", task_rows(results, false), stop);
   }
 
-  absl::StatusOr<Heartbeat> heartbeat(const std::string& worker_id,
-                                      const std::stop_token& stop) override {
+  absl::StatusOr<bool> heartbeat(const std::string& worker_id,
+                                 const std::stop_token& stop) override {
     PGFLOW_ASSIGN_OR_RETURN(pg::Result r,
                             retry<pg::Result>(stop, "heartbeat", [&](pg::Connection& c) {
                               return c.exec(kHeartbeat, {worker_id});
@@ -192,9 +192,17 @@ class PgStore final : public Store {
       return absl::NotFoundError(
           absl::StrCat("worker ", worker_id, " has no row in pgflow.workers"));
     }
-    Heartbeat beat{.deprecated = r.scalar() == "t"};
-    if (!r.is_null(0, 1)) beat.pause_reason = std::string(r.text(0, 1));
-    return beat;
+    return r.scalar() == "t";
+  }
+
+  absl::StatusOr<std::optional<std::string>> pause_reason(const std::string& worker_id,
+                                                          const std::stop_token& stop) override {
+    PGFLOW_ASSIGN_OR_RETURN(
+        pg::Result r, retry<pg::Result>(stop, "read the function's pause", [&](pg::Connection& c) {
+          return c.exec(kPauseReason, {worker_id});
+        }));
+    if (r.rows() == 0 || r.is_null(0, 0)) return std::optional<std::string>();
+    return std::optional<std::string>(std::string(r.scalar()));
   }
 
   absl::StatusOr<std::optional<int>> recover_stalled_tasks(std::chrono::milliseconds unless_within,

@@ -62,14 +62,16 @@ inline constexpr char kFailBatch[] =
 // Maintenance commits without waiting for its WAL to be flushed (synchronous_commit off for its
 // own transaction): a heartbeat or a recovery pass lost in a crash is made again at the next
 // interval, and the flush (an fdatasync per commit) was most of an idle worker's server CPU.
-// The pause of its worker function is read with it, so that a worker whose function was paused
-// (by an operator, or by a fatal claim whose reply it never saw) says so in its log.
-inline constexpr char kHeartbeat[] = R"sql(
-select pgflow.worker_heartbeat($1::uuid),
-       (select f.pause_reason from pgflow.workers w
-        join pgflow.worker_functions f on f.function_name = w.function_name
-        where w.worker_id = $1::uuid)
-from (select pg_catalog.set_config('synchronous_commit', 'off', true)) as async_commit)sql";
+inline constexpr char kHeartbeat[] =
+    "select pgflow.worker_heartbeat($1::uuid) "
+    "from (select pg_catalog.set_config('synchronous_commit', 'off', true)) as async_commit";
+// The pause of the worker's function, read after each heartbeat so that a worker whose function
+// was paused (by an operator, or by a fatal claim whose reply it never saw) says so in its log.
+// A statement of its own: a role that may not read the tables loses only this, not the beat.
+inline constexpr char kPauseReason[] =
+    "select f.pause_reason from pgflow.workers w "
+    "join pgflow.worker_functions f on f.function_name = w.function_name "
+    "where w.worker_id = $1::uuid";
 // One stall recovery offer: a pass (schema 0012; NULL when another session's pass holds the
 // lock), unless a pass completed within $1 (an interval), then 0 after a plain read. A fleet
 // thus runs about one pass per $1, not one per worker: a pass writes pgflow.locks and sweeps

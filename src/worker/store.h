@@ -73,14 +73,6 @@ struct Registration {
   int protocol = 0;
 };
 
-// What a heartbeat learns about its worker.
-struct Heartbeat {
-  bool deprecated = false;  // an operator deprecated the worker: drain
-  // Why its worker function is paused (pgflow.worker_functions.pause_reason; a fatal claim's
-  // names the queue and messages); nullopt when it is not. A paused function claims nothing.
-  std::optional<std::string> pause_reason = std::nullopt;
-};
-
 // One read-and-claim: up to `slots` messages of `queue`, for this worker (and its step).
 struct ClaimRequest {
   std::string queue = {};
@@ -174,10 +166,14 @@ class Store {
       const std::vector<TaskResult>& results, const std::stop_token& stop) = 0;
 
   // ---- maintenance ----
-  // Records a heartbeat and reads what operators decided about the worker; kNotFound when the
-  // worker has no row (it was deleted).
-  virtual absl::StatusOr<Heartbeat> heartbeat(const std::string& worker_id,
-                                              const std::stop_token& stop) = 0;
+  // Records a heartbeat; true when an operator deprecated the worker; kNotFound when the worker
+  // has no row (it was deleted).
+  virtual absl::StatusOr<bool> heartbeat(const std::string& worker_id,
+                                         const std::stop_token& stop) = 0;
+  // Why the worker's function is paused (pgflow.worker_functions.pause_reason; a fatal claim's
+  // names the queue and messages), nullopt when it is not. A paused function claims nothing.
+  virtual absl::StatusOr<std::optional<std::string>> pause_reason(const std::string& worker_id,
+                                                                  const std::stop_token& stop) = 0;
   // One stall recovery pass: the number of tasks requeued, or nullopt when another session's
   // pass holds the lock (skipped); 0 without a pass when one completed within `unless_within`.
   virtual absl::StatusOr<std::optional<int>> recover_stalled_tasks(

@@ -1,5 +1,5 @@
 // expect: pgflow: the handler takes a value as another type than the step gives it
-// context: nlohmann::json_abi_v3_11_2::basic_json<>
+// context: nlohmann::json_abi[a-z0-9_]*::basic_json<>
 // The flow input is nlohmann::json; a handler taking an int would get it through nlohmann's
 // lenient implicit conversion (2.5 to 2), not pgflow's exact one.
 #include "pgflow/flow.h"

@@ -35,13 +35,17 @@ const auto flow =
                         });
 
 // Conversions that change no value stay allowed: a std::string as a std::string_view, a
-// vector as a span; and a generic handler takes each value as it is.
+// vector as a span, a size_t as an unsigned long long, a double as a long double; and a
+// generic handler takes each value as it is.
 const auto views =
     pgflow::Flow<"views", std::string>()
         .step<"length">([](std::string_view s) { return s.size(); })
         .array<"words">([](const std::string&) { return std::vector<int>{1}; })
         .step<"sum">(pgflow::after<"words">, [](std::span<const int> w) { return w.size(); })
-        .step<"echo">(pgflow::after<"sum">, [](auto n) { return n; });
+        .step<"echo">(pgflow::after<"sum">, [](auto n) { return n; })
+        .step<"wide">(pgflow::after<"length">,
+                      [](unsigned long long n) { return static_cast<double>(n); })
+        .step<"wider">(pgflow::after<"wide">, [](long double d) { return d > 1; });
 
 static_assert(std::is_same_v<pgflow::StepOutput<decltype(flow), "report">, int>);
 

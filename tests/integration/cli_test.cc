@@ -589,6 +589,7 @@ TEST_F(CliTest, StartWaitAsAStarterReportsTheOutcome) {
   EXPECT_EQ(run["status"], "completed");
   EXPECT_EQ(run["output"], json({{"total", 6}}));
   EXPECT_FALSE(run.contains("steps"));
+  EXPECT_EQ(run["steps_unavailable"], "the step table needs read access to pgflow's tables");
   CommandResult text = pgflow_at(url, "start cliSum --input '[1]' --wait");
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_THAT(text.out, ::testing::ContainsRegex("run [-0-9a-f]+  flow cliSum  completed\n"

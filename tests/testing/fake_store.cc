@@ -112,12 +112,18 @@ class FakeStore final : public internal::Store {
     return report(results, stop);
   }
 
-  absl::StatusOr<internal::Heartbeat> heartbeat(const std::string&,
-                                                const std::stop_token&) override {
+  absl::StatusOr<bool> heartbeat(const std::string&, const std::stop_token&) override {
     absl::MutexLock lock(&db_.mu_);
     ++db_.heartbeats_;
     if (!db_.registered_) return absl::NotFoundError("no row in pgflow.workers");
-    return internal::Heartbeat{.deprecated = db_.deprecated_, .pause_reason = db_.pause_reason_};
+    return db_.deprecated_;
+  }
+  absl::StatusOr<std::optional<std::string>> pause_reason(const std::string&,
+                                                          const std::stop_token&) override {
+    absl::MutexLock lock(&db_.mu_);
+    if (!db_.pause_readable_)
+      return absl::PermissionDeniedError("permission denied for table worker_functions");
+    return db_.pause_reason_;
   }
   absl::StatusOr<std::optional<int>> recover_stalled_tasks(std::chrono::milliseconds unless_within,
                                                            const std::stop_token&) override {
@@ -271,9 +277,10 @@ void FakeDatabase::set_deprecated(bool deprecated) {
   deprecated_ = deprecated;
 }
 
-void FakeDatabase::set_pause_reason(std::optional<std::string> reason) {
+void FakeDatabase::set_pause_reason(std::optional<std::string> reason, bool readable) {
   absl::MutexLock lock(&mu_);
   pause_reason_ = std::move(reason);
+  pause_readable_ = readable;
 }
 
 void FakeDatabase::set_stall_recovery(std::optional<int> requeued, std::string holders) {

@@ -42,8 +42,10 @@ class FakeDatabase {
   // Down: results cannot be reported (calls wait until up again or their stop).
   void set_down(bool down) ABSL_LOCKS_EXCLUDED(mu_);
   void set_deprecated(bool deprecated) ABSL_LOCKS_EXCLUDED(mu_);
-  // Pauses the worker's function with `reason` (nullopt: resumes it); heartbeats read it.
-  void set_pause_reason(std::optional<std::string> reason) ABSL_LOCKS_EXCLUDED(mu_);
+  // Pauses the worker's function with `reason` (nullopt: resumes it); heartbeats read it. With
+  // `readable` false, reading it fails (a role that may not read pgflow.worker_functions).
+  void set_pause_reason(std::optional<std::string> reason, bool readable = true)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // Deletes the worker's row: heartbeats find none until it registers again.
   void unregister() ABSL_LOCKS_EXCLUDED(mu_);
   int registrations() const ABSL_LOCKS_EXCLUDED(mu_);
@@ -85,6 +87,7 @@ class FakeDatabase {
   bool down_ ABSL_GUARDED_BY(mu_) = false;
   bool deprecated_ ABSL_GUARDED_BY(mu_) = false;
   std::optional<std::string> pause_reason_ ABSL_GUARDED_BY(mu_);
+  bool pause_readable_ ABSL_GUARDED_BY(mu_) = true;
   bool registered_ ABSL_GUARDED_BY(mu_) = false;
   int registrations_ ABSL_GUARDED_BY(mu_) = 0;
   std::optional<int> stall_recovery_ ABSL_GUARDED_BY(mu_) = 0;

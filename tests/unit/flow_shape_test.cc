@@ -259,12 +259,17 @@ TEST(FlowShape, ATimeoutValueIsStoredAsItIs) {
           .signal<"flag", nlohmann::json>(after<"draft">, signal_timeout(1h, false))
           .signal<"list", std::vector<nlohmann::json>>(
               after<"draft">, signal_timeout(1h, std::vector<nlohmann::json>{1, "a"}))
-          .signal<"count", long>(after<"draft">, signal_timeout(1h, 7));
+          .signal<"count", long>(after<"draft">, signal_timeout(1h, 7))
+          .signal<"none", std::vector<nlohmann::json>>(
+              after<"draft">, signal_timeout(1h, std::vector<nlohmann::json>{}))
+          .signal<"label", std::string>(after<"draft">, signal_timeout(1h, "none"));
   const nlohmann::ordered_json shape = shape_of(flow);
   EXPECT_EQ(shape["steps"][1]["wait"]["timeoutOutput"].dump(), R"({"approved":false})");
   EXPECT_EQ(shape["steps"][2]["wait"]["timeoutOutput"].dump(), "false");
   EXPECT_EQ(shape["steps"][3]["wait"]["timeoutOutput"].dump(), R"([1,"a"])");
   EXPECT_EQ(shape["steps"][4]["wait"]["timeoutOutput"].dump(), "7");
+  EXPECT_EQ(shape["steps"][5]["wait"]["timeoutOutput"].dump(), "[]");
+  EXPECT_EQ(shape["steps"][6]["wait"]["timeoutOutput"].dump(), R"("none")");
 }
 
 }  // namespace

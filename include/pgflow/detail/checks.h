@@ -224,9 +224,9 @@ constexpr bool check_handler() {
   static_assert(
       !callable || !ParamsChangeValues,
       "pgflow: the handler takes a value as another type than the step gives it (a number as "
-      "another number type, or nlohmann::json as a typed value): C++ would convert it without "
-      "pgflow's exact checks, and could change it (2.5 to 2, -1 to 4294967295); take the flow "
-      "input, dependency output or element as its own type");
+      "a type that cannot hold all its values, or nlohmann::json as a typed value): C++ would "
+      "convert it without pgflow's exact checks, and could change it (2.5 to 2, -1 to "
+      "4294967295); take the flow input, dependency output or element as its own type");
   return callable && !TakesOptionalForValue && !ParamsChangeValues;
 }
 

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <exception>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string_view>
@@ -241,12 +242,31 @@ constexpr bool takes_optional_for_value() {
   }
 }
 
+// True when every value of arithmetic type From is one of To: a bool only as a bool; integers
+// into integers of enough digits that take every sign of From; integers and floating values
+// into floating types of enough digits (and range). So int to long or double, and float to
+// double, change nothing; -1 to unsigned, 2.5 to int, or a long to a double (2^53 + 1) could.
+template <typename From, typename To>
+constexpr bool holds_every_value_of() {
+  using F = std::numeric_limits<From>;
+  using T = std::numeric_limits<To>;
+  if constexpr (std::is_same_v<From, To>) {
+    return true;
+  } else if constexpr (std::is_same_v<From, bool> || std::is_same_v<To, bool>) {
+    return false;
+  } else if constexpr (F::is_integer) {
+    return T::digits >= F::digits && (T::is_signed || !F::is_signed);
+  } else {
+    return !T::is_integer && T::digits >= F::digits && T::max_exponent >= F::max_exponent;
+  }
+}
+
 // True when passing an argument of type Arg (what pgflow read, exactly, for the handler: the
-// flow input, a dependency's output, an element) to a parameter of type P would convert it
-// behind the exact reader's back (pgflow/detail/exact_json.h): one number or bool type to
-// another (2.5 to 2, -1 to 4294967295), or nlohmann::json to anything else (its implicit
-// conversions are lenient, and their errors would not name the step). Other conversions of
-// classes (std::string to std::string_view, a vector to a span) change no value.
+// flow input, a dependency's output, an element) to a parameter of type P could change it behind
+// the exact reader's back (pgflow/detail/exact_json.h): a number or bool into an arithmetic type
+// that cannot hold all its values (2.5 to 2, -1 to 4294967295), or nlohmann::json into anything
+// else (its implicit conversions are lenient, and their errors would not name the step). Other
+// conversions (int to long, std::string to std::string_view, a vector to a span) change no value.
 template <typename P, typename Arg>
 constexpr bool param_changes_value() {
   using Param = typename StripOptional<std::remove_cvref_t<P>>::type;
@@ -255,8 +275,10 @@ constexpr bool param_changes_value() {
     return false;
   } else if constexpr (std::is_same_v<Given, nlohmann::json>) {
     return true;
+  } else if constexpr (std::is_arithmetic_v<Param> && std::is_arithmetic_v<Given>) {
+    return !holds_every_value_of<Given, Param>();
   } else {
-    return std::is_arithmetic_v<Param> && std::is_arithmetic_v<Given>;
+    return false;
   }
 }
 

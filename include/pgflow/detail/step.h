@@ -210,25 +210,31 @@ constexpr bool is_signal_timeout_v = requires {
   requires ArgKind<T>::is_signal_timeout;
 };
 
-// A timed-out signal wait's value `given` as the step's output type: a copy when it has that
-// type already, nlohmann::json's value constructor for a JSON output (braces would make any
-// value a one-element array), and otherwise braces, which refuse narrowing (0 is no bool, 2.5
-// no int). TimeoutValueFits says whether that compiles.
-template <typename Output, typename Given>
-Output timeout_value(const Given& given) {
-  if constexpr (std::is_same_v<Output, Given> || std::is_same_v<Output, nlohmann::json>) {
-    return Output(given);
-  } else {
-    return Output{given};
-  }
-}
+// A timed-out signal wait's value `given` as the step's output type, unchanged
+// (TimeoutValueFits says which values qualify): a number or bool by braces, which refuse
+// narrowing (0 is no bool, 2.5 no int); a JSON output by nlohmann::json's value constructor;
+// any other type by an implicit conversion. Never braces for a class: a container's
+// initializer-list constructor would make the value its one element ([false], [[1, 2]]).
 template <typename Output, typename Given>
 concept TimeoutValueFits =
     std::is_same_v<Output, Given> ||
-    (std::is_same_v<Output, nlohmann::json>&& std::is_constructible_v<Output, const Given&>) ||
-    requires(const Given& given) {
-  Output{given};
-};
+    (std::is_arithmetic_v<Output>&& std::is_arithmetic_v<Given>&& requires(const Given& given) {
+      Output{given};
+    }) ||
+    (std::is_same_v<Output, nlohmann::json> && std::is_constructible_v<Output, const Given&>) ||
+    (!std::is_arithmetic_v<Output> && !std::is_same_v<Output, nlohmann::json> &&
+     !std::is_same_v<Given, nlohmann::json> && std::is_convertible_v<const Given&, Output>);
+template <typename Output, typename Given>
+Output timeout_value(const Given& given) {
+  if constexpr (std::is_arithmetic_v<Output>) {
+    return Output{given};
+  } else if constexpr (std::is_same_v<Output, nlohmann::json>) {
+    return Output(given);
+  } else {
+    const Output value = given;
+    return value;
+  }
+}
 template <typename T>
 constexpr bool is_sleep_for_v = requires {
   requires ArgKind<T>::is_sleep_for;

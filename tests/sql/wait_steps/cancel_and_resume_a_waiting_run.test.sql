@@ -13,8 +13,8 @@ select is(pgflow.cancel_run(:'run', 'changed my mind'), true, 'a waiting run is 
 select is(pgflow_tests.task_statuses(:'run'), array['approve/0: cancelled', 'draft/0: completed'],
           'its waiting task is cancelled');
 select throws_like(format($$select pgflow.send_signal(%L, 'approve', 'too-late')$$, :'run'),
-                   'Run "%" is failed: signal "too-late" for step "approve" of run "%" refused',
-                   'a signal is refused');
+                   'Run "%" is failed: the signal for step "approve" of run "%" is refused',
+                   'a signal is refused (naming no signal id, since 0031)');
 update pgflow.step_tasks set wake_at = now() - interval '1 s' where run_id = :'run' and step_slug = 'approve';
 select is(pgflow.wake_waiting_tasks(), 0, 'the timers ignore a cancelled wait');
 

@@ -459,6 +459,25 @@ TEST_F(WorkerUnits, APauseOfItsFunctionIsLoggedWhenItBeginsAndWhenItEnds) {
   EXPECT_THAT(worker->wait(), IsOk());
 }
 
+// A role that may not read pgflow.worker_functions loses only the pause's log lines: the worker
+// says so once and goes on beating.
+TEST_F(WorkerUnits, APauseThatCannotBeReadIsSaidOnceAndTheHeartbeatsGoOn) {
+  auto worker = start(
+      [](const nlohmann::json&, Context&) -> absl::StatusOr<nlohmann::json> { return nullptr; });
+  db_.set_pause_reason(std::nullopt, /*readable=*/false);
+  for (int beat = 1; beat <= 3; ++beat) {
+    ASSERT_TRUE(clock_.wait_for_sleepers(3));
+    clock_.advance(seconds(5));
+    ASSERT_TRUE(db_.wait_for_heartbeats(beat));
+  }
+  ASSERT_TRUE(logs_.wait_for_text("cannot read whether this worker's function is paused"));
+  int said = 0;
+  for (const auto& e : logs_.entries()) said += e.message.starts_with("cannot read whether");
+  EXPECT_EQ(said, 1);
+  worker->request_stop(absl::OkStatus());
+  EXPECT_THAT(worker->wait(), IsOk());
+}
+
 // A worker whose row was deleted (pruned while it could not beat) registers again at its next
 // heartbeat: its claims would be refused without it.
 TEST_F(WorkerUnits, AWorkerWhoseRegistrationVanishedRegistersAgain) {
