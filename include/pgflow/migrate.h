@@ -58,6 +58,10 @@ struct SchemaStatus {
   // owner has the privileges of pgflow's owner), "off" (no realtime.send, or no pgflow schema)
   // or "untrusted (owned by <roles>)": a realtime.send exists but pgflow never calls it.
   std::string realtime;
+  // Why migrate would refuse this database, when it would: a pgflow schema no ledger records
+  // (adopt it: MigrateOptions::adopt_existing_schema), a ledger newer than this library, an
+  // applied migration that differs from this library's copy. Then `pending` means nothing.
+  std::optional<std::string> problem;
 };
 
 struct MigrateOptions {

@@ -12,7 +12,7 @@
 //       pgflow::PrometheusMetrics::serve("127.0.0.1:9464");
 //   if (!prom.ok()) return prom.status();
 //   pgflow::WorkerConfig config{.max_concurrent = 8};
-//   config.metrics = (*prom)->worker_metrics("greetUser");  // the flow's slug: label `flow`
+//   config.metrics = (*prom)->worker_metrics(greet.definition());  // label `flow`: its slug
 //   absl::Status s = pgflow::EdgeWorker::run(greet, config);
 //
 // Or on a registry that your own prometheus::Exposer already serves:
@@ -32,8 +32,9 @@
 //                                                           (idle polls included)
 //   pgflow_handler_seconds{flow,step}            histogram  one handler call
 //
-// A flow's series exist (at 0) from worker_metrics(); a step's from its first measurement,
-// all five at once, so rate() and alerts see a 0 rather than no series.
+// A flow's series exist (at 0) from worker_metrics(), and so do its steps' when it is given the
+// flow's definition (a step's otherwise from its first measurement, all five at once), so
+// rate() and alerts see a 0 rather than no series.
 //
 // @par Thread Safety
 // Every member may be called from any thread. The callbacks of worker_metrics() run on worker
@@ -86,6 +87,10 @@ class PrometheusMetrics {
   // workers of a StepQueuedFlow each get their own; metrics carry their step. Callbacks of the
   // same flow update the same series.
   std::function<void(const WorkerMetric&)> worker_metrics(std::string flow_slug) const;
+  // The same for `flow` (e.g. greet.definition()): its slug, and the series of every step with
+  // a handler exist at 0 from here, so the first outcome of a step after a worker starts is an
+  // increase that rate() sees, not the first sample of a new series.
+  std::function<void(const WorkerMetric&)> worker_metrics(const FlowDefinition& flow) const;
 
   // The registry the metrics are in (e.g. to add your own metrics to the served one).
   const std::shared_ptr<prometheus::Registry>& registry() const;

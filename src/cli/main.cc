@@ -20,8 +20,8 @@ constexpr char kFooter[] = R"(
 Every command takes --database URL (default: $DATABASE_URL) and --json (machine-readable
 output). Exit status: 0 done; 1 failed (the message says why); 2 bad arguments (the message
 names the argument); 3 the answer is bad (start --wait: the run failed; audit: the upgrade
-would refuse); 4 start --wait: the run was cancelled; 5 start --wait --timeout: still running.
-Guide: docs/operations.md.)";
+would refuse; status, audit: migrate would refuse the database); 4 start --wait: the run was
+cancelled; 5 start --wait --timeout: still running. Guide: docs/operations.md.)";
 
 int usage_error(CLI::App& app, const CLI::ParseError& e) {
   CLI::App* leaf = &app;

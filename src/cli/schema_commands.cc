@@ -10,6 +10,7 @@
 #include "cli/output.h"
 #include "cli/statements.h"
 #include "internal/status_macros.h"
+#include "internal/text_checks.h"
 #include "migrate/embedded_sql.h"
 #include "pgflow/migrate.h"
 
@@ -34,7 +35,8 @@ nlohmann::json status_json(const SchemaStatus& status) {
           {"pgmq_mode", status.pgmq_mode},
           {"realtime", status.realtime},
           {"applied", applied},
-          {"pending", pending}};
+          {"pending", pending},
+          {"problem", status.problem ? nlohmann::json(*status.problem) : nullptr}};
 }
 
 struct MigrateOptions {
@@ -80,8 +82,10 @@ int run_migrate(const Globals& g, const MigrateOptions& o) {
     return kOk;
   }
   const int version = status->applied.empty() ? 0 : status->applied.back().migration.version;
-  std::printf("pgflow schema at version %d (library %d), PGMQ %s\n", version,
-              status->library_version, status->pgmq_mode.c_str());
+  std::printf(
+      "pgflow schema at version %d (library %d), PGMQ %s%s\n", version, status->library_version,
+      status->pgmq_mode.c_str(),
+      o.to && *o.to < version ? absl::StrCat(" (already past --to ", *o.to, ")").c_str() : "");
   return kOk;
 }
 
@@ -166,9 +170,11 @@ int run_status(const Globals& g, const StatusOptions& o) {
   if (o.metrics) return run_metrics(g, o.prometheus);
   absl::StatusOr<SchemaStatus> status = schema_status(g.database);
   if (!status.ok()) return fail(status.status());
+  // A database migrate would refuse is a bad answer (exit 3), said instead of "up to date".
+  const int code = status->problem ? kBadOutcome : kOk;
   if (g.json) {
     print_json(status_json(*status));
-    return kOk;
+    return code;
   }
   std::printf("PGMQ: %s\n", status->pgmq_mode.c_str());
   if (status->realtime != "off") {
@@ -181,6 +187,10 @@ int run_status(const Globals& g, const StatusOptions& o) {
     std::printf("applied  %s  %s%s\n", a.migration.file_name().c_str(),
                 rfc3339(a.applied_at).c_str(),
                 a.adopted ? "  (adopted: an existing schema verified equal to it)" : "");
+  }
+  if (status->problem) {
+    std::printf("migrate refuses this database: %s\n", internal::escaped(*status->problem).c_str());
+    return code;
   }
   for (const auto& m : status->pending) std::printf("pending  %s\n", m.file_name().c_str());
   if (status->pending.empty()) std::printf("up to date\n");
@@ -202,6 +212,11 @@ int run_audit(const Globals& g) {
       std::printf("%s\n", summary.c_str());
     }
   };
+  if (status->problem) {
+    say(absl::StrCat("migrate refuses this database: ", internal::escaped(*status->problem)),
+        std::nullopt, nlohmann::json::array());
+    return kBadOutcome;
+  }
   if (status->pending.empty()) {
     say("up to date: nothing to audit", std::nullopt, nlohmann::json::array());
     return kOk;

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "internal/status_macros.h"
 #include "internal/strings.h"
+#include "internal/text_checks.h"
 #include "internal/timestamps.h"
 #include "migrate/adopt.h"
 #include "migrate/embedded_sql.h"
@@ -58,7 +59,13 @@ absl::Status check_ledger(const std::vector<AppliedMigration>& applied) {
                        "); upgrade the pgflow library"));
     }
     const auto& mine = embedded[static_cast<size_t>(a.migration.version - 1)];
-    if (mine.sha256 != a.migration.checksum || mine.name != a.migration.name) {
+    if (mine.sha256 == a.migration.checksum && mine.name != a.migration.name) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "applied migration ", a.migration.version, " is recorded as ",
+          internal::printable(a.migration.name), ", not ", internal::printable(mine.name),
+          " as in this library; released migrations must never be renamed"));
+    }
+    if (mine.sha256 != a.migration.checksum) {
       return absl::FailedPreconditionError(absl::StrCat(
           "applied migration ", a.migration.file_name(),
           " differs from this library's copy (checksum ", a.migration.checksum, " in the ledger, ",
@@ -66,6 +73,24 @@ absl::Status check_ledger(const std::vector<AppliedMigration>& applied) {
     }
   }
   return absl::OkStatus();
+}
+
+// Makes the rest of the transaction act as the pgflow schema's owner when the migrating role
+// may (a member of it, a superuser): what a migration creates belongs to the role that runs it,
+// and pgflow's SECURITY DEFINER functions, running as the owner, must own or reach it (a table
+// a superuser created next to an owner's install was out of their reach). Any other role is
+// refused. A database without the schema yet gets the migrating role as its owner.
+absl::Status act_as_schema_owner(pg::Connection& conn) {
+  PGFLOW_ASSIGN_OR_RETURN(pg::Result owner, conn.exec(internal::kSchemaOwner));
+  if (owner.rows() == 0 || owner.text(0, 1) == "t") return absl::OkStatus();
+  const std::string name(owner.text(0, 0));
+  if (owner.text(0, 2) != "t") {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "pgflow: the pgflow schema belongs to role ", internal::printable(name),
+        ", and the role migrating is neither it nor a member of it: migrate as that role (what "
+        "a migration creates belongs to the role that runs it, docs/security.md)"));
+  }
+  return conn.exec(internal::kSetLocalRole, {name}).status();
 }
 
 absl::Status ensure_pgmq(pg::Connection& conn) {
@@ -136,6 +161,7 @@ absl::Status migrate(std::string_view connection_string, const MigrateOptions& o
   // transaction pooler, and concurrent migrators take turns (the later finds the work done).
   auto locked = [&](absl::FunctionRef<absl::Status()> body) {
     return pg::in_transaction(conn, [&]() -> absl::Status {
+      PGFLOW_RETURN_IF_ERROR(conn.exec(internal::kReadCommitted).status());
       PGFLOW_RETURN_IF_ERROR(conn.exec(internal::kSetLocalLockTimeout, {lock_wait}).status());
       absl::Status taken =
           conn.exec(internal::kTakeMigrateLock, {internal::kMigrateLockKey}).status();
@@ -150,10 +176,14 @@ absl::Status migrate(std::string_view connection_string, const MigrateOptions& o
     });
   };
   PGFLOW_RETURN_IF_ERROR(locked([&] { return ensure_pgmq(conn); }));
-  PGFLOW_RETURN_IF_ERROR(locked([&]() -> absl::Status {
+  const absl::Status ledger = locked([&]() -> absl::Status {
+    // A ledger this library refuses (newer, edited) is refused before anything changes.
+    PGFLOW_ASSIGN_OR_RETURN(std::vector<AppliedMigration> before, read_ledger(conn));
+    PGFLOW_RETURN_IF_ERROR(check_ledger(before));
     absl::Status adopted = adopt_if_unrecorded(conn, options);
     return adopted.ok() ? conn.exec_script(internal::kCreateLedger) : adopted;
-  }));
+  });
+  PGFLOW_RETURN_IF_ERROR(ledger);
   PGFLOW_ASSIGN_OR_RETURN(std::vector<AppliedMigration> applied, read_ledger(conn));
   PGFLOW_RETURN_IF_ERROR(check_ledger(applied));
   const int current = applied.empty() ? 0 : applied.back().migration.version;
@@ -166,6 +196,7 @@ absl::Status migrate(std::string_view connection_string, const MigrateOptions& o
       if (!now.ok()) return now.status();
       if (absl::Status checked = check_ledger(*now); !checked.ok()) return checked;
       if (!now->empty() && now->back().migration.version >= m.version) return absl::OkStatus();
+      PGFLOW_RETURN_IF_ERROR(act_as_schema_owner(conn));
       absl::Status s = conn.exec_script(m.sql);
       if (s.ok()) s = record(conn, m, /*adopted=*/false);
       if (s.ok()) return s;
@@ -191,6 +222,11 @@ absl::StatusOr<SchemaStatus> schema_status(std::string_view connection_string) {
   const auto& embedded = internal::embedded_migrations();
   status.library_version = embedded.empty() ? 0 : embedded.back().version;
   PGFLOW_ASSIGN_OR_RETURN(status.applied, read_ledger(conn));
+  // What migrate would refuse (an unrecorded schema, a newer or edited ledger) is said, not
+  // reported as pending or up to date.
+  absl::StatusOr<bool> unrecorded = unrecorded_schema(conn, MigrateOptions{});
+  absl::Status refused = unrecorded.ok() ? check_ledger(status.applied) : unrecorded.status();
+  if (!refused.ok()) status.problem = std::string(refused.message());
   const int current = status.applied.empty() ? 0 : status.applied.back().migration.version;
   for (const auto& m : embedded) {
     if (m.version > current) status.pending.push_back(to_migration(m));

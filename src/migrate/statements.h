@@ -8,18 +8,31 @@
 namespace pgflow::internal {
 
 // ---- the ledger ----
+// Only what is missing is created: a migrate with nothing to do runs no DDL (which would need
+// CREATE on the database, own the ledger and lock it, even to change nothing).
 inline constexpr std::string_view kCreateLedger = R"sql(
-create schema if not exists pgflow;
-create table if not exists pgflow.schema_migrations (
-  version    integer primary key check (version > 0),
-  name       text not null,
-  checksum   text not null,
-  applied_at timestamptz not null default now()
-);
-comment on table pgflow.schema_migrations is
-  'Ledger of pgflow migrations applied by the pgflow migration runner';
--- true: 0001 was not applied but an existing schema verified equal to it (MigrateOptions::adopt_existing_schema)
-alter table pgflow.schema_migrations add column if not exists adopted boolean not null default false;
+do $ledger$
+begin
+  if to_regclass('pgflow.schema_migrations') is null then
+    create schema if not exists pgflow;
+    create table pgflow.schema_migrations (
+      version    integer primary key check (version > 0),
+      name       text not null,
+      checksum   text not null,
+      applied_at timestamptz not null default now()
+    );
+    comment on table pgflow.schema_migrations is
+      'Ledger of pgflow migrations applied by the pgflow migration runner';
+  end if;
+  -- true: 0001 was not applied but an existing schema verified equal to it
+  -- (MigrateOptions::adopt_existing_schema)
+  if not exists (select 1 from pg_catalog.pg_attribute
+                 where attrelid = 'pgflow.schema_migrations'::regclass and attname = 'adopted'
+                   and not attisdropped) then
+    alter table pgflow.schema_migrations add column adopted boolean not null default false;
+  end if;
+end
+$ledger$;
 )sql";
 inline constexpr char kLedgerExists[] =
     "select to_regclass('pgflow.schema_migrations') is not null";
@@ -76,11 +89,24 @@ inline constexpr char kPgmqExtensionAvailable[] =
 inline constexpr char kCreatePgmqExtension[] = "create extension if not exists pgmq";
 
 // ---- the migrators' lock ----
-// The advisory lock each transaction of a migrator takes first ("pgflow" in ASCII,
+// The advisory lock each transaction of a migrator takes first (0x64654111ec77,
 // docs/upgrading.md). Transaction-scoped, like every setting below: migrate keeps nothing in
 // its session, so it works through a transaction pooler.
 inline constexpr char kMigrateLockKey[] = "110386046168183";
 inline constexpr char kSetLocalLockTimeout[] = "select set_config('lock_timeout', $1, true)";
+// The first statement of each of migrate's transactions, whatever the role's or database's
+// default: under REPEATABLE READ or SERIALIZABLE the snapshot would be taken before the wait for
+// the lock, and the ledger and a migration's reads under its table locks would miss what
+// committed meanwhile.
+inline constexpr char kReadCommitted[] = "set transaction isolation level read committed";
+// Who owns the pgflow schema (NULL: none yet), whether the migrating role is it, and whether it
+// may act as it (a member, a superuser).
+inline constexpr char kSchemaOwner[] = R"sql(
+select r.rolname, r.rolname = current_user, pg_catalog.pg_has_role(current_user, r.oid, 'MEMBER')
+from pg_catalog.pg_namespace n join pg_catalog.pg_roles r on r.oid = n.nspowner
+where n.nspname = 'pgflow'
+)sql";
+inline constexpr char kSetLocalRole[] = "select set_config('role', $1, true)";
 inline constexpr char kTakeMigrateLock[] = "select pg_advisory_xact_lock($1::bigint)";
 
 // ---- adopting a schema installed by upstream's tooling (adopt.cc) ----

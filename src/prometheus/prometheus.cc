@@ -61,6 +61,9 @@ class PrometheusMetrics::FlowSeries {
         claimed_(families_->claimed.Add({{"flow", flow_}})),
         claim_latency_(families_->claim_latency.Add({{"flow", flow_}}, claim_buckets())) {}
 
+  // Creates a step's series at 0 before its first measurement.
+  void add_step(std::string_view slug) { step(slug); }
+
   void record(const WorkerMetric& m) {
     using Kind = WorkerMetric::Kind;
     switch (m.kind) {  // no default: a new kind is a -Wswitch warning here
@@ -203,6 +206,15 @@ absl::StatusOr<std::unique_ptr<PrometheusMetrics>> PrometheusMetrics::serve(
 std::function<void(const WorkerMetric&)> PrometheusMetrics::worker_metrics(
     std::string flow_slug) const {
   auto series = std::make_shared<FlowSeries>(families_, std::move(flow_slug));
+  return [series](const WorkerMetric& m) { series->record(m); };
+}
+
+std::function<void(const WorkerMetric&)> PrometheusMetrics::worker_metrics(
+    const FlowDefinition& flow) const {
+  auto series = std::make_shared<FlowSeries>(families_, flow.slug);
+  for (const StepDefinition& step : flow.steps) {
+    if (step.handler) series->add_step(step.slug);  // (wait steps have no worker)
+  }
   return [series](const WorkerMetric& m) { series->record(m); };
 }
 

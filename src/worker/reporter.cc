@@ -95,7 +95,7 @@ void Reporter::report(std::vector<TaskResult> batch, bool completions,
   absl::StatusOr<std::vector<ReportedTask>> result =
       completions ? store_->complete_tasks(batch, give_up) : store_->fail_tasks(batch, give_up);
   if (result.ok()) {
-    count(*result);
+    count(*result, completions);
     return;
   }
   if (give_up.stop_requested()) {
@@ -111,7 +111,7 @@ void Reporter::report_alone(const TaskResult& r, const std::stop_token& give_up)
   absl::StatusOr<std::vector<ReportedTask>> result =
       r.ok ? store_->complete_tasks({r}, give_up) : store_->fail_tasks({r}, give_up);
   if (result.ok()) {
-    count(*result);
+    count(*result, r.ok);
     return;
   }
   if (give_up.stop_requested()) {
@@ -137,16 +137,18 @@ void Reporter::report_alone(const TaskResult& r, const std::stop_token& give_up)
 }
 
 // One metric per reported task, by the status the database gave it: completed, failed
-// (exhausted, or a type violation), or queued again (a retry). Late callbacks that changed
-// nothing return the task's unchanged status and are counted as such.
-void Reporter::count(const std::vector<ReportedTask>& tasks) const {
+// (exhausted, or a type violation), or queued again (a retry). The database also returns tasks a
+// report did not change, as they are: a status this kind of report cannot give is one of those
+// and is not counted (a completion found queued again by stall recovery is no retry, a failure
+// found completed by another attempt no completion). A late result whose task another claim
+// took and ended since is counted as that claim's report counts it (docs/observability.md).
+void Reporter::count(const std::vector<ReportedTask>& tasks, bool completions) const {
   for (const ReportedTask& task : tasks) {
-    if (task.status == "completed") {
-      emit(WorkerMetric::Kind::kCompleted, task.step_slug, 1);
-    } else if (task.status == "failed") {
+    if (task.status == "failed") {
       emit(WorkerMetric::Kind::kFailed, task.step_slug, 1);
-    } else if (task.status == "queued") {
-      emit(WorkerMetric::Kind::kRetried, task.step_slug, 1);
+    } else if (task.status == (completions ? "completed" : "queued")) {
+      emit(completions ? WorkerMetric::Kind::kCompleted : WorkerMetric::Kind::kRetried,
+           task.step_slug, 1);
     }
   }
 }

@@ -50,8 +50,8 @@ class Reporter {
       ABSL_LOCKS_EXCLUDED(mu_);
   // Logs results that will not be reported (their tasks stay started; stall recovery retries).
   void abandon(const std::vector<TaskResult>& results) const;
-  // Emits one metric per reported task, by its status.
-  void count(const std::vector<ReportedTask>& tasks) const;
+  // Emits one metric per reported task whose status a report of its kind gives.
+  void count(const std::vector<ReportedTask>& tasks, bool completions) const;
   void emit(WorkerMetric::Kind kind, std::string_view step, double value) const;
 
   absl::Mutex mu_;       // queue_ and finishing_

@@ -398,6 +398,25 @@ TEST_F(CliTest, ADatabaseWithoutTheSchemaIsNamedAndLeftAlone) {
   EXPECT_EQ(schemas.scalar(), "0") << "a dry run changes nothing";
 }
 
+// A ledger migrate refuses (here: newer than this library) is what status and audit say, with
+// exit 3, instead of "up to date".
+TEST_F(CliTest, StatusAndAuditSayWhatMigrateWouldRefuse) {
+  sql("insert into pgflow.schema_migrations (version, name, checksum) values (9999, 'future', "
+      "'x')");
+  CommandResult status = pgflow("status");
+  EXPECT_EQ(status.exit_code, 3) << status.err;
+  EXPECT_THAT(status.out, HasSubstr("migrate refuses this database: "));
+  EXPECT_THAT(status.out, HasSubstr("newer than this library"));
+  EXPECT_THAT(status.out, Not(HasSubstr("up to date")));
+  CommandResult as_json = pgflow("status --json");
+  EXPECT_EQ(as_json.exit_code, 3);
+  EXPECT_THAT(json::parse(as_json.out, nullptr, false).value("problem", ""),
+              HasSubstr("newer than this library"));
+  CommandResult audit = pgflow("audit");
+  EXPECT_EQ(audit.exit_code, 3);
+  EXPECT_THAT(audit.out, HasSubstr("migrate refuses this database"));
+}
+
 TEST_F(CliTest, MigrateDryRunListsWhatWouldRunUpToTheTarget) {
   PGFLOW_ASSERT_OK_AND_ASSIGN(pgflow::testing::TestDatabase fresh,
                               pgflow::testing::TestDatabase::empty());

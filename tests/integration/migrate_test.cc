@@ -25,6 +25,16 @@ using ::testing::HasSubstr;
 
 int library_version() { return bundled_migrations().back().version; }
 
+// What a newer library's migrate leaves in the ledger: a version this library does not know.
+absl::Status record_a_future_migration(pg::Connection& conn) {
+  return conn
+      .exec(
+          "insert into pgflow.schema_migrations (version, name, checksum) "
+          "values ($1, 'from_the_future', 'x')",
+          {std::to_string(library_version() + 1)})
+      .status();
+}
+
 TEST(Migrate, FreshDatabaseGetsPgmqAndEveryMigration) {
   PGFLOW_ASSERT_OK_AND_ASSIGN(TestDatabase db, TestDatabase::empty());
   PGFLOW_ASSERT_OK_AND_ASSIGN(SchemaStatus before, schema_status(db.url()));
@@ -92,10 +102,7 @@ TEST(Migrate, DatabaseNewerThanLibraryIsAnError) {
   PGFLOW_ASSERT_OK_AND_ASSIGN(TestDatabase db, TestDatabase::empty());
   ASSERT_THAT(migrate(db.url()), IsOk());
   PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection conn, pg::Connection::open(db.url()));
-  ASSERT_THAT(conn.exec("insert into pgflow.schema_migrations (version, name, checksum) "
-                        "values ($1, 'from_the_future', 'x')",
-                        {std::to_string(library_version() + 1)}),
-              IsOk());
+  ASSERT_THAT(record_a_future_migration(conn), IsOk());
   EXPECT_THAT(migrate(db.url()), StatusIs(absl::StatusCode::kFailedPrecondition,
                                           HasSubstr("newer than this library")));
 }
@@ -112,6 +119,126 @@ TEST(Migrate, ConcurrentMigratorsApplyEachMigrationOnce) {
   PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Result n,
                               conn.exec("select count(*) from pgflow.schema_migrations"));
   EXPECT_EQ(n.scalar(), std::to_string(bundled_migrations().size()));
+}
+
+// A role's or database's default isolation does not reach migrate: each of its transactions is
+// READ COMMITTED, so a migrator that waited for another's lock reads what that one committed.
+// Under a SERIALIZABLE default, a later migrator read a ledger older than its lock (its snapshot
+// was taken before the wait): it re-ran a migration applied meanwhile, or refused the schema as
+// one no ledger records.
+TEST(Migrate, ConcurrentMigratorsUnderASerializableDefaultApplyEachMigrationOnce) {
+  PGFLOW_ASSERT_OK_AND_ASSIGN(TestDatabase db, TestDatabase::empty());
+  {
+    PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection admin, pg::Connection::open(db.url()));
+    ASSERT_THAT(admin.exec_script("do $$ begin execute format('alter database %I set "
+                                  "default_transaction_isolation = serializable', "
+                                  "current_database()); end $$"),
+                IsOk());
+  }
+  std::vector<absl::Status> results(4);
+  {
+    std::vector<std::jthread> threads;
+    for (auto& r : results) threads.emplace_back([&r, &db] { r = migrate(db.url()); });
+  }
+  for (const auto& r : results) EXPECT_THAT(r, IsOk());
+  PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection conn, pg::Connection::open(db.url()));
+  ASSERT_EQ(conn.exec("show transaction_isolation").value().scalar(), "serializable")
+      << "the default held for these sessions";
+  EXPECT_EQ(conn.exec("select count(*) from pgflow.schema_migrations").value().scalar(),
+            std::to_string(bundled_migrations().size()));
+}
+
+// A migrate with nothing to do changes nothing: no DDL on the ledger (which needs CREATE on the
+// database and the ledger's ownership, and locks the ledger), and a ledger it refuses (newer
+// than the library) is refused before anything is touched.
+TEST(Migrate, AMigrateWithNothingToDoRunsNoDdl) {
+  PGFLOW_ASSERT_OK_AND_ASSIGN(TestDatabase db, TestDatabase::empty());
+  ASSERT_THAT(migrate(db.url()), IsOk());
+  PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection conn, pg::Connection::open(db.url()));
+  ASSERT_THAT(conn.exec("comment on table pgflow.schema_migrations is 'mine'"), IsOk());
+  const char* comment = "select obj_description('pgflow.schema_migrations'::regclass, 'pg_class')";
+  ASSERT_THAT(migrate(db.url()), IsOk());
+  EXPECT_EQ(conn.exec(comment).value().scalar(), "mine") << "an up-to-date migrate";
+  ASSERT_THAT(record_a_future_migration(conn), IsOk());
+  EXPECT_THAT(migrate(db.url()), StatusIs(absl::StatusCode::kFailedPrecondition,
+                                          HasSubstr("newer than this library")));
+  EXPECT_EQ(conn.exec(comment).value().scalar(), "mine") << "a refused migrate";
+}
+
+// schema_status says what migrate would refuse, instead of calling the database up to date (a
+// newer ledger) or listing an edited migration as applied.
+TEST(Migrate, StatusSaysWhatMigrateWouldRefuse) {
+  PGFLOW_ASSERT_OK_AND_ASSIGN(TestDatabase db, TestDatabase::empty());
+  ASSERT_THAT(migrate(db.url()), IsOk());
+  PGFLOW_ASSERT_OK_AND_ASSIGN(SchemaStatus fine, schema_status(db.url()));
+  EXPECT_EQ(fine.problem, std::nullopt);
+  PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection conn, pg::Connection::open(db.url()));
+  ASSERT_THAT(conn.exec("update pgflow.schema_migrations set checksum = repeat('0', 64) "
+                        "where version = 2"),
+              IsOk());
+  PGFLOW_ASSERT_OK_AND_ASSIGN(SchemaStatus edited, schema_status(db.url()));
+  EXPECT_THAT(edited.problem.value_or(""), HasSubstr(bundled_migrations()[1].file_name()));
+  ASSERT_THAT(conn.exec("update pgflow.schema_migrations set checksum = $1 where version = 2",
+                        {bundled_migrations()[1].checksum}),
+              IsOk());
+  ASSERT_THAT(record_a_future_migration(conn), IsOk());
+  PGFLOW_ASSERT_OK_AND_ASSIGN(SchemaStatus newer, schema_status(db.url()));
+  EXPECT_THAT(newer.problem.value_or(""), HasSubstr("newer than this library"));
+}
+
+// What a migration creates belongs to the role that runs it, and pgflow's SECURITY DEFINER
+// functions run as the schema's owner: a migrator that may act as the owner (a member of it, a
+// superuser) runs each migration as the owner, and any other role is refused. Before, a
+// superuser upgrading an install another role owned created tables (0030's claim_fences) that
+// the owner's functions could not write.
+TEST(Migrate, MigrationsRunAsTheSchemasOwner) {
+  PGFLOW_ASSERT_OK_AND_ASSIGN(TestDatabase db, TestDatabase::empty());
+  PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection admin, pg::Connection::open(db.url()));
+  const std::string suffix(admin.exec("select current_database()").value().scalar());
+  const std::string owner = "owner_" + suffix, other = "other_" + suffix;
+  const std::string superuser(admin.exec("select current_user").value().scalar());
+  ASSERT_THAT(admin.exec_script("create role " + owner + " login superuser; create role " + other +
+                                " login; grant create on database " + suffix + " to " + other),
+              IsOk());
+  auto as = [&](const std::string& role) {
+    std::string url = db.url();
+    url.replace(url.find(superuser + "@"), superuser.size(), role);
+    return url;
+  };
+  ASSERT_THAT(migrate(as(owner), {.target_version = 29}), IsOk());
+  ASSERT_THAT(admin.exec_script("grant usage on schema pgflow to " + other +
+                                "; grant select on pgflow.schema_migrations to " + other),
+              IsOk());
+  EXPECT_THAT(migrate(as(other)), StatusIs(absl::StatusCode::kFailedPrecondition,
+                                           AllOf(HasSubstr("belongs to role \"" + owner + "\""),
+                                                 HasSubstr("neither it nor a member of it"))));
+  ASSERT_THAT(migrate(db.url()), IsOk()) << "as another superuser: it acts as the owner";
+  EXPECT_EQ(
+      admin
+          .exec("select count(*) from pg_class c where c.relnamespace = 'pgflow'::regnamespace "
+                "and c.relowner <> $1::regrole",
+                {owner})
+          .value()
+          .scalar(),
+      "0");
+  EXPECT_EQ(
+      admin
+          .exec("select count(*) from pg_proc p where p.pronamespace = 'pgflow'::regnamespace "
+                "and p.proowner <> $1::regrole",
+                {owner})
+          .value()
+          .scalar(),
+      "0");
+  EXPECT_EQ(admin
+                .exec("select c.relowner::regrole::text from pg_class c "
+                      "where c.oid = 'pgflow.claim_fences'::regclass")
+                .value()
+                .scalar(),
+            owner)
+      << "0030's table, created by the superuser's migrate";
+  (void)admin.exec_script("drop owned by " + other + "; drop role " + other + ";");
+  (void)admin.exec_script("reassign owned by " + owner + " to " + superuser + "; drop owned by " +
+                          owner + "; drop role " + owner + ";");
 }
 
 TEST(Migrate, AnotherMigratorHoldingTheLockIsAbortedWithItsSqlState) {

@@ -44,7 +44,7 @@ TEST_F(PrometheusWorkerTest, CountsAWorkersTasksPerStepAndServesThem) {
   PGFLOW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<PrometheusMetrics> prom,
                               PrometheusMetrics::serve("127.0.0.1:0"));
   WorkerConfig config = test_worker_config(db_->url());
-  config.metrics = prom->worker_metrics("promDoubledSum");
+  config.metrics = prom->worker_metrics(doubled_sum.definition());
   {
     PGFLOW_ASSERT_OK_AND_ASSIGN(EdgeWorker worker, EdgeWorker::start(doubled_sum, config));
     PGFLOW_ASSERT_OK_AND_ASSIGN(std::string run_id,

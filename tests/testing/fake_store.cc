@@ -195,7 +195,10 @@ class FakeStore final : public internal::Store {
     std::vector<internal::ReportedTask> out;
     for (const internal::TaskResult& r : results) {
       db_.reported_.push_back(r);
-      out.push_back({r.step_slug, r.ok ? "completed" : "failed"});
+      auto answer = db_.report_answers_.find(r.run_id);
+      out.push_back({r.step_slug, answer != db_.report_answers_.end() ? answer->second
+                                  : r.ok                              ? "completed"
+                                                                      : "failed"});
     }
     return out;
   }
@@ -275,6 +278,11 @@ int FakeDatabase::registrations() const {
 void FakeDatabase::set_deprecated(bool deprecated) {
   absl::MutexLock lock(&mu_);
   deprecated_ = deprecated;
+}
+
+void FakeDatabase::answer_reports_of(const std::string& run_id, const std::string& status) {
+  absl::MutexLock lock(&mu_);
+  report_answers_[run_id] = status;
 }
 
 void FakeDatabase::set_pause_reason(std::optional<std::string> reason, bool readable) {

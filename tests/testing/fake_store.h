@@ -42,6 +42,10 @@ class FakeDatabase {
   // Down: results cannot be reported (calls wait until up again or their stop).
   void set_down(bool down) ABSL_LOCKS_EXCLUDED(mu_);
   void set_deprecated(bool deprecated) ABSL_LOCKS_EXCLUDED(mu_);
+  // The status the database gives reported tasks for run `run_id` (by default: completed for a
+  // completion, failed for a failure), e.g. the unchanged status of a late result's task.
+  void answer_reports_of(const std::string& run_id, const std::string& status)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // Pauses the worker's function with `reason` (nullopt: resumes it); heartbeats read it. With
   // `readable` false, reading it fails (a role that may not read pgflow.worker_functions).
   void set_pause_reason(std::optional<std::string> reason, bool readable = true)
@@ -86,6 +90,7 @@ class FakeDatabase {
   std::set<std::string> cancelled_runs_ ABSL_GUARDED_BY(mu_);
   bool down_ ABSL_GUARDED_BY(mu_) = false;
   bool deprecated_ ABSL_GUARDED_BY(mu_) = false;
+  std::map<std::string, std::string> report_answers_ ABSL_GUARDED_BY(mu_);  // by run id
   std::optional<std::string> pause_reason_ ABSL_GUARDED_BY(mu_);
   bool pause_readable_ ABSL_GUARDED_BY(mu_) = true;
   bool registered_ ABSL_GUARDED_BY(mu_) = false;

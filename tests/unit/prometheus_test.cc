@@ -104,6 +104,37 @@ TEST(PrometheusMetricsTest, CountsPerFlowAndStep) {
   EXPECT_DOUBLE_EQ(latency->sum, 0.02);
 }
 
+// Given the flow's definition, every step with a handler has its series at 0 before any
+// measurement: the first failure after a worker starts is an increase, not a new series that
+// rate() and increase() would miss. A wait step (no handler, no worker) gets none.
+TEST(PrometheusMetricsTest, AFlowDefinitionsStepsHaveTheirSeriesFromTheStart) {
+  auto registry = std::make_shared<prometheus::Registry>();
+  PGFLOW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<PrometheusMetrics> prom,
+                              PrometheusMetrics::create(registry));
+  FlowDefinition flow{.slug = "orders"};
+  flow.steps.push_back({.slug = "ship"});
+  flow.steps.back().handler = [](const nlohmann::json&,
+                                 Context&) -> absl::StatusOr<nlohmann::json> { return nullptr; };
+  flow.steps.push_back({.slug = "approve"});  // a wait step: no handler
+  auto callback = prom->worker_metrics(flow);
+  for (const char* name :
+       {"pgflow_tasks_completed_total", "pgflow_tasks_failed_total",
+        "pgflow_task_attempts_retried_total", "pgflow_task_results_dropped_total"}) {
+    std::optional<Series> s = collected(*registry, name, {{"flow", "orders"}, {"step", "ship"}});
+    ASSERT_TRUE(s.has_value()) << name;
+    EXPECT_EQ(s->value, 0) << name;
+    EXPECT_FALSE(collected(*registry, name, {{"flow", "orders"}, {"step", "approve"}}).has_value())
+        << name;
+  }
+  ASSERT_TRUE(collected(*registry, "pgflow_handler_seconds", {{"flow", "orders"}, {"step", "ship"}})
+                  .has_value());
+  callback({Kind::kFailed, "ship", 1});
+  EXPECT_EQ(
+      collected(*registry, "pgflow_tasks_failed_total", {{"flow", "orders"}, {"step", "ship"}})
+          ->value,
+      1);
+}
+
 TEST(PrometheusMetricsTest, CallbacksOfOneFlowShareSeriesAcrossThreads) {
   auto registry = std::make_shared<prometheus::Registry>();
   PGFLOW_ASSERT_OK_AND_ASSIGN(std::unique_ptr<PrometheusMetrics> prom,

@@ -8,12 +8,14 @@
 #include <chrono>
 #include <functional>
 #include <latch>
+#include <map>
 #include <memory>
 #include <optional>
 #include <semaphore>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "pgflow/context.h"
@@ -121,6 +123,44 @@ TEST_F(WorkerUnits, RunsClaimedTasksAndReportsTheirResults) {
   worker->request_stop(absl::OkStatus());
   EXPECT_THAT(worker->wait(), IsOk());
   EXPECT_TRUE(db_.marked_stopped());
+}
+
+// The database returns every reported task, also those a report did not change (a late
+// result's), with their unchanged status. A status a report of its kind cannot give is not
+// counted: a completion found queued again (stall recovery took the task back) is no retry, a
+// failure found completed (another attempt completed it) no completion. A completion that
+// failed the task (a type violation) counts as a failure.
+TEST_F(WorkerUnits, OnlyStatusesAReportCanGiveAreCounted) {
+  std::map<std::string, int> counted;
+  absl::Mutex mu;
+  WorkerConfig c = config();
+  c.metrics = [&](const WorkerMetric& m) {
+    absl::MutexLock lock(&mu);
+    if (m.kind == WorkerMetric::Kind::kCompleted) ++counted["completed"];
+    if (m.kind == WorkerMetric::Kind::kRetried) ++counted["retried"];
+    if (m.kind == WorkerMetric::Kind::kFailed) ++counted["failed"];
+  };
+  auto worker = start(
+      [](const nlohmann::json& input, Context&) -> absl::StatusOr<nlohmann::json> {
+        if (input.value("fail", false)) return absl::InternalError("boom");
+        return 1;
+      },
+      c);
+  db_.answer_reports_of("requeued", "queued");
+  db_.answer_reports_of("completed-elsewhere", "completed");
+  db_.answer_reports_of("type-violation", "failed");
+  db_.answer_reports_of("retried", "queued");
+  db_.add_task("requeued", "s");
+  db_.add_task("completed-elsewhere", "s", 60, {{"fail", true}});
+  db_.add_task("type-violation", "s");
+  db_.add_task("retried", "s", 60, {{"fail", true}});
+  ASSERT_TRUE(db_.wait_for_reported(4));
+  worker->request_stop(absl::OkStatus());
+  EXPECT_THAT(worker->wait(), IsOk());
+  absl::MutexLock lock(&mu);
+  EXPECT_EQ(counted["completed"], 0);
+  EXPECT_EQ(counted["retried"], 1) << "only the failure answered queued";
+  EXPECT_EQ(counted["failed"], 1) << "the completion that failed its task";
 }
 
 // The stop can come while a claim's reply is on its way (the database has started the task):
