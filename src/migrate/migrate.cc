@@ -75,24 +75,6 @@ absl::Status check_ledger(const std::vector<AppliedMigration>& applied) {
   return absl::OkStatus();
 }
 
-// Makes the rest of the transaction act as the pgflow schema's owner when the migrating role
-// may (a member of it, a superuser): what a migration creates belongs to the role that runs it,
-// and pgflow's SECURITY DEFINER functions, running as the owner, must own or reach it (a table
-// a superuser created next to an owner's install was out of their reach). Any other role is
-// refused. A database without the schema yet gets the migrating role as its owner.
-absl::Status act_as_schema_owner(pg::Connection& conn) {
-  PGFLOW_ASSIGN_OR_RETURN(pg::Result owner, conn.exec(internal::kSchemaOwner));
-  if (owner.rows() == 0 || owner.text(0, 1) == "t") return absl::OkStatus();
-  const std::string name(owner.text(0, 0));
-  if (owner.text(0, 2) != "t") {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "pgflow: the pgflow schema belongs to role ", internal::printable(name),
-        ", and the role migrating is neither it nor a member of it: migrate as that role (what "
-        "a migration creates belongs to the role that runs it, docs/security.md)"));
-  }
-  return conn.exec(internal::kSetLocalRole, {name}).status();
-}
-
 absl::Status ensure_pgmq(pg::Connection& conn) {
   PGFLOW_ASSIGN_OR_RETURN(pg::Result mode, conn.exec(internal::kPgmqMode));
   if (mode.scalar() != "missing") return absl::OkStatus();
@@ -196,7 +178,6 @@ absl::Status migrate(std::string_view connection_string, const MigrateOptions& o
       if (!now.ok()) return now.status();
       if (absl::Status checked = check_ledger(*now); !checked.ok()) return checked;
       if (!now->empty() && now->back().migration.version >= m.version) return absl::OkStatus();
-      PGFLOW_RETURN_IF_ERROR(act_as_schema_owner(conn));
       absl::Status s = conn.exec_script(m.sql);
       if (s.ok()) s = record(conn, m, /*adopted=*/false);
       if (s.ok()) return s;
@@ -226,7 +207,11 @@ absl::StatusOr<SchemaStatus> schema_status(std::string_view connection_string) {
   // reported as pending or up to date.
   absl::StatusOr<bool> unrecorded = unrecorded_schema(conn, MigrateOptions{});
   absl::Status refused = unrecorded.ok() ? check_ledger(status.applied) : unrecorded.status();
-  if (!refused.ok()) status.problem = std::string(refused.message());
+  if (refused.code() == absl::StatusCode::kFailedPrecondition) {
+    status.problem = std::string(refused.message());
+  } else if (!refused.ok()) {
+    return refused;  // (a failed read, not a refusal)
+  }
   const int current = status.applied.empty() ? 0 : status.applied.back().migration.version;
   for (const auto& m : embedded) {
     if (m.version > current) status.pending.push_back(to_migration(m));

@@ -99,14 +99,6 @@ inline constexpr char kSetLocalLockTimeout[] = "select set_config('lock_timeout'
 // the lock, and the ledger and a migration's reads under its table locks would miss what
 // committed meanwhile.
 inline constexpr char kReadCommitted[] = "set transaction isolation level read committed";
-// Who owns the pgflow schema (NULL: none yet), whether the migrating role is it, and whether it
-// may act as it (a member, a superuser).
-inline constexpr char kSchemaOwner[] = R"sql(
-select r.rolname, r.rolname = current_user, pg_catalog.pg_has_role(current_user, r.oid, 'MEMBER')
-from pg_catalog.pg_namespace n join pg_catalog.pg_roles r on r.oid = n.nspowner
-where n.nspname = 'pgflow'
-)sql";
-inline constexpr char kSetLocalRole[] = "select set_config('role', $1, true)";
 inline constexpr char kTakeMigrateLock[] = "select pg_advisory_xact_lock($1::bigint)";
 
 // ---- adopting a schema installed by upstream's tooling (adopt.cc) ----

@@ -186,61 +186,6 @@ TEST(Migrate, StatusSaysWhatMigrateWouldRefuse) {
   EXPECT_THAT(newer.problem.value_or(""), HasSubstr("newer than this library"));
 }
 
-// What a migration creates belongs to the role that runs it, and pgflow's SECURITY DEFINER
-// functions run as the schema's owner: a migrator that may act as the owner (a member of it, a
-// superuser) runs each migration as the owner, and any other role is refused. Before, a
-// superuser upgrading an install another role owned created tables (0030's claim_fences) that
-// the owner's functions could not write.
-TEST(Migrate, MigrationsRunAsTheSchemasOwner) {
-  PGFLOW_ASSERT_OK_AND_ASSIGN(TestDatabase db, TestDatabase::empty());
-  PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection admin, pg::Connection::open(db.url()));
-  const std::string suffix(admin.exec("select current_database()").value().scalar());
-  const std::string owner = "owner_" + suffix, other = "other_" + suffix;
-  const std::string superuser(admin.exec("select current_user").value().scalar());
-  ASSERT_THAT(admin.exec_script("create role " + owner + " login superuser; create role " + other +
-                                " login; grant create on database " + suffix + " to " + other),
-              IsOk());
-  auto as = [&](const std::string& role) {
-    std::string url = db.url();
-    url.replace(url.find(superuser + "@"), superuser.size(), role);
-    return url;
-  };
-  ASSERT_THAT(migrate(as(owner), {.target_version = 29}), IsOk());
-  ASSERT_THAT(admin.exec_script("grant usage on schema pgflow to " + other +
-                                "; grant select on pgflow.schema_migrations to " + other),
-              IsOk());
-  EXPECT_THAT(migrate(as(other)), StatusIs(absl::StatusCode::kFailedPrecondition,
-                                           AllOf(HasSubstr("belongs to role \"" + owner + "\""),
-                                                 HasSubstr("neither it nor a member of it"))));
-  ASSERT_THAT(migrate(db.url()), IsOk()) << "as another superuser: it acts as the owner";
-  EXPECT_EQ(
-      admin
-          .exec("select count(*) from pg_class c where c.relnamespace = 'pgflow'::regnamespace "
-                "and c.relowner <> $1::regrole",
-                {owner})
-          .value()
-          .scalar(),
-      "0");
-  EXPECT_EQ(
-      admin
-          .exec("select count(*) from pg_proc p where p.pronamespace = 'pgflow'::regnamespace "
-                "and p.proowner <> $1::regrole",
-                {owner})
-          .value()
-          .scalar(),
-      "0");
-  EXPECT_EQ(admin
-                .exec("select c.relowner::regrole::text from pg_class c "
-                      "where c.oid = 'pgflow.claim_fences'::regclass")
-                .value()
-                .scalar(),
-            owner)
-      << "0030's table, created by the superuser's migrate";
-  (void)admin.exec_script("drop owned by " + other + "; drop role " + other + ";");
-  (void)admin.exec_script("reassign owned by " + owner + " to " + superuser + "; drop owned by " +
-                          owner + "; drop role " + owner + ";");
-}
-
 TEST(Migrate, AnotherMigratorHoldingTheLockIsAbortedWithItsSqlState) {
   PGFLOW_ASSERT_OK_AND_ASSIGN(TestDatabase db, TestDatabase::empty());
   PGFLOW_ASSERT_OK_AND_ASSIGN(pg::Connection other, pg::Connection::open(db.url()));

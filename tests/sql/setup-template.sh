@@ -27,7 +27,7 @@ create database "$template";
 SQL
 psql "$base/$template" -q -v ON_ERROR_STOP=1 "${pgmq_setup[@]}" >/dev/null
 "$pgflow" migrate --database "$base/$template" >/dev/null
-status=$("$pgflow" status --database "$base/$template")
+status=$("$pgflow" status --database "$base/$template") || { echo "$status" >&2; exit 1; }
 grep -q "up to date" <<<"$status" || { echo "$status" >&2; exit 1; }
 grep -q "PGMQ: $mode" <<<"$status" || { echo "setup-template: expected PGMQ mode $mode:" >&2; echo "$status" >&2; exit 1; }
 for f in "$setup_dir"/*.sql; do
