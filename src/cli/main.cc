@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "CLI/CLI.hpp"
@@ -33,8 +32,7 @@ int usage_error(CLI::App& app, const CLI::ParseError& e) {
   // Arguments can be message bodies (an --input's JSON, or one given without its option): what
   // CLI11 quotes of them is shown escaped and bounded.
   // (At most 300 bytes: CLI11's own checks quote the value whole.)
-  std::string message = pgflow::internal::escaped(std::string_view(e.what()).substr(0, 300));
-  if (std::string_view(e.what()).size() > 300) message += "...";
+  std::string message = pgflow::internal::escaped(e.what(), 300);
   const std::vector<std::string> extras = app.remaining(/*recurse=*/true);
   if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr && !extras.empty()) {
     message = "The following arguments were not expected:";

@@ -102,10 +102,8 @@ std::string pointer_to(const Json& root, const Json* target) {
   if (path.empty()) throw ConversionError(std::string(reason));
   // The path holds the input's object keys (a map's keys can be emails or tokens): escaped, and
   // at most 96 bytes of it.
-  constexpr std::size_t kShown = 96;
-  throw ConversionError(absl::StrCat("at ", internal::escaped(path.substr(0, kShown)),
-                                     path.size() > kShown ? "..." : "", ": ",
-                                     internal::absl_view(reason)));
+  throw ConversionError(
+      absl::StrCat("at ", internal::escaped(path, 96), ": ", internal::absl_view(reason)));
 }
 
 // A number or boolean of the original that did not survive, and why.

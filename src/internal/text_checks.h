@@ -6,6 +6,7 @@
 #ifndef PGFLOW_INTERNAL_TEXT_CHECKS_H_
 #define PGFLOW_INTERNAL_TEXT_CHECKS_H_
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <optional>
@@ -128,11 +129,13 @@ inline void append_escaped(std::string& out, std::string_view text, bool quoted)
   }
 }
 
-// `text` as append_escaped writes it, unquoted: safe to print on an operator's terminal.
-inline std::string escaped(std::string_view text) {
+// `text` as append_escaped writes it, unquoted: safe to print on an operator's terminal; at most
+// `max_bytes` of it, then "...".
+inline std::string escaped(std::string_view text, std::size_t max_bytes = std::string_view::npos) {
   std::string out;
-  out.reserve(text.size());
-  append_escaped(out, text, /*quoted=*/false);
+  out.reserve(std::min(text.size(), max_bytes));
+  append_escaped(out, text.substr(0, max_bytes), /*quoted=*/false);
+  if (text.size() > max_bytes) out += "...";
   return out;
 }
 

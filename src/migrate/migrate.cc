@@ -104,6 +104,14 @@ absl::StatusOr<bool> unrecorded_schema(pg::Connection& conn, const MigrateOption
       "0.16.0) and adopts it, keeping its data");
 }
 
+// Why migrate would refuse the database with ledger `applied` (kFailedPrecondition): a schema no
+// ledger records that it may not adopt, a ledger newer than the library or edited.
+absl::Status refusal(pg::Connection& conn, const MigrateOptions& options,
+                     const std::vector<AppliedMigration>& applied) {
+  PGFLOW_RETURN_IF_ERROR(unrecorded_schema(conn, options).status());
+  return check_ledger(applied);
+}
+
 // An unrecorded pgflow schema: adopted as 0001 when asked to, else refused before anything
 // changes.
 absl::Status adopt_if_unrecorded(pg::Connection& conn, const MigrateOptions& options) {
@@ -192,9 +200,8 @@ absl::Status migrate(std::string_view connection_string, const MigrateOptions& o
 absl::Status check_migration(std::string_view connection_string, const MigrateOptions& options) {
   PGFLOW_ASSIGN_OR_RETURN(pg::Connection conn,
                           open_connection(connection_string, "pgflow-migrate"));
-  PGFLOW_RETURN_IF_ERROR(unrecorded_schema(conn, options).status());
   PGFLOW_ASSIGN_OR_RETURN(std::vector<AppliedMigration> applied, read_ledger(conn));
-  return check_ledger(applied);
+  return refusal(conn, options, applied);
 }
 
 absl::StatusOr<SchemaStatus> schema_status(std::string_view connection_string) {
@@ -205,8 +212,7 @@ absl::StatusOr<SchemaStatus> schema_status(std::string_view connection_string) {
   PGFLOW_ASSIGN_OR_RETURN(status.applied, read_ledger(conn));
   // What migrate would refuse (an unrecorded schema, a newer or edited ledger) is said, not
   // reported as pending or up to date.
-  absl::StatusOr<bool> unrecorded = unrecorded_schema(conn, MigrateOptions{});
-  absl::Status refused = unrecorded.ok() ? check_ledger(status.applied) : unrecorded.status();
+  const absl::Status refused = refusal(conn, MigrateOptions{}, status.applied);
   if (refused.code() == absl::StatusCode::kFailedPrecondition) {
     status.problem = std::string(refused.message());
   } else if (!refused.ok()) {

@@ -1,10 +1,10 @@
 // The worker's upkeep, on its own thread and connection: heartbeats (an operator's deprecation
 // drains the worker; a pause of its worker function, which makes its claims claim nothing, is
-// logged when it begins and when it ends), stall recovery (one pass at a time across the cluster; a lock held
-// elsewhere for several intervals is reported), and the stop announcements of the database
-// (tasks this worker runs that it no longer wants are stopped; asked again at every heartbeat,
-// in case an announcement was lost), or, poll-only, the same question asked at an interval;
-// for a flow with wait steps, the timers of waiting tasks at every heartbeat.
+// logged when it begins and when it ends), stall recovery (one pass at a time across the
+// cluster; a lock held elsewhere for several intervals is reported), and the stop announcements
+// of the database (tasks this worker runs that it no longer wants are stopped; asked again at
+// every heartbeat, in case an announcement was lost), or, poll-only, the same question asked at
+// an interval; for a flow with wait steps, the timers of waiting tasks at every heartbeat.
 // When the worker stops, it marks the worker stopped.
 #ifndef PGFLOW_WORKER_MAINTENANCE_H_
 #define PGFLOW_WORKER_MAINTENANCE_H_
